@@ -1,0 +1,120 @@
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { DueJob, Job } from "../../core/job";
+import type { JobStore, Page } from "../../core/ports";
+import { DUE_INDEX } from "../../definitions/table";
+import { applied } from "./conditions";
+import { dueAttributes, fromDueItem, fromJobItem, JOB_SK, jobPk, toJobItem } from "./job-item";
+import { decodeCursor, encodeCursor } from "./page-cursor";
+
+const sweepCursorKey = (group: number) => ({ pk: `SWEEP#${String(group).padStart(4, "0")}`, sk: "CURSOR" });
+
+/** JobStore on DynamoDB: conditional writes on deterministic keys, no transactions. */
+export class DynamoJobStore implements JobStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async createJob(job: Job): Promise<"created" | "exists"> {
+    const created = await applied(() =>
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: toJobItem(job),
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      ),
+    );
+    return created ? "created" : "exists";
+  }
+
+  async getJob(jobId: string): Promise<Job | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: jobPk(jobId), sk: JOB_SK },
+        ConsistentRead: true,
+      }),
+    );
+    return Item ? fromJobItem(Item) : undefined;
+  }
+
+  async queryDue(dueKey: string, before: number, cursor?: string): Promise<Page<DueJob>> {
+    const result = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: DUE_INDEX.name,
+        KeyConditionExpression: "dueKey = :k AND dueAt < :before",
+        ExpressionAttributeValues: { ":k": dueKey, ":before": before },
+        ExclusiveStartKey: decodeCursor(cursor),
+        ReturnConsumedCapacity: "TOTAL",
+      }),
+    );
+    return { items: (result.Items ?? []).map(fromDueItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+  }
+
+  async advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean> {
+    const due = next === undefined ? undefined : dueAttributes(jobId, next, now);
+    const moveOn =
+      due === undefined
+        ? { UpdateExpression: "SET updatedAt = :now REMOVE nextRunAt, dueKey, dueAt", values: {} }
+        : {
+            UpdateExpression: "SET updatedAt = :now, nextRunAt = :next, dueKey = :dueKey, dueAt = :next",
+            values: { ":next": due.dueAt, ":dueKey": due.dueKey },
+          };
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: jobPk(jobId), sk: JOB_SK },
+          UpdateExpression: moveOn.UpdateExpression,
+          ConditionExpression: "nextRunAt = :from",
+          ExpressionAttributeValues: { ":now": now, ":from": from, ...moveOn.values },
+        }),
+      ),
+    );
+  }
+
+  async completeJob(jobId: string, now: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: jobPk(jobId), sk: JOB_SK },
+          UpdateExpression: "SET #status = :completed, updatedAt = :now",
+          ConditionExpression: "#status = :active AND attribute_not_exists(nextRunAt)",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":completed": "completed", ":active": "active", ":now": now },
+        }),
+      ),
+    );
+  }
+
+  async getSweepCursor(group: number): Promise<number | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: sweepCursorKey(group), ConsistentRead: true }),
+    );
+    return typeof Item?.bucket === "number" ? Item.bucket : undefined;
+  }
+
+  async advanceSweepCursor(group: number, bucket: number): Promise<void> {
+    await applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sweepCursorKey(group),
+          UpdateExpression: "SET #bucket = :b",
+          ConditionExpression: "attribute_not_exists(#bucket) OR #bucket < :b",
+          ExpressionAttributeNames: { "#bucket": "bucket" },
+          ExpressionAttributeValues: { ":b": bucket },
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,173 @@
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { LeaseGrant, Page, RepairCandidate, RunOutcome, RunStore } from "../../core/ports";
+import type { Run } from "../../core/run";
+import { REPAIR_INDEX } from "../../definitions/table";
+import { applied, isConditionFailure } from "./conditions";
+import { jobPk } from "./job-item";
+import { decodeCursor, encodeCursor } from "./page-cursor";
+import { fromRepairItem, fromRunItem, RUN_SK_PREFIX, runKey, toRunItem } from "./run-item";
+
+const STATUS = { "#status": "status" };
+
+/** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
+export class DynamoRunStore implements RunStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async createRun(run: Run): Promise<"created" | "exists"> {
+    const created = await applied(() =>
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: toRunItem(run),
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      ),
+    );
+    return created ? "created" : "exists";
+  }
+
+  async getRun(jobId: string, scheduledFor: number): Promise<Run | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: runKey(jobId, scheduledFor), ConsistentRead: true }),
+    );
+    return Item ? fromRunItem(Item) : undefined;
+  }
+
+  async listRecentRuns(jobId: string, limit: number): Promise<Run[]> {
+    const { Items } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":prefix": RUN_SK_PREFIX },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (Items ?? []).map(fromRunItem);
+  }
+
+  async leaseRun(run: Run, expectedFence: number, grant: LeaseGrant): Promise<Run | undefined> {
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(run.jobId, run.scheduledFor),
+          UpdateExpression:
+            "SET #status = :leased, fence = fence + :one, attempt = attempt + :one, leaseExpiresAt = :until, " +
+            "workerId = :worker, receiptHandle = :receipt, checkAt = :checkAt",
+          ConditionExpression:
+            "fence = :fence AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
+          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeValues: {
+            ":leased": "leased",
+            ":pending": "pending",
+            ":one": 1,
+            ":fence": expectedFence,
+            ":until": grant.leaseExpiresAt,
+            ":worker": grant.workerId,
+            ":receipt": grant.receiptHandle,
+            ":checkAt": grant.checkAt,
+            ":now": grant.now,
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return Attributes ? fromRunItem(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async finishRun(jobId: string, scheduledFor: number, fence: number, outcome: RunOutcome) {
+    let receiptHandle: string | undefined;
+    const done = await applied(async () => {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(jobId, scheduledFor),
+          UpdateExpression:
+            outcome.error === undefined
+              ? "SET #status = :status, finishedAt = :now REMOVE repairKey, checkAt, receiptHandle, #error"
+              : "SET #status = :status, finishedAt = :now, #error = :error REMOVE repairKey, checkAt, receiptHandle",
+          ConditionExpression: "fence = :fence AND #status = :leased",
+          ExpressionAttributeNames: { ...STATUS, "#error": "error" },
+          ExpressionAttributeValues: {
+            ":status": outcome.status,
+            ":now": outcome.now,
+            ":fence": fence,
+            ":leased": "leased",
+            ...(outcome.error === undefined ? {} : { ":error": outcome.error }),
+          },
+          ReturnValues: "ALL_OLD",
+        }),
+      );
+      receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
+    });
+    return done ? { receiptHandle } : undefined;
+  }
+
+  async cancelRun(run: Run, now: number): Promise<void> {
+    await applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(run.jobId, run.scheduledFor),
+          UpdateExpression:
+            "SET #status = :cancelled, finishedAt = :now REMOVE repairKey, checkAt, receiptHandle",
+          ConditionExpression: "fence = :fence AND #status IN (:pending, :leased)",
+          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeValues: {
+            ":cancelled": "cancelled",
+            ":now": now,
+            ":fence": run.fence,
+            ":pending": "pending",
+            ":leased": "leased",
+          },
+        }),
+      ),
+    );
+  }
+
+  async queryRepairCandidates(
+    repairKey: string,
+    before: number,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<RepairCandidate>> {
+    const result = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: REPAIR_INDEX.name,
+        KeyConditionExpression: "repairKey = :k AND checkAt <= :before",
+        ExpressionAttributeValues: { ":k": repairKey, ":before": before },
+        ExclusiveStartKey: decodeCursor(cursor),
+        Limit: limit,
+      }),
+    );
+    return { items: (result.Items ?? []).map(fromRepairItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+  }
+
+  async rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(run.jobId, run.scheduledFor),
+          UpdateExpression: "SET checkAt = :checkAt",
+          ConditionExpression: "checkAt = :expected",
+          ExpressionAttributeValues: { ":checkAt": checkAt, ":expected": expectedCheckAt },
+        }),
+      ),
+    );
+  }
+}

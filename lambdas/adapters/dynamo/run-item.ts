@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { repairKeyOf } from "../../core/keys";
+import type { RepairCandidate } from "../../core/ports";
+import type { Run } from "../../core/run";
+import { jobPk } from "./job-item";
+
+/** Runs live beside their job: pk = JOB#<jobId>, sk = RUN#<scheduled ms, 15 digits>. */
+export const runSk = (scheduledFor: number) => `RUN#${String(scheduledFor).padStart(15, "0")}`;
+export const RUN_SK_PREFIX = "RUN#";
+
+export function runKey(jobId: string, scheduledFor: number) {
+  return { pk: jobPk(jobId), sk: runSk(scheduledFor) };
+}
+
+const statusSchema = z.enum(["pending", "leased", "succeeded", "failed", "cancelled"]);
+
+const runItemSchema = z.object({
+  runId: z.string(),
+  jobId: z.string(),
+  tenant: z.string(),
+  type: z.string(),
+  scheduledFor: z.number(),
+  status: statusSchema,
+  attempt: z.number(),
+  fence: z.number(),
+  createdAt: z.number(),
+  leaseExpiresAt: z.number().optional(),
+  workerId: z.string().optional(),
+  finishedAt: z.number().optional(),
+  error: z.string().optional(),
+  checkAt: z.number().optional(),
+});
+
+const repairItemSchema = runItemSchema.pick({
+  runId: true,
+  jobId: true,
+  status: true,
+  scheduledFor: true,
+  leaseExpiresAt: true,
+  checkAt: true,
+});
+
+export function toRunItem(run: Run) {
+  return {
+    ...runKey(run.jobId, run.scheduledFor),
+    ...run,
+    // Unfinished runs sit in the repair index until they finish.
+    ...(run.checkAt === undefined ? {} : { repairKey: repairKeyOf(run.jobId) }),
+  };
+}
+
+export function fromRunItem(item: Record<string, unknown>): Run {
+  const r = runItemSchema.parse(item);
+  return {
+    ...r,
+    leaseExpiresAt: r.leaseExpiresAt,
+    workerId: r.workerId,
+    finishedAt: r.finishedAt,
+    error: r.error,
+    checkAt: r.checkAt,
+  };
+}
+
+export function fromRepairItem(item: Record<string, unknown>): RepairCandidate {
+  const r = repairItemSchema.parse(item);
+  return { ...r, leaseExpiresAt: r.leaseExpiresAt, checkAt: r.checkAt };
+}

@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { CLOUD_SETTINGS, type SchedulerSettings } from "../definitions/settings";
+
+/**
+ * Configuration the Lambdas read from their environment. The CDK stack sets these; the local
+ * runtime and the tests set the same names, plus endpoints for the emulators.
+ */
+const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const environmentSchema = z.object({
+  AWS_REGION: z.string().default("us-east-1"),
+  TABLE_NAME: z.string().min(1),
+  RUN_QUEUE_URL: z.string().min(1),
+  /** Emulator endpoints; unset in AWS. */
+  DYNAMODB_ENDPOINT: z.string().url().optional(),
+  SQS_ENDPOINT: z.string().url().optional(),
+  TICK_SECONDS: seconds(CLOUD_SETTINGS.tickSeconds),
+  LOOKAHEAD_SECONDS: seconds(CLOUD_SETTINGS.lookaheadSeconds),
+  LEASE_SECONDS: seconds(CLOUD_SETTINGS.leaseSeconds),
+  REPAIR_GRACE_SECONDS: seconds(CLOUD_SETTINGS.repairGraceSeconds),
+});
+
+export interface RuntimeConfig {
+  readonly region: string;
+  readonly tableName: string;
+  readonly runQueueUrl: string;
+  readonly dynamodbEndpoint: string | undefined;
+  readonly sqsEndpoint: string | undefined;
+  readonly settings: SchedulerSettings;
+}
+
+export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`jobsched is misconfigured: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    region: e.AWS_REGION,
+    tableName: e.TABLE_NAME,
+    runQueueUrl: e.RUN_QUEUE_URL,
+    dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
+    sqsEndpoint: e.SQS_ENDPOINT,
+    settings: {
+      tickSeconds: e.TICK_SECONDS,
+      lookaheadSeconds: e.LOOKAHEAD_SECONDS,
+      leaseSeconds: e.LEASE_SECONDS,
+      repairGraceSeconds: e.REPAIR_GRACE_SECONDS,
+    },
+  };
+}
+
+/** The environment variables that carry `config`, for the local runtime and the stack. */
+export function environmentOf(config: RuntimeConfig): Record<string, string> {
+  const env: Record<string, string> = {
+    AWS_REGION: config.region,
+    TABLE_NAME: config.tableName,
+    RUN_QUEUE_URL: config.runQueueUrl,
+    TICK_SECONDS: String(config.settings.tickSeconds),
+    LOOKAHEAD_SECONDS: String(config.settings.lookaheadSeconds),
+    LEASE_SECONDS: String(config.settings.leaseSeconds),
+    REPAIR_GRACE_SECONDS: String(config.settings.repairGraceSeconds),
+  };
+  if (config.dynamodbEndpoint) env.DYNAMODB_ENDPOINT = config.dynamodbEndpoint;
+  if (config.sqsEndpoint) env.SQS_ENDPOINT = config.sqsEndpoint;
+  return env;
+}

@@ -1,0 +1,26 @@
+import { randomBytes } from "node:crypto";
+import type { SchedulerDeps } from "../core/deps";
+import type { RandomBytes } from "../core/ids";
+import { createDocumentClient, createSqsClient } from "./clients";
+import { DynamoJobStore } from "./dynamo/dynamo-job-store";
+import { DynamoRunStore } from "./dynamo/dynamo-run-store";
+import type { RuntimeConfig } from "./environment";
+import { log } from "./logger";
+import { SqsRunQueue } from "./sqs/sqs-run-queue";
+
+export type HandlerDeps = SchedulerDeps & { readonly randomBytes: RandomBytes };
+
+/** Wires the real adapters for a configuration: what every handler runs on. */
+export function createSchedulerDeps(config: RuntimeConfig): HandlerDeps {
+  const db = createDocumentClient(config);
+  const sqs = createSqsClient(config);
+  return {
+    jobs: new DynamoJobStore(db, config.tableName),
+    runs: new DynamoRunStore(db, config.tableName),
+    queue: new SqsRunQueue(sqs, config.runQueueUrl),
+    clock: { now: () => Date.now() },
+    settings: config.settings,
+    log,
+    randomBytes: (size) => randomBytes(size),
+  };
+}

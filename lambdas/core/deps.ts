@@ -1,0 +1,20 @@
+import type { SchedulerSettings } from "../definitions/settings";
+import type { Clock } from "./clock";
+import type { JobStore, RunQueue, RunStore } from "./ports";
+
+/** Structured logging as the core needs it; Powertools' Logger satisfies it. */
+export interface Log {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+}
+
+/** Everything a use case may touch, passed in so tests can substitute any part. */
+export interface SchedulerDeps {
+  readonly jobs: JobStore;
+  readonly runs: RunStore;
+  readonly queue: RunQueue;
+  readonly clock: Clock;
+  readonly settings: SchedulerSettings;
+  readonly log: Log;
+}

@@ -1,0 +1,49 @@
+/**
+ * Domain errors: what went wrong, in the core's words. Only the HTTP edge turns them into
+ * status codes (handlers/http/error-middleware.ts); adapters translate SDK errors into these.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The request is malformed; `field` names the offending input (a dotted path). */
+export class ValidationError extends DomainError {
+  readonly code = "ValidationError";
+
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The caller may not do this: the request is unsigned, or from the wrong kind of principal. */
+export class ForbiddenError extends DomainError {
+  readonly code = "Forbidden";
+}
+
+/** The thing does not exist, or belongs to another tenant (the two are indistinguishable). */
+export class NotFoundError extends DomainError {
+  readonly code = "NotFound";
+}
+
+/** The same idempotency key was used before with a different request body. */
+export class IdempotencyConflictError extends DomainError {
+  readonly code = "IdempotencyConflict";
+}
+
+/** A heartbeat or completion carried a fence that no longer holds the lease. */
+export class StaleFenceError extends DomainError {
+  readonly code = "StaleFence";
+}
+
+/** A conditional write found the item in another state than expected. */
+export class ConditionNotMetError extends DomainError {
+  readonly code = "ConditionNotMet";
+}

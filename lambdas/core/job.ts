@@ -1,0 +1,41 @@
+/**
+ * A job: the definition a tenant submitted, and where it stands. Runs are separate records
+ * (run.ts); a job only remembers the next instant it still has to create a run for.
+ */
+export const JobStatus = {
+  Active: "active",
+  Paused: "paused",
+  Cancelled: "cancelled",
+  Completed: "completed",
+} as const;
+export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
+
+/** When a job runs. The walking skeleton knows one-off jobs; recurring kinds join this union. */
+export interface OnceSchedule {
+  readonly kind: "once";
+  readonly runAt: number;
+}
+export type Schedule = OnceSchedule;
+
+export interface Job {
+  readonly jobId: string;
+  readonly tenant: string;
+  readonly type: string;
+  readonly payload: unknown;
+  readonly schedule: Schedule;
+  readonly status: JobStatus;
+  /** The next instant a run must be created for; undefined when none is left. */
+  readonly nextRunAt: number | undefined;
+  readonly maxAttempts: number;
+  readonly idempotencyKey: string | undefined;
+  /** Hash of the create request, to tell a retry from a conflicting reuse of the key. */
+  readonly requestHash: string;
+  readonly createdAt: number;
+  readonly createdBy: string;
+  readonly updatedAt: number;
+}
+
+/** What a sweep sees of a job in the due index: enough to create its run and move it on. */
+export type DueJob = Pick<Job, "jobId" | "tenant" | "type" | "status" | "schedule"> & {
+  readonly nextRunAt: number;
+};

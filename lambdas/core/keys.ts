@@ -1,0 +1,51 @@
+/**
+ * Partitioning keys, in one place.
+ *
+ * Shards spread jobs over 1,024 index partitions by a stable hash of the job id, so the due
+ * index never has a hot partition at the top of the hour. Buckets cut the index by UTC hour,
+ * so a sweep reads only the buckets between its cursor and its horizon.
+ */
+export const SHARD_COUNT = 1024;
+/** Shards swept together by one sweep invocation. */
+export const SHARDS_PER_GROUP = 32;
+export const SWEEP_GROUP_COUNT = SHARD_COUNT / SHARDS_PER_GROUP;
+/** Partitions of the repair index; open runs are few, so few partitions suffice. */
+export const REPAIR_PARTITIONS = 16;
+
+const HOUR_MS = 3_600_000;
+
+/** FNV-1a, 32 bit: stable across runtimes and releases, which a shard function must be. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export function shardOf(jobId: string): number {
+  return fnv1a(jobId) % SHARD_COUNT;
+}
+
+/** The hour bucket of an instant: hours since the epoch. */
+export function bucketOf(epochMs: number): number {
+  return Math.floor(epochMs / HOUR_MS);
+}
+
+export function dueKeyOf(bucket: number, shard: number): string {
+  return `${bucket}#${String(shard).padStart(4, "0")}`;
+}
+
+export function shardsOfGroup(group: number): number[] {
+  const first = group * SHARDS_PER_GROUP;
+  return Array.from({ length: SHARDS_PER_GROUP }, (_, i) => first + i);
+}
+
+export function repairKeyOf(jobId: string): string {
+  return `R#${String(fnv1a(jobId) % REPAIR_PARTITIONS).padStart(2, "0")}`;
+}
+
+export function allRepairKeys(): string[] {
+  return Array.from({ length: REPAIR_PARTITIONS }, (_, i) => `R#${String(i).padStart(2, "0")}`);
+}

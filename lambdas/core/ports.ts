@@ -1,0 +1,111 @@
+import type { DueJob, Job } from "./job";
+import type { Run, RunStatus } from "./run";
+
+/**
+ * Ports: what the core needs from storage and delivery, with no word of DynamoDB or SQS.
+ * Adapters implement them and translate their SDK errors into domain errors.
+ */
+
+export interface Page<T> {
+  readonly items: T[];
+  /** Opaque; pass back to read the next page. Undefined on the last page. */
+  readonly cursor: string | undefined;
+}
+
+/** Job definitions, the due index and the sweep cursors. */
+export interface JobStore {
+  /** Conditional put: "exists" (and nothing written) when a job with this id is stored. */
+  createJob(job: Job): Promise<"created" | "exists">;
+  getJob(jobId: string): Promise<Job | undefined>;
+  /** Jobs filed under `dueKey` whose next run is before `before`, oldest first. */
+  queryDue(dueKey: string, before: number, cursor?: string): Promise<Page<DueJob>>;
+  /**
+   * Moves a job past `from` once its run exists: to `next`, or out of the due index when there
+   * is no next run. Conditional on the job still being at `from`; false when it was not (another
+   * sweeper moved it first, or the tenant changed it).
+   */
+  advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean>;
+  /** Marks an active job with no next run as completed; false when it was not in that state. */
+  completeJob(jobId: string, now: number): Promise<boolean>;
+  /** The oldest hour bucket a shard group may still hold due jobs in, if ever recorded. */
+  getSweepCursor(group: number): Promise<number | undefined>;
+  /** Moves a group's cursor forward; never backward. */
+  advanceSweepCursor(group: number, bucket: number): Promise<void>;
+}
+
+export interface LeaseGrant {
+  readonly workerId: string;
+  readonly leaseExpiresAt: number;
+  readonly receiptHandle: string;
+  readonly checkAt: number;
+  readonly now: number;
+}
+
+export interface RunOutcome {
+  readonly status: Extract<RunStatus, "succeeded" | "failed" | "cancelled">;
+  readonly error: string | undefined;
+  readonly now: number;
+}
+
+/** A run the repair pass should look at. */
+export type RepairCandidate = Pick<
+  Run,
+  "runId" | "jobId" | "status" | "scheduledFor" | "leaseExpiresAt" | "checkAt"
+>;
+
+/** Run records. */
+export interface RunStore {
+  /** Conditional put on (job id, scheduled instant): "exists" when that run was created before. */
+  createRun(run: Run): Promise<"created" | "exists">;
+  getRun(jobId: string, scheduledFor: number): Promise<Run | undefined>;
+  /** The job's most recent runs, newest first. */
+  listRecentRuns(jobId: string, limit: number): Promise<Run[]>;
+  /**
+   * Grants a lease: fence and attempt go up by one. Conditional on the run still carrying
+   * `expectedFence` and being leasable at `grant.now`; undefined when it was not.
+   */
+  leaseRun(run: Run, expectedFence: number, grant: LeaseGrant): Promise<Run | undefined>;
+  /**
+   * Records a leased run's outcome if `fence` still holds the lease. Returns the receipt
+   * handle of the message that delivered it, or undefined when the fence was stale.
+   */
+  finishRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    outcome: RunOutcome,
+  ): Promise<{ receiptHandle: string | undefined } | undefined>;
+  /** Marks a run that must not execute (its job is gone or cancelled) as cancelled. */
+  cancelRun(run: Run, now: number): Promise<void>;
+  /** Unfinished runs in one repair partition whose check time is at or before `before`. */
+  queryRepairCandidates(
+    repairKey: string,
+    before: number,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<RepairCandidate>>;
+  /** Sets a new check time if the run still has `expectedCheckAt`; false when it changed. */
+  rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean>;
+}
+
+/** What a run message carries: enough to find the run; everything else is read at lease time. */
+export interface RunMessage {
+  readonly runId: string;
+  readonly jobId: string;
+  readonly scheduledFor: number;
+}
+
+export interface ReceivedRunMessage {
+  readonly message: RunMessage | undefined;
+  readonly receiptHandle: string;
+}
+
+/** Delivery of due runs. The message's visibility timeout is the lease. */
+export interface RunQueue {
+  /** Sends each message with its delay (0-900 s); rejects if any could not be sent. */
+  send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void>;
+  receive(max: number, visibilitySeconds: number, waitSeconds: number): Promise<ReceivedRunMessage[]>;
+  /** Makes a received message visible again at once, for another worker. */
+  release(receiptHandle: string): Promise<void>;
+  delete(receiptHandle: string): Promise<void>;
+}

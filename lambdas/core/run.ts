@@ -1,0 +1,80 @@
+import { runIdOf } from "./ids";
+import { formatInstant } from "./instant";
+import type { DueJob } from "./job";
+
+/**
+ * A run: one execution of a job at one scheduled instant. Its key (job id, scheduled instant)
+ * is unique, so two sweepers can never both create the 09:00 run.
+ *
+ *   pending --lease--> leased --complete--> succeeded | failed
+ *                        |  ^
+ *                        +--+ lease lapsed, leased again with a higher fence
+ */
+export const RunStatus = {
+  Pending: "pending",
+  Leased: "leased",
+  Succeeded: "succeeded",
+  Failed: "failed",
+  Cancelled: "cancelled",
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+const FINISHED: ReadonlySet<RunStatus> = new Set([
+  RunStatus.Succeeded,
+  RunStatus.Failed,
+  RunStatus.Cancelled,
+]);
+
+export function isFinished(status: RunStatus): boolean {
+  return FINISHED.has(status);
+}
+
+export interface Run {
+  readonly runId: string;
+  readonly jobId: string;
+  readonly tenant: string;
+  readonly type: string;
+  readonly scheduledFor: number;
+  readonly status: RunStatus;
+  /** Leases granted so far. */
+  readonly attempt: number;
+  /** Increases with every lease; only the holder of the latest fence may complete. */
+  readonly fence: number;
+  readonly createdAt: number;
+  readonly leaseExpiresAt: number | undefined;
+  readonly workerId: string | undefined;
+  readonly finishedAt: number | undefined;
+  readonly error: string | undefined;
+  /** When the repair pass should next look at this run; undefined once finished. */
+  readonly checkAt: number | undefined;
+}
+
+/** `jobId@scheduledFor`: stable across retries, for use as an idempotency key downstream. */
+export function runKeyOf(jobId: string, scheduledFor: number): string {
+  return `${jobId}@${formatInstant(scheduledFor)}`;
+}
+
+export function newRun(job: DueJob, scheduledFor: number, now: number, repairGraceMs: number): Run {
+  return {
+    runId: runIdOf(job.jobId, scheduledFor),
+    jobId: job.jobId,
+    tenant: job.tenant,
+    type: job.type,
+    scheduledFor,
+    status: RunStatus.Pending,
+    attempt: 0,
+    fence: 0,
+    createdAt: now,
+    leaseExpiresAt: undefined,
+    workerId: undefined,
+    finishedAt: undefined,
+    error: undefined,
+    checkAt: Math.max(scheduledFor, now) + repairGraceMs,
+  };
+}
+
+/** A pending run, or a leased one whose lease has lapsed, may be leased again. */
+export function isLeasable(run: Run, now: number): boolean {
+  if (run.status === RunStatus.Pending) return true;
+  return run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
+}

@@ -1,0 +1,113 @@
+import type { SchedulerDeps } from "../deps";
+import type { DueJob } from "../job";
+import { JobStatus } from "../job";
+import { bucketOf, dueKeyOf, shardsOfGroup } from "../keys";
+import { fireJobs } from "./fire-jobs";
+
+/**
+ * A sweep's cursor never passes the bucket of "now minus this margin". Writers file a job
+ * under the bucket of max(next run, their own now); the margin covers their clock skew and
+ * the time between computing that bucket and the write landing (bounded by Lambda timeouts).
+ */
+export const CURSOR_SAFETY_MS = 5 * 60_000;
+/** How many old buckets one sweep catches up on after an outage, besides the current ones. */
+export const MAX_CATCH_UP_BUCKETS = 48;
+/** Shards of a group queried at once. */
+const SHARD_CONCURRENCY = 8;
+/** One SQS batch. */
+const FIRE_BATCH = 10;
+
+export interface SweepStats {
+  readonly group: number;
+  readonly bucketsRead: number;
+  readonly jobsRead: number;
+  readonly runsCreated: number;
+  readonly duplicatesAvoided: number;
+  readonly deferred: number;
+  readonly enqueueLatenessMs: number[];
+  readonly failedShards: number;
+}
+
+/**
+ * Sweeps one group of shards: reads the jobs due before now + lookahead from every bucket
+ * between the group's cursor and the horizon, fires them, then moves the cursor past the
+ * buckets that are now empty of due work.
+ */
+export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<SweepStats> {
+  const now = deps.clock.now();
+  const horizon = now + deps.settings.lookaheadSeconds * 1000;
+  const settled = bucketOf(now - CURSOR_SAFETY_MS);
+  const cursor = (await deps.jobs.getSweepCursor(group)) ?? settled;
+  const buckets = bucketsToRead(cursor, settled, bucketOf(horizon));
+
+  const stats = { jobsRead: 0, runsCreated: 0, duplicatesAvoided: 0, deferred: 0, failedShards: 0 };
+  const lateness: number[] = [];
+  let firstUnfinished = Number.POSITIVE_INFINITY;
+
+  const work = buckets.flatMap((bucket) => shardsOfGroup(group).map((shard) => ({ bucket, shard })));
+  await forEachLimited(work, SHARD_CONCURRENCY, async ({ bucket, shard }) => {
+    try {
+      const outcome = await sweepShard(deps, dueKeyOf(bucket, shard), horizon);
+      stats.jobsRead += outcome.jobsRead;
+      stats.runsCreated += outcome.created;
+      stats.duplicatesAvoided += outcome.duplicates;
+      stats.deferred += outcome.deferred;
+      lateness.push(...outcome.enqueueLateness);
+      if (outcome.deferred > 0) firstUnfinished = Math.min(firstUnfinished, bucket);
+    } catch (error) {
+      stats.failedShards += 1;
+      firstUnfinished = Math.min(firstUnfinished, bucket);
+      deps.log.error("sweep of a shard failed; it is retried next tick", { group, bucket, shard, error });
+    }
+  });
+
+  const caughtUpTo = Math.min(cursor + MAX_CATCH_UP_BUCKETS, settled);
+  const nextCursor = Math.min(caughtUpTo, firstUnfinished);
+  if (nextCursor > cursor) await deps.jobs.advanceSweepCursor(group, nextCursor);
+
+  return { group, bucketsRead: buckets.length, enqueueLatenessMs: lateness, ...stats };
+}
+
+/** Old buckets from the cursor (at most MAX_CATCH_UP_BUCKETS), then "settled" to the horizon. */
+export function bucketsToRead(cursor: number, settled: number, last: number): number[] {
+  const buckets: number[] = [];
+  for (let b = cursor; b < Math.min(settled, cursor + MAX_CATCH_UP_BUCKETS); b++) buckets.push(b);
+  for (let b = settled; b <= last; b++) buckets.push(b);
+  return buckets;
+}
+
+async function sweepShard(deps: SchedulerDeps, dueKey: string, horizon: number) {
+  const totals = { jobsRead: 0, created: 0, duplicates: 0, deferred: 0, enqueueLateness: [] as number[] };
+  let cursor: string | undefined;
+  do {
+    const page = await deps.jobs.queryDue(dueKey, horizon, cursor);
+    totals.jobsRead += page.items.length;
+    const active = page.items.filter((job) => job.status === JobStatus.Active);
+    for (const batch of chunks(active, FIRE_BATCH)) {
+      const fired = await fireJobs(deps, batch);
+      totals.created += fired.created;
+      totals.duplicates += fired.duplicates;
+      totals.deferred += fired.deferred;
+      totals.enqueueLateness.push(...fired.enqueueLateness);
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return totals;
+}
+
+function chunks(items: readonly DueJob[], size: number): DueJob[][] {
+  const out: DueJob[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  });
+  await Promise.all(workers);
+}

@@ -1,0 +1,18 @@
+import type { z } from "zod";
+import { ValidationError } from "./errors";
+
+/**
+ * Parses input with a zod schema; on failure throws a ValidationError naming the first
+ * offending field as a dotted path ("payload", "retry.base"), which the edge turns into a 400.
+ */
+export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (!issue) throw new ValidationError("invalid request");
+  const unknownKey = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
+  const path = [...issue.path, ...(unknownKey === undefined ? [] : [unknownKey])].map(String).join(".");
+  const field = path === "" ? undefined : path;
+  const message = unknownKey === undefined ? issue.message : `unknown field "${unknownKey}"`;
+  throw new ValidationError(field === undefined ? message : `${field}: ${message}`, field);
+}

@@ -1,0 +1,34 @@
+/**
+ * The one definition of jobsched's SQS queues, read by the CDK construct, the local bootstrap
+ * and the adapters.
+ *
+ * The run queue's visibility timeout is the default lease: a received message stays invisible
+ * for as long as its worker holds the lease. Its redrive policy is a safety net for messages
+ * that cannot even be parsed; ordinary retries and dead-lettering are decided by the
+ * application, which knows each run's attempts.
+ */
+export interface QueueDefinition {
+  readonly logicalName: string;
+  readonly visibilityTimeoutSeconds: number;
+  readonly retentionSeconds: number;
+  /** Logical name of the dead-letter queue and how many receives before a message moves there. */
+  readonly deadLetter?: { readonly logicalName: string; readonly maxReceiveCount: number };
+}
+
+const FOURTEEN_DAYS = 14 * 24 * 3600;
+
+export const RUN_QUEUE = {
+  logicalName: "runs",
+  visibilityTimeoutSeconds: 30,
+  retentionSeconds: FOURTEEN_DAYS,
+  deadLetter: { logicalName: "runs-dlq", maxReceiveCount: 50 },
+} as const satisfies QueueDefinition;
+
+export const RUN_DEAD_LETTER_QUEUE = {
+  logicalName: "runs-dlq",
+  visibilityTimeoutSeconds: 30,
+  retentionSeconds: FOURTEEN_DAYS,
+} as const satisfies QueueDefinition;
+
+/** Every queue, dead-letter queues first so a redrive target exists before its source. */
+export const ALL_QUEUES: readonly QueueDefinition[] = [RUN_DEAD_LETTER_QUEUE, RUN_QUEUE];

@@ -1,0 +1,26 @@
+/**
+ * The HTTP routes and the Lambda function that serves each. The CDK API construct creates one
+ * IAM-authorised route per entry; the local runtime's HTTP server matches requests against the
+ * same list and builds the event API Gateway would send (routeKey, pathParameters).
+ */
+export type FunctionName = "api" | "internal";
+
+export interface RouteDefinition {
+  readonly method: "GET" | "POST" | "DELETE";
+  /** API Gateway path template, e.g. /api/v1/jobs/{jobId}. */
+  readonly path: string;
+  readonly function: FunctionName;
+}
+
+export const ROUTES = [
+  { method: "POST", path: "/api/v1/jobs", function: "api" },
+  { method: "GET", path: "/api/v1/jobs/{jobId}", function: "api" },
+  { method: "POST", path: "/internal/leases", function: "internal" },
+  { method: "POST", path: "/internal/leases/{runId}/complete", function: "internal" },
+] as const satisfies readonly RouteDefinition[];
+
+export type RouteKey = `${(typeof ROUTES)[number]["method"]} ${(typeof ROUTES)[number]["path"]}`;
+
+export function routeKeyOf(route: RouteDefinition): string {
+  return `${route.method} ${route.path}`;
+}

@@ -1,0 +1,32 @@
+/**
+ * Timing settings shared by the CDK stack (which passes them to the Lambdas as environment
+ * variables) and the local runtime. Defaults are the production values; the local runtime
+ * ticks more often because nothing bills it per invocation.
+ */
+export interface SchedulerSettings {
+  /** How often the tick fires. EventBridge rules cannot go below 60 s. */
+  readonly tickSeconds: number;
+  /** How far past "now" a sweep looks; a little longer than a tick so no run falls between. */
+  readonly lookaheadSeconds: number;
+  /** Default lease: the run queue's visibility timeout. */
+  readonly leaseSeconds: number;
+  /**
+   * How long a created run may wait for its first lease (after its due time) or a lapsed
+   * lease may stay unclaimed before the repair pass assumes its message was lost.
+   */
+  readonly repairGraceSeconds: number;
+}
+
+export const CLOUD_SETTINGS: SchedulerSettings = {
+  tickSeconds: 60,
+  lookaheadSeconds: 90,
+  leaseSeconds: 30,
+  repairGraceSeconds: 120,
+};
+
+export const LOCAL_SETTINGS: SchedulerSettings = {
+  tickSeconds: 5,
+  lookaheadSeconds: 15,
+  leaseSeconds: 30,
+  repairGraceSeconds: 30,
+};

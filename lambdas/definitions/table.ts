@@ -1,0 +1,63 @@
+/**
+ * The one definition of the jobsched DynamoDB table. The CDK construct (lib/) and the local
+ * bootstrap (local/) both build the table from this object, and the adapters read the key and
+ * index names from it, so local and cloud cannot drift apart.
+ *
+ * Plain data only: no AWS SDK or CDK import, so every layer may read it.
+ */
+export type AttributeType = "S" | "N";
+
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+
+export interface IndexDefinition {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey: KeyAttribute;
+  /** Attributes copied into the index besides the keys (projection INCLUDE). */
+  readonly projectedAttributes: readonly string[];
+}
+
+export interface TableDefinition {
+  /** Suffix of the physical name; the stack or the local runtime adds a prefix. */
+  readonly logicalName: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey: KeyAttribute;
+  readonly indexes: readonly IndexDefinition[];
+}
+
+/**
+ * Single-table layout:
+ * - job:  pk = JOB#<jobId>, sk = JOB
+ * - run:  pk = JOB#<jobId>, sk = RUN#<scheduledFor epoch ms, zero-padded>
+ * - sweep cursor: pk = SWEEP#<group>, sk = CURSOR
+ *
+ * due-index (sparse): jobs that still have a run to create, keyed by `<hour bucket>#<shard>`
+ * and ordered by the due time, so a sweep reads only what is due.
+ * repair-index (sparse): runs that are not finished, keyed by a repair partition and ordered
+ * by the time the repair pass should look at them again.
+ */
+export const JOBS_TABLE = {
+  logicalName: "jobs",
+  partitionKey: { name: "pk", type: "S" },
+  sortKey: { name: "sk", type: "S" },
+  indexes: [
+    {
+      name: "due-index",
+      partitionKey: { name: "dueKey", type: "S" },
+      sortKey: { name: "dueAt", type: "N" },
+      projectedAttributes: ["jobId", "tenant", "type", "status", "nextRunAt", "schedule"],
+    },
+    {
+      name: "repair-index",
+      partitionKey: { name: "repairKey", type: "S" },
+      sortKey: { name: "checkAt", type: "N" },
+      projectedAttributes: ["runId", "jobId", "status", "scheduledFor", "leaseExpiresAt"],
+    },
+  ],
+} as const satisfies TableDefinition;
+
+export const DUE_INDEX = JOBS_TABLE.indexes[0];
+export const REPAIR_INDEX = JOBS_TABLE.indexes[1];

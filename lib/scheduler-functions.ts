@@ -1,0 +1,83 @@
+import { join } from "node:path";
+import { Duration } from "aws-cdk-lib";
+import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
+import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
+import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
+import { Construct } from "constructs";
+import type { SchedulerSettings } from "../lambdas/definitions/settings";
+
+const ROOT = join(import.meta.dirname, "..");
+
+export interface SchedulerFunctionsProps {
+  readonly table: TableV2;
+  readonly runQueue: Queue;
+  readonly settings: SchedulerSettings;
+}
+
+/**
+ * The three Lambdas: the tenant API, the worker lease protocol and the minute tick. Each has
+ * its own role with only the table and queue actions its use cases perform.
+ */
+export class SchedulerFunctions extends Construct {
+  readonly api: NodejsFunction;
+  readonly internal: NodejsFunction;
+  readonly tick: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: SchedulerFunctionsProps) {
+    super(scope, id);
+    const environment = {
+      TABLE_NAME: props.table.tableName,
+      RUN_QUEUE_URL: props.runQueue.queueUrl,
+      TICK_SECONDS: String(props.settings.tickSeconds),
+      LOOKAHEAD_SECONDS: String(props.settings.lookaheadSeconds),
+      LEASE_SECONDS: String(props.settings.leaseSeconds),
+      REPAIR_GRACE_SECONDS: String(props.settings.repairGraceSeconds),
+      POWERTOOLS_SERVICE_NAME: "jobsched",
+    };
+    const make = (name: string, entry: string, timeout: Duration) =>
+      new NodejsFunction(this, name, {
+        entry: join(ROOT, "lambdas/handlers", entry),
+        handler: "handler",
+        runtime: Runtime.NODEJS_22_X,
+        architecture: Architecture.ARM_64,
+        memorySize: 512,
+        timeout,
+        environment,
+        loggingFormat: LoggingFormat.JSON,
+        projectRoot: ROOT,
+        depsLockFilePath: join(ROOT, "package-lock.json"),
+        bundling: {
+          format: OutputFormat.ESM,
+          target: "node22",
+          minify: true,
+          sourceMap: true,
+          forceDockerBundling: false,
+          mainFields: ["module", "main"],
+          // ESM bundles still meet CommonJS dependencies that call require().
+          banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        },
+      });
+
+    this.api = make("Api", "api.ts", Duration.seconds(29));
+    this.internal = make("Internal", "internal.ts", Duration.seconds(29));
+    this.tick = make("Tick", "tick.ts", Duration.seconds(60));
+
+    const read = ["dynamodb:GetItem", "dynamodb:Query"];
+    const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
+    props.table.grant(this.api, ...read, ...write);
+    props.table.grant(this.internal, ...read, ...write);
+    props.table.grant(this.tick, ...read, ...write);
+
+    // The API fires near-term jobs itself; the tick sends due and repaired runs.
+    props.runQueue.grantSendMessages(this.api);
+    props.runQueue.grantSendMessages(this.tick);
+    props.runQueue.grant(
+      this.internal,
+      "sqs:ReceiveMessage",
+      "sqs:DeleteMessage",
+      "sqs:ChangeMessageVisibility",
+      "sqs:GetQueueAttributes",
+    );
+  }
+}

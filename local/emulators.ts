@@ -1,0 +1,40 @@
+import type { AddressInfo } from "node:net";
+import dynalite from "dynalite";
+import { buildApp } from "fauxqs";
+
+/**
+ * The local AWS stand-ins, started in this process on loopback ports: dynalite for DynamoDB
+ * (on disk for the local runtime, in memory for tests) and fauxqs for SQS (memory only; it
+ * keeps nothing across restarts, which the repair pass makes up for).
+ */
+export interface Emulator {
+  readonly endpoint: string;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = "127.0.0.1";
+
+export async function startDynamo(options: { path?: string } = {}): Promise<Emulator> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, path: options.path });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, LOOPBACK, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://${LOOPBACK}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function startSqs(): Promise<Emulator> {
+  // buildApp + our own listen, rather than startFauxqs, which binds every interface.
+  const app = buildApp({ logger: false });
+  await app.listen({ port: 0, host: LOOPBACK });
+  const address = app.server.address() as AddressInfo;
+  return { endpoint: `http://${LOOPBACK}:${address.port}`, close: () => app.close() };
+}
