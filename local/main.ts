@@ -12,6 +12,8 @@ import { startTicker } from "./ticker";
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= "WARN";
 process.env.POWERTOOLS_DEV ??= "true";
+// The SDK warns that its 2027 releases will need Node 22; the lock file pins today's, which run on 20.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
 const { createDynamoClient, createSqsClient } = await import("../lambdas/adapters/clients");
 const { createSchedulerDeps } = await import("../lambdas/adapters/scheduler-deps");

@@ -41,6 +41,8 @@ export interface Run {
   /** Increases with every lease; only the holder of the latest fence may complete. */
   readonly fence: number;
   readonly createdAt: number;
+  /** When the latest lease was granted: the run's start as far as the scheduler knows. */
+  readonly startedAt: number | undefined;
   readonly leaseExpiresAt: number | undefined;
   readonly workerId: string | undefined;
   readonly finishedAt: number | undefined;
@@ -65,6 +67,7 @@ export function newRun(job: DueJob, scheduledFor: number, now: number, repairGra
     attempt: 0,
     fence: 0,
     createdAt: now,
+    startedAt: undefined,
     leaseExpiresAt: undefined,
     workerId: undefined,
     finishedAt: undefined,

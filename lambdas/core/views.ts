@@ -16,6 +16,7 @@ export function runView(run: Run) {
     status: run.status,
     attempt: run.attempt,
     fence: run.fence,
+    startedAt: optionalInstant(run.startedAt),
     leaseExpiresAt: optionalInstant(run.leaseExpiresAt),
     finishedAt: optionalInstant(run.finishedAt),
     error: run.error,

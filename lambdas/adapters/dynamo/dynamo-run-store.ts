@@ -63,7 +63,7 @@ export class DynamoRunStore implements RunStore {
           Key: runKey(run.jobId, run.scheduledFor),
           UpdateExpression:
             "SET #status = :leased, fence = fence + :one, attempt = attempt + :one, leaseExpiresAt = :until, " +
-            "workerId = :worker, receiptHandle = :receipt, checkAt = :checkAt",
+            "startedAt = :now, workerId = :worker, receiptHandle = :receipt, checkAt = :checkAt",
           ConditionExpression:
             "fence = :fence AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
           ExpressionAttributeNames: STATUS,

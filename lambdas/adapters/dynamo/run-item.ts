@@ -24,6 +24,7 @@ const runItemSchema = z.object({
   attempt: z.number(),
   fence: z.number(),
   createdAt: z.number(),
+  startedAt: z.number().optional(),
   leaseExpiresAt: z.number().optional(),
   workerId: z.string().optional(),
   finishedAt: z.number().optional(),
@@ -53,6 +54,7 @@ export function fromRunItem(item: Record<string, unknown>): Run {
   const r = runItemSchema.parse(item);
   return {
     ...r,
+    startedAt: r.startedAt,
     leaseExpiresAt: r.leaseExpiresAt,
     workerId: r.workerId,
     finishedAt: r.finishedAt,

@@ -1,0 +1,146 @@
+import {
+  ConditionalCheckFailedException,
+  ProvisionedThroughputExceededException,
+} from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createDocumentClient } from "../../lambdas/adapters/clients";
+import { DynamoJobStore } from "../../lambdas/adapters/dynamo/dynamo-job-store";
+import { DynamoRunStore } from "../../lambdas/adapters/dynamo/dynamo-run-store";
+import type { Job } from "../../lambdas/core/job";
+import { bucketOf, dueKeyOf, shardOf } from "../../lambdas/core/keys";
+import { newRun } from "../../lambdas/core/run";
+
+const db = mockClient(DynamoDBDocumentClient);
+const client = createDocumentClient({ region: "us-east-1", dynamodbEndpoint: undefined });
+const jobs = new DynamoJobStore(client, "jobs-table");
+const runs = new DynamoRunStore(client, "jobs-table");
+
+const NOW = Date.UTC(2026, 10, 2, 9);
+const conditionFailed = () =>
+  new ConditionalCheckFailedException({ message: "The conditional request failed", $metadata: {} });
+const throttled = () => new ProvisionedThroughputExceededException({ message: "slow down", $metadata: {} });
+
+const job: Job = {
+  jobId: "j_0123456789abcdefghjk",
+  tenant: "t",
+  type: "x",
+  payload: { a: 1 },
+  schedule: { kind: "once", runAt: NOW },
+  status: "active",
+  nextRunAt: NOW,
+  maxAttempts: 5,
+  idempotencyKey: undefined,
+  requestHash: "h",
+  createdAt: NOW - 1000,
+  createdBy: "p",
+  updatedAt: NOW - 1000,
+};
+
+beforeEach(() => db.reset());
+
+describe("DynamoJobStore", () => {
+  it("creates a job with a conditional put, filed in the due index under its bucket and shard", async () => {
+    db.on(PutCommand).resolves({});
+    expect(await jobs.createJob(job)).toBe("created");
+    expect(db).toHaveReceivedCommandWith(PutCommand, {
+      TableName: "jobs-table",
+      ConditionExpression: "attribute_not_exists(pk)",
+      Item: expect.objectContaining({
+        pk: `JOB#${job.jobId}`,
+        sk: "JOB",
+        dueKey: dueKeyOf(bucketOf(NOW), shardOf(job.jobId)),
+        dueAt: NOW,
+      }),
+    });
+  });
+
+  it("reports an existing job instead of overwriting it", async () => {
+    db.on(PutCommand).rejects(conditionFailed());
+    expect(await jobs.createJob(job)).toBe("exists");
+  });
+
+  it("lets other DynamoDB errors through for the edge to answer 500", async () => {
+    db.on(PutCommand).rejects(throttled());
+    await expect(jobs.createJob(job)).rejects.toThrow("slow down");
+  });
+
+  it("reads a job back from its item", async () => {
+    db.on(GetCommand).resolves({ Item: { pk: "JOB#x", sk: "JOB", ...job, dueKey: "1#0001", dueAt: NOW } });
+    expect(await jobs.getJob(job.jobId)).toEqual(job);
+  });
+
+  it("moves a job out of the index only if it is still at the expected instant", async () => {
+    db.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
+    expect(await jobs.advanceJob(job.jobId, NOW, undefined, NOW)).toBe(false);
+    expect(await jobs.advanceJob(job.jobId, NOW, undefined, NOW)).toBe(true);
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
+      ConditionExpression: "nextRunAt = :from",
+      UpdateExpression: "SET updatedAt = :now REMOVE nextRunAt, dueKey, dueAt",
+    });
+  });
+
+  it("files a moved job under the bucket of its next run", async () => {
+    db.on(UpdateCommand).resolves({});
+    const next = NOW + 5 * 3_600_000;
+    await jobs.advanceJob(job.jobId, NOW, next, NOW);
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
+      ExpressionAttributeValues: expect.objectContaining({
+        ":next": next,
+        ":dueKey": dueKeyOf(bucketOf(next), shardOf(job.jobId)),
+      }),
+    });
+  });
+
+  it("only ever moves a sweep cursor forward", async () => {
+    db.on(UpdateCommand).rejects(conditionFailed());
+    await expect(jobs.advanceSweepCursor(3, 100)).resolves.toBeUndefined();
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
+      ConditionExpression: "attribute_not_exists(#bucket) OR #bucket < :b",
+    });
+  });
+});
+
+describe("DynamoRunStore", () => {
+  const dueJob = { ...job, nextRunAt: NOW };
+  const run = newRun(dueJob, NOW, NOW, 30_000);
+
+  it("creates a run with a conditional put keyed by job and scheduled instant", async () => {
+    db.on(PutCommand).resolvesOnce({}).rejects(conditionFailed());
+    expect(await runs.createRun(run)).toBe("created");
+    expect(await runs.createRun(run)).toBe("exists");
+    expect(db).toHaveReceivedCommandWith(PutCommand, {
+      Item: expect.objectContaining({
+        pk: `JOB#${job.jobId}`,
+        sk: "RUN#001793610000000",
+        repairKey: expect.any(String),
+      }),
+    });
+  });
+
+  it("raises the fence only if nobody leased the run first", async () => {
+    db.on(UpdateCommand).rejects(conditionFailed());
+    const grant = {
+      workerId: "w",
+      leaseExpiresAt: NOW + 30_000,
+      receiptHandle: "rh",
+      checkAt: NOW + 60_000,
+      now: NOW,
+    };
+    expect(await runs.leaseRun(run, 0, grant)).toBeUndefined();
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
+      ConditionExpression:
+        "fence = :fence AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
+    });
+  });
+
+  it("finishes a run for the current fence and hands back the delivering message's receipt", async () => {
+    db.on(UpdateCommand)
+      .resolvesOnce({ Attributes: { receiptHandle: "rh-1" } })
+      .rejects(conditionFailed());
+    const outcome = { status: "succeeded", error: undefined, now: NOW } as const;
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({ receiptHandle: "rh-1" });
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toBeUndefined();
+  });
+});

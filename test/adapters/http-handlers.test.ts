@@ -1,0 +1,213 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createSchedulerDeps } from "../../lambdas/adapters/scheduler-deps";
+import { LOCAL_SETTINGS } from "../../lambdas/definitions/settings";
+import { createApiHandler } from "../../lambdas/handlers/api";
+import { tenantOfPrincipal } from "../../lambdas/handlers/http/request";
+import { createInternalHandler } from "../../lambdas/handlers/internal";
+import { httpEvent, invoke } from "../support/http-event";
+
+const db = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+const deps = createSchedulerDeps({
+  region: "us-east-1",
+  tableName: "jobs",
+  runQueueUrl: "https://sqs.local/runs",
+  dynamodbEndpoint: undefined,
+  sqsEndpoint: undefined,
+  settings: LOCAL_SETTINGS,
+});
+const api = createApiHandler(deps);
+const internal = createInternalHandler(deps);
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+beforeEach(() => {
+  db.reset();
+  sqs.reset();
+});
+
+describe("POST /api/v1/jobs", () => {
+  it("answers 201 with the job id and next run once the put succeeded", async () => {
+    db.on(PutCommand).resolves({});
+    const { status, body } = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "send-invoice", runAt: inAnHour() } }),
+    );
+    expect(status).toBe(201);
+    expect(body.jobId).toMatch(/^j_/);
+    expect(db).toHaveReceivedCommandWith(PutCommand, {
+      Item: expect.objectContaining({ tenant: "arn:aws:iam::111122223333:role/tenant-a" }),
+    });
+  });
+
+  it("answers 400 naming the field for bad input, and writes nothing", async () => {
+    const { status, body } = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "x", runAt: "tomorrow" } }),
+    );
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: "ValidationError", field: "runAt" });
+    expect(db).not.toHaveReceivedCommand(PutCommand);
+  });
+
+  it("answers 400 for a body that is not JSON", async () => {
+    const { status, body } = await invoke(api, httpEvent("POST /api/v1/jobs", { rawBody: "{oops" }));
+    expect(status).toBe(400);
+    expect(body.error?.field).toBe("body");
+  });
+
+  it("answers 409 when an idempotency key is reused with another body", async () => {
+    db.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: "exists", $metadata: {} }));
+    db.on(GetCommand).resolves({
+      Item: {
+        jobId: "j_0123456789abcdefghjk",
+        tenant: "arn:aws:iam::111122223333:role/tenant-a",
+        type: "x",
+        payload: null,
+        schedule: { kind: "once", runAt: 1 },
+        status: "active",
+        maxAttempts: 5,
+        requestHash: "a different request",
+        createdAt: 1,
+        createdBy: "p",
+        updatedAt: 1,
+      },
+    });
+    const { status, body } = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "x", runAt: inAnHour(), idempotencyKey: "k" } }),
+    );
+    expect(status).toBe(409);
+    expect(body.error?.code).toBe("IdempotencyConflict");
+  });
+
+  it("answers a generic 500 when DynamoDB fails, leaking no detail", async () => {
+    db.on(PutCommand).rejects(new Error("secret internal detail"));
+    const { status, body } = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "x", runAt: inAnHour() } }),
+    );
+    expect(status).toBe(500);
+    expect(JSON.stringify(body)).not.toContain("secret");
+  });
+
+  it("answers 403 to a request without an IAM identity", async () => {
+    const { status } = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "x", runAt: inAnHour() }, userArn: null }),
+    );
+    expect(status).toBe(403);
+  });
+
+  it("fires a near-term job itself: one SQS batch with the run", async () => {
+    db.on(PutCommand).resolves({});
+    db.on(UpdateCommand).resolves({});
+    sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const soon = new Date(Date.now() + 2_000).toISOString();
+    const { status } = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "x", runAt: soon } }),
+    );
+    expect(status).toBe(201);
+    expect(sqs).toHaveReceivedCommandTimes(SendMessageBatchCommand, 1);
+  });
+});
+
+describe("GET /api/v1/jobs/{jobId}", () => {
+  const stored = {
+    jobId: "j_0123456789abcdefghjk",
+    tenant: "arn:aws:iam::111122223333:role/tenant-b",
+    type: "x",
+    payload: null,
+    schedule: { kind: "once", runAt: 1 },
+    status: "active",
+    maxAttempts: 5,
+    requestHash: "h",
+    createdAt: 1,
+    createdBy: "p",
+    updatedAt: 1,
+  };
+
+  it("answers 404 for another tenant's job, exactly as for a missing one", async () => {
+    db.on(GetCommand).resolves({ Item: stored });
+    db.on(QueryCommand).resolves({ Items: [] });
+    const other = await invoke(
+      api,
+      httpEvent("GET /api/v1/jobs/{jobId}", { pathParameters: { jobId: stored.jobId } }),
+    );
+    db.on(GetCommand).resolves({});
+    const missing = await invoke(
+      api,
+      httpEvent("GET /api/v1/jobs/{jobId}", { pathParameters: { jobId: stored.jobId } }),
+    );
+    expect(other.status).toBe(404);
+    expect(missing.status).toBe(404);
+  });
+
+  it("shows the owner its job", async () => {
+    db.on(GetCommand).resolves({ Item: stored });
+    db.on(QueryCommand).resolves({ Items: [] });
+    const { status, body } = await invoke(
+      api,
+      httpEvent("GET /api/v1/jobs/{jobId}", {
+        pathParameters: { jobId: stored.jobId },
+        userArn: "arn:aws:sts::111122223333:assumed-role/tenant-b/session-7",
+      }),
+    );
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ jobId: stored.jobId, status: "active", runs: [] });
+  });
+});
+
+describe("internal routes", () => {
+  it("answers 409 to a completion with a stale fence", async () => {
+    db.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: "no", $metadata: {} }));
+    db.on(GetCommand).resolves({
+      Item: {
+        runId: "r_0123456789abcdefghjk_1000",
+        jobId: "j_0123456789abcdefghjk",
+        tenant: "t",
+        type: "x",
+        scheduledFor: 1000,
+        status: "leased",
+        attempt: 2,
+        fence: 2,
+        createdAt: 1,
+      },
+    });
+    const { status, body } = await invoke(
+      internal,
+      httpEvent("POST /internal/leases/{runId}/complete", {
+        pathParameters: { runId: "r_0123456789abcdefghjk_1000" },
+        body: { fence: 1, result: "succeeded" },
+      }),
+    );
+    expect(status).toBe(409);
+    expect(body.error?.code).toBe("StaleFence");
+  });
+
+  it("answers 404 for a route the function does not serve", async () => {
+    const { status } = await invoke(internal, httpEvent("GET /internal/nothing"));
+    expect(status).toBe(404);
+  });
+});
+
+describe("tenant of a principal", () => {
+  it("drops the session name of an assumed role and keeps other principals as they are", () => {
+    expect(tenantOfPrincipal("arn:aws:sts::111122223333:assumed-role/Billing/session-42")).toBe(
+      "arn:aws:iam::111122223333:role/Billing",
+    );
+    expect(tenantOfPrincipal("arn:aws:iam::111122223333:user/alice")).toBe(
+      "arn:aws:iam::111122223333:user/alice",
+    );
+  });
+});

@@ -1,0 +1,95 @@
+import { App } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { RUN_QUEUE } from "../../lambdas/definitions/queues";
+import { ROUTES } from "../../lambdas/definitions/routes";
+import { JOBS_TABLE } from "../../lambdas/definitions/table";
+import { JobschedStack } from "../../lib/jobsched-stack";
+import { createTableInput } from "../../local/bootstrap";
+
+describe("JobschedStack", () => {
+  let template: Template;
+
+  beforeAll(() => {
+    // Skip esbuild bundling: these tests check the CloudFormation, not the code bundles.
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    template = Template.fromStack(new JobschedStack(app, "Test"));
+  });
+
+  it("builds the table from the shared definition, exactly as the local bootstrap does", () => {
+    const local = createTableInput("ignored");
+    const [table] = Object.values(template.findResources("AWS::DynamoDB::GlobalTable"));
+    const props = table?.Properties as Record<string, unknown>;
+    expect(props.KeySchema).toEqual(local.KeySchema);
+    const sortByName = <T extends { AttributeName?: string; IndexName?: string }>(items: T[]) =>
+      [...items].sort((a, b) =>
+        String(a.AttributeName ?? a.IndexName).localeCompare(String(b.AttributeName ?? b.IndexName)),
+      );
+    expect(sortByName(props.AttributeDefinitions as [])).toEqual(
+      sortByName(local.AttributeDefinitions as []),
+    );
+    const indexes = (props.GlobalSecondaryIndexes as Array<Record<string, unknown>>).map((i) => ({
+      IndexName: i.IndexName,
+      KeySchema: i.KeySchema,
+      Projection: i.Projection,
+    }));
+    expect(sortByName(indexes as [])).toEqual(sortByName(local.GlobalSecondaryIndexes as []));
+    expect(indexes).toHaveLength(JOBS_TABLE.indexes.length);
+  });
+
+  it("keeps the table safe: on demand, point-in-time recovery, deletion protection, retained", () => {
+    template.hasResource("AWS::DynamoDB::GlobalTable", {
+      DeletionPolicy: "Retain",
+      Properties: Match.objectLike({
+        BillingMode: "PAY_PER_REQUEST",
+        Replicas: [
+          Match.objectLike({
+            DeletionProtectionEnabled: true,
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          }),
+        ],
+      }),
+    });
+  });
+
+  it("creates the run queue with a dead-letter queue, encrypted, its visibility timeout the default lease", () => {
+    template.resourceCountIs("AWS::SQS::Queue", 2);
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: RUN_QUEUE.visibilityTimeoutSeconds,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: {
+        deadLetterTargetArn: Match.anyValue(),
+        maxReceiveCount: RUN_QUEUE.deadLetter.maxReceiveCount,
+      },
+    });
+  });
+
+  it("runs three Lambdas on Node.js 22, arm64", () => {
+    template.resourceCountIs("AWS::Lambda::Function", 3);
+    for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
+      expect(fn.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
+    }
+  });
+
+  it("serves every route of the shared route list, each with IAM auth", () => {
+    const routes = Object.values(template.findResources("AWS::ApiGatewayV2::Route")).map(
+      (r) => r.Properties as { RouteKey: string; AuthorizationType: string },
+    );
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    for (const route of routes) expect(route.AuthorizationType).toBe("AWS_IAM");
+  });
+
+  it("ticks every minute", () => {
+    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 minute)" });
+  });
+
+  it("grants no wildcard actions", () => {
+    for (const policy of Object.values(template.findResources("AWS::IAM::Policy"))) {
+      const statements = (policy.Properties as { PolicyDocument: { Statement: Array<{ Action: unknown }> } })
+        .PolicyDocument.Statement;
+      for (const { Action } of statements) {
+        for (const action of [Action].flat()) expect(String(action)).not.toMatch(/\*/);
+      }
+    }
+  });
+});

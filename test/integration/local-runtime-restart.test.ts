@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
+
+/**
+ * The local runtime killed with SIGKILL (no chance to flush or clean up) and started again on
+ * the same data folder: every accepted job is still there, and a one-off job whose time passed
+ * while it was down runs once. Its queued message died with the SQS emulator, so this also
+ * proves the repair pass.
+ */
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+async function json(url: string, init?: RequestInit) {
+  const response = await fetch(url, { ...init, headers: { "content-type": "application/json" } });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe("the local runtime across a SIGKILL", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "jobsched-restart-"));
+  let runtime: RunningRuntime | undefined;
+
+  afterAll(async () => {
+    await runtime?.kill("SIGTERM");
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("keeps every accepted job and runs a missed one-off job once after the restart", {
+    timeout: 90_000,
+  }, async () => {
+    // Prepare: one job due in 6 s (fired and enqueued at once), one due in an hour.
+    runtime = await startLocalRuntime(dataDir);
+    const create = (runAt: number, payload: unknown) =>
+      json(`${runtime?.url}/api/v1/jobs`, {
+        method: "POST",
+        body: JSON.stringify({ type: "example.log", payload, runAt: new Date(runAt).toISOString() }),
+      });
+    const dueSoon = await create(Date.now() + 6_000, { which: "soon" });
+    const dueLater = await create(Date.now() + 3_600_000, { which: "later" });
+    expect([dueSoon.status, dueLater.status]).toEqual([201, 201]);
+
+    // Act: kill it hard before the first job is due, stay down past its time, start again.
+    expect(await runtime.kill("SIGKILL")).toBeNull();
+    await sleep(8_000);
+    runtime = await startLocalRuntime(dataDir);
+
+    // Assess: both jobs are there; the missed one ran exactly once.
+    const soonUrl = `${runtime.url}/api/v1/jobs/${dueSoon.body.jobId}`;
+    let soon = await json(soonUrl);
+    for (let i = 0; i < 40 && soon.body.status !== "completed"; i++) {
+      await sleep(500);
+      soon = await json(soonUrl);
+    }
+    expect(soon.body).toMatchObject({
+      status: "completed",
+      runs: [{ status: "succeeded", attempt: 1 }],
+    });
+    const later = await json(`${runtime.url}/api/v1/jobs/${dueLater.body.jobId}`);
+    expect(later.body).toMatchObject({ status: "active", payload: { which: "later" }, runs: [] });
+    const executions = runtime.output().match(new RegExp(`ran ${String(dueSoon.body.jobId)}@`, "g")) ?? [];
+    expect(executions).toHaveLength(1);
+  });
+});

@@ -1,0 +1,114 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Clock } from "../../lambdas/core/clock";
+import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { createApiHandler } from "../../lambdas/handlers/api";
+import { createInternalHandler } from "../../lambdas/handlers/internal";
+import { httpEvent, invoke } from "../support/http-event";
+import { createTestStack, type TestStack } from "../support/stack";
+
+/**
+ * The thin path end to end: the real handlers, the real adapters and AWS SDK clients, dynalite
+ * and fauxqs. Nothing is mocked.
+ */
+class OffsetClock implements Clock {
+  offsetMs = 0;
+  now() {
+    return Date.now() + this.offsetMs;
+  }
+}
+
+const WORKER = { workerId: "w-1", types: ["send-invoice"], max: 10, waitSeconds: 5 };
+
+describe("a one-off job, end to end on the emulators", () => {
+  const clock = new OffsetClock();
+  let stack: TestStack;
+  let api: ReturnType<typeof createApiHandler>;
+  let internal: ReturnType<typeof createInternalHandler>;
+
+  beforeAll(async () => {
+    stack = await createTestStack("e2e", { clock });
+    api = createApiHandler(stack.deps);
+    internal = createInternalHandler(stack.deps);
+  });
+
+  const getJob = (jobId: string) =>
+    invoke(api, httpEvent("GET /api/v1/jobs/{jobId}", { pathParameters: { jobId } }));
+
+  it("is swept, delivered at its second, leased with a fence, completed and reported succeeded", async () => {
+    // Prepare: a job a minute out, so the API leaves it to the sweep.
+    clock.offsetMs = 0;
+    const runAt = new Date(Math.ceil((Date.now() + 60_000) / 1000) * 1000);
+    const created = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", {
+        body: { type: "send-invoice", payload: { invoiceId: 8812 }, runAt: runAt.toISOString() },
+      }),
+    );
+    expect(created.status).toBe(201);
+    const jobId = String(created.body.jobId);
+    expect(created.body.nextRunAt).toBe(runAt.toISOString().replace(".000", ""));
+
+    // Act: move the scheduler's clock to 2 s before the job is due and sweep its shard group.
+    clock.offsetMs = runAt.getTime() - 2_000 - Date.now();
+    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+    const sweep = await sweepGroup(stack.deps, group);
+    expect(sweep).toMatchObject({ runsCreated: 1, failedShards: 0 });
+
+    const leased = await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER }));
+    const leases = leased.body as unknown as Array<Record<string, unknown>>;
+    expect(leased.status).toBe(200);
+    expect(leases).toHaveLength(1);
+    const lease = leases[0] ?? {};
+    expect(lease).toMatchObject({ jobId, attempt: 1, fence: 1, payload: { invoiceId: 8812 } });
+    expect(lease.runKey).toBe(`${jobId}@${created.body.nextRunAt}`);
+    expect(clock.now()).toBeGreaterThanOrEqual(runAt.getTime()); // never delivered early
+
+    const done = await invoke(
+      internal,
+      httpEvent("POST /internal/leases/{runId}/complete", {
+        pathParameters: { runId: String(lease.runId) },
+        body: { fence: lease.fence, result: "succeeded" },
+      }),
+    );
+    expect(done.status).toBe(200);
+
+    // Assess
+    const job = await getJob(jobId);
+    expect(job.body).toMatchObject({
+      status: "completed",
+      runs: [{ status: "succeeded", attempt: 1, fence: 1 }],
+    });
+  });
+
+  it("runs a job due in two seconds without waiting for a sweep", async () => {
+    clock.offsetMs = 0;
+    const runAt = new Date(Date.now() + 2_000).toISOString();
+    const created = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs", { body: { type: "send-invoice", runAt } }),
+    );
+    expect(created.status).toBe(201);
+    const leased = await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER }));
+    expect(leased.body).toEqual([expect.objectContaining({ jobId: created.body.jobId, fence: 1 })]);
+  });
+
+  it("refuses a second completion with the same fence once the run is finished", async () => {
+    clock.offsetMs = 0;
+    const runAt = new Date(Date.now() + 1_000).toISOString();
+    await invoke(api, httpEvent("POST /api/v1/jobs", { body: { type: "send-invoice", runAt } }));
+    const leased = await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER }));
+    const [lease] = leased.body as unknown as Array<{ runId: string; fence: number }>;
+    if (!lease) throw new Error("no lease");
+    const complete = () =>
+      invoke(
+        internal,
+        httpEvent("POST /internal/leases/{runId}/complete", {
+          pathParameters: { runId: lease.runId },
+          body: { fence: lease.fence, result: "succeeded" },
+        }),
+      );
+    expect((await complete()).status).toBe(200);
+    expect((await complete()).status).toBe(409);
+  });
+});

@@ -1,0 +1,231 @@
+import { FixedClock } from "../../lambdas/core/clock";
+import type { SchedulerDeps } from "../../lambdas/core/deps";
+import type { DueJob, Job } from "../../lambdas/core/job";
+import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
+import type {
+  JobStore,
+  LeaseGrant,
+  Page,
+  ReceivedRunMessage,
+  RepairCandidate,
+  RunMessage,
+  RunOutcome,
+  RunQueue,
+  RunStore,
+} from "../../lambdas/core/ports";
+import { isLeasable, type Run, RunStatus } from "../../lambdas/core/run";
+import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
+
+/**
+ * In-memory ports with the same conditional semantics as the DynamoDB and SQS adapters, so the
+ * core's use cases can be tested fast, with a fake clock and no emulator.
+ */
+type StoredJob = Job & { dueKey?: string };
+
+export class MemoryJobStore implements JobStore {
+  readonly jobs = new Map<string, StoredJob>();
+  readonly cursors = new Map<number, number>();
+
+  async createJob(job: Job) {
+    if (this.jobs.has(job.jobId)) return "exists" as const;
+    this.jobs.set(job.jobId, { ...job, dueKey: this.dueKey(job.jobId, job.nextRunAt, job.createdAt) });
+    return "created" as const;
+  }
+
+  async getJob(jobId: string) {
+    const stored = this.jobs.get(jobId);
+    if (!stored) return undefined;
+    const { dueKey: _, ...job } = stored;
+    return job;
+  }
+
+  async queryDue(dueKey: string, before: number): Promise<Page<DueJob>> {
+    const items = [...this.jobs.values()]
+      .filter((j) => j.dueKey === dueKey && j.nextRunAt !== undefined && j.nextRunAt < before)
+      .sort((a, b) => (a.nextRunAt ?? 0) - (b.nextRunAt ?? 0))
+      .map((j) => ({ ...j, nextRunAt: j.nextRunAt as number }));
+    return { items, cursor: undefined };
+  }
+
+  async advanceJob(jobId: string, from: number, next: number | undefined, now: number) {
+    const job = this.jobs.get(jobId);
+    if (!job || job.nextRunAt !== from) return false;
+    this.jobs.set(jobId, { ...job, nextRunAt: next, updatedAt: now, dueKey: this.dueKey(jobId, next, now) });
+    return true;
+  }
+
+  async completeJob(jobId: string, now: number) {
+    const job = this.jobs.get(jobId);
+    if (job?.status !== "active" || job.nextRunAt !== undefined) return false;
+    this.jobs.set(jobId, { ...job, status: "completed", updatedAt: now });
+    return true;
+  }
+
+  async getSweepCursor(group: number) {
+    return this.cursors.get(group);
+  }
+
+  async advanceSweepCursor(group: number, bucket: number) {
+    if ((this.cursors.get(group) ?? Number.NEGATIVE_INFINITY) < bucket) this.cursors.set(group, bucket);
+  }
+
+  private dueKey(jobId: string, next: number | undefined, now: number) {
+    return next === undefined ? undefined : dueKeyOf(bucketOf(Math.max(next, now)), shardOf(jobId));
+  }
+}
+
+type StoredRun = Run & { receiptHandle?: string };
+
+export class MemoryRunStore implements RunStore {
+  readonly runs = new Map<string, StoredRun>();
+
+  private key(jobId: string, scheduledFor: number) {
+    return `${jobId}@${scheduledFor}`;
+  }
+
+  async createRun(run: Run) {
+    const key = this.key(run.jobId, run.scheduledFor);
+    if (this.runs.has(key)) return "exists" as const;
+    this.runs.set(key, run);
+    return "created" as const;
+  }
+
+  async getRun(jobId: string, scheduledFor: number) {
+    const run = this.runs.get(this.key(jobId, scheduledFor));
+    if (!run) return undefined;
+    const { receiptHandle: _, ...plain } = run;
+    return plain;
+  }
+
+  async listRecentRuns(jobId: string, limit: number) {
+    return [...this.runs.values()]
+      .filter((r) => r.jobId === jobId)
+      .sort((a, b) => b.scheduledFor - a.scheduledFor)
+      .slice(0, limit);
+  }
+
+  async leaseRun(run: Run, expectedFence: number, grant: LeaseGrant) {
+    const key = this.key(run.jobId, run.scheduledFor);
+    const current = this.runs.get(key);
+    if (!current || current.fence !== expectedFence || !isLeasable(current, grant.now)) return undefined;
+    const leased: StoredRun = {
+      ...current,
+      status: RunStatus.Leased,
+      fence: current.fence + 1,
+      attempt: current.attempt + 1,
+      startedAt: grant.now,
+      leaseExpiresAt: grant.leaseExpiresAt,
+      workerId: grant.workerId,
+      receiptHandle: grant.receiptHandle,
+      checkAt: grant.checkAt,
+    };
+    this.runs.set(key, leased);
+    return leased;
+  }
+
+  async finishRun(jobId: string, scheduledFor: number, fence: number, outcome: RunOutcome) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (!current || current.fence !== fence || current.status !== RunStatus.Leased) return undefined;
+    this.runs.set(key, {
+      ...current,
+      status: outcome.status,
+      finishedAt: outcome.now,
+      error: outcome.error,
+      checkAt: undefined,
+      receiptHandle: undefined,
+    });
+    return { receiptHandle: current.receiptHandle };
+  }
+
+  async cancelRun(run: Run, now: number) {
+    const key = this.key(run.jobId, run.scheduledFor);
+    const current = this.runs.get(key);
+    if (!current || current.fence !== run.fence) return;
+    if (current.status !== RunStatus.Pending && current.status !== RunStatus.Leased) return;
+    this.runs.set(key, { ...current, status: RunStatus.Cancelled, finishedAt: now, checkAt: undefined });
+  }
+
+  async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {
+    const all = [...this.runs.values()]
+      .filter((r) => r.checkAt !== undefined && r.checkAt <= before && repairKeyOf(r.jobId) === repairKey)
+      .sort((a, b) => (a.checkAt ?? 0) - (b.checkAt ?? 0));
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const items: RepairCandidate[] = all.slice(start, start + limit);
+    return { items, cursor: start + limit < all.length ? String(start + limit) : undefined };
+  }
+
+  async rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number) {
+    const key = this.key(run.jobId, run.scheduledFor);
+    const current = this.runs.get(key);
+    if (!current || current.checkAt !== expectedCheckAt) return false;
+    this.runs.set(key, { ...current, checkAt });
+    return true;
+  }
+}
+
+/** A queue that records what was sent and hands out what a test puts in `ready`. */
+export class MemoryRunQueue implements RunQueue {
+  readonly sent: Array<{ message: RunMessage; delaySeconds: number }> = [];
+  readonly ready: ReceivedRunMessage[] = [];
+  readonly deleted: string[] = [];
+  readonly released: string[] = [];
+  failSends = false;
+
+  async send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>) {
+    if (this.failSends) throw new Error("queue unavailable");
+    this.sent.push(...messages);
+  }
+
+  async receive(max: number) {
+    return this.ready.splice(0, max);
+  }
+
+  async release(receiptHandle: string) {
+    this.released.push(receiptHandle);
+  }
+
+  async delete(receiptHandle: string) {
+    this.deleted.push(receiptHandle);
+  }
+
+  /** Makes everything sent so far receivable, each with a fresh receipt handle. */
+  deliverAll() {
+    for (const [i, { message }] of this.sent.splice(0).entries()) {
+      this.ready.push({ message, receiptHandle: `rh-${message.runId}-${i}-${this.deleted.length}` });
+    }
+  }
+}
+
+export interface MemoryDeps extends SchedulerDeps {
+  readonly jobs: MemoryJobStore;
+  readonly runs: MemoryRunStore;
+  readonly queue: MemoryRunQueue;
+  readonly clock: FixedClock;
+  readonly warnings: string[];
+  readonly randomBytes: (size: number) => Uint8Array;
+}
+
+export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {}): MemoryDeps {
+  const warnings: string[] = [];
+  let seed = 1;
+  return {
+    jobs: new MemoryJobStore(),
+    runs: new MemoryRunStore(),
+    queue: new MemoryRunQueue(),
+    clock: new FixedClock(now),
+    settings: { ...LOCAL_SETTINGS, ...settings },
+    log: {
+      info: () => undefined,
+      warn: (message) => warnings.push(message),
+      error: (message) => warnings.push(message),
+    },
+    warnings,
+    // A seeded Lehmer generator: ids differ from each other but every run makes the same ones.
+    randomBytes: (size) =>
+      Uint8Array.from({ length: size }, () => {
+        seed = (seed * 48271) % 2147483647;
+        return seed & 255;
+      }),
+  };
+}

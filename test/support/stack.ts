@@ -1,0 +1,47 @@
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import { createDocumentClient, createDynamoClient, createSqsClient } from "../../lambdas/adapters/clients";
+import type { RuntimeConfig } from "../../lambdas/adapters/environment";
+import { createSchedulerDeps, type HandlerDeps } from "../../lambdas/adapters/scheduler-deps";
+import type { Clock } from "../../lambdas/core/clock";
+import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
+import { ensureQueues, ensureTable } from "../../local/bootstrap";
+
+/**
+ * A private table and queue set on the shared emulators, and the real adapters wired to them:
+ * what an integration test drives the real handlers with. No mocks on this path.
+ */
+export interface TestStack {
+  readonly config: RuntimeConfig;
+  readonly deps: HandlerDeps;
+  readonly queueUrls: ReadonlyMap<string, string>;
+  readonly db: ReturnType<typeof createDocumentClient>;
+  readonly sqs: ReturnType<typeof createSqsClient>;
+}
+
+export async function createTestStack(
+  name: string,
+  options: { clock?: Clock; settings?: Partial<SchedulerSettings> } = {},
+): Promise<TestStack> {
+  const unique = `${name}-${randomBytes(4).toString("hex")}`;
+  const base = {
+    region: "us-east-1",
+    tableName: `test-${unique}`,
+    runQueueUrl: "",
+    dynamodbEndpoint: inject("dynamoEndpoint"),
+    sqsEndpoint: inject("sqsEndpoint"),
+    settings: { ...LOCAL_SETTINGS, ...options.settings },
+  };
+  await ensureTable(createDynamoClient(base), base.tableName);
+  const sqs = createSqsClient(base);
+  const queueUrls = await ensureQueues(sqs, `test-${unique}`);
+  const config = { ...base, runQueueUrl: queueUrls.get("runs") ?? "" };
+  const deps = createSchedulerDeps(config);
+  return {
+    config,
+    deps: options.clock ? { ...deps, clock: options.clock } : deps,
+    queueUrls,
+    db: createDocumentClient(config),
+    sqs,
+  };
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { IdempotencyConflictError, ValidationError } from "../../lambdas/core/errors";
+import { MAX_PAYLOAD_BYTES } from "../../lambdas/core/schemas";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { memoryDeps } from "../support/memory-ports";
+
+const NOW = Date.UTC(2026, 10, 2, 8, 0, 0);
+const caller = { tenant: "tenant-a", principal: "arn:aws:iam::111122223333:role/a" };
+const at = (ms: number) => new Date(ms).toISOString();
+
+async function rejection(promise: Promise<unknown>): Promise<ValidationError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ValidationError);
+  return error as ValidationError;
+}
+
+describe("createJob", () => {
+  it("stores a one-off job and answers its id and next run time", async () => {
+    // Prepare
+    const deps = memoryDeps(NOW);
+    // Act
+    const result = await createJob(deps, caller, {
+      type: "send-invoice",
+      payload: { id: 1 },
+      runAt: at(NOW + 3_600_000),
+    });
+    // Assess
+    expect(result).toMatchObject({ created: true, nextRunAt: "2026-11-02T09:00:00Z" });
+    const stored = await deps.jobs.getJob(result.jobId);
+    expect(stored).toMatchObject({
+      tenant: "tenant-a",
+      type: "send-invoice",
+      payload: { id: 1 },
+      status: "active",
+    });
+    expect(stored?.createdBy).toBe(caller.principal);
+    expect(deps.queue.sent).toHaveLength(0); // far off: left to the sweep
+  });
+
+  it("fires a job due before the next sweep at once, with a delay that lands on its second", async () => {
+    const deps = memoryDeps(NOW);
+    const result = await createJob(deps, caller, { type: "x", runAt: at(NOW + 5_000) });
+    expect(deps.queue.sent).toEqual([
+      {
+        message: expect.objectContaining({ jobId: result.jobId, scheduledFor: NOW + 5_000 }),
+        delaySeconds: 5,
+      },
+    ]);
+    expect((await deps.jobs.getJob(result.jobId))?.nextRunAt).toBeUndefined();
+  });
+
+  it("still accepts the job when firing it fails; the sweep finds it later", async () => {
+    const deps = memoryDeps(NOW);
+    deps.queue.failSends = true;
+    const result = await createJob(deps, caller, { type: "x", runAt: at(NOW + 1_000) });
+    expect(result.created).toBe(true);
+    expect((await deps.jobs.getJob(result.jobId))?.nextRunAt).toBe(NOW + 1_000);
+    expect(deps.warnings).toHaveLength(1);
+  });
+
+  it("returns the original job for a retried request with the same idempotency key", async () => {
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", runAt: at(NOW + 3_600_000), idempotencyKey: "invoice-8812" };
+    const first = await createJob(deps, caller, body);
+    deps.clock.advance(60_000);
+    const again = await createJob(deps, caller, { ...body });
+    expect(again).toEqual({ ...first, created: false });
+    expect(deps.jobs.jobs.size).toBe(1);
+  });
+
+  it("refuses the same idempotency key with a different body, and keeps the original", async () => {
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", runAt: at(NOW + 3_600_000), idempotencyKey: "k" };
+    const first = await createJob(deps, caller, body);
+    await expect(createJob(deps, caller, { ...body, payload: { other: true } })).rejects.toBeInstanceOf(
+      IdempotencyConflictError,
+    );
+    expect((await deps.jobs.getJob(first.jobId))?.payload).toBeNull();
+  });
+
+  it("keeps tenants' idempotency keys apart", async () => {
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", runAt: at(NOW + 3_600_000), idempotencyKey: "same" };
+    const a = await createJob(deps, caller, body);
+    const b = await createJob(deps, { tenant: "tenant-b", principal: "p" }, body);
+    expect(b.created).toBe(true);
+    expect(b.jobId).not.toBe(a.jobId);
+  });
+
+  it.each([
+    ["an unknown field", { type: "x", runAt: at(NOW), cron: "* * * * *" }, "cron"],
+    ["a missing type", { runAt: at(NOW) }, "type"],
+    ["a bad type name", { type: "has space", runAt: at(NOW) }, "type"],
+    ["a runAt with no offset", { type: "x", runAt: "2026-11-02T09:00:00" }, "runAt"],
+    ["a runAt long past", { type: "x", runAt: at(NOW - 6 * 60_000) }, "runAt"],
+    ["maxAttempts of zero", { type: "x", runAt: at(NOW), maxAttempts: 0 }, "maxAttempts"],
+    ["maxAttempts that is not whole", { type: "x", runAt: at(NOW), maxAttempts: 1.5 }, "maxAttempts"],
+    ["an empty idempotency key", { type: "x", runAt: at(NOW), idempotencyKey: "" }, "idempotencyKey"],
+    ["a body that is not an object", [1, 2], undefined],
+  ])("rejects %s with a 400 naming the field, and stores nothing", async (_name, body, field) => {
+    const deps = memoryDeps(NOW);
+    const error = await rejection(createJob(deps, caller, body));
+    expect(error.field).toBe(field);
+    expect(deps.jobs.jobs.size).toBe(0);
+  });
+
+  it("rejects a payload over the size limit", async () => {
+    const deps = memoryDeps(NOW);
+    const payload = { blob: "x".repeat(MAX_PAYLOAD_BYTES) };
+    const error = await rejection(createJob(deps, caller, { type: "x", runAt: at(NOW), payload }));
+    expect(error.field).toBe("payload");
+    expect(error.message).toContain(String(MAX_PAYLOAD_BYTES));
+  });
+});

@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import type { DueJob } from "../../lambdas/core/job";
+import { bucketOf, SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { RunStatus } from "../../lambdas/core/run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { fireJobs, IN_FLIGHT_MS } from "../../lambdas/core/use-cases/fire-jobs";
+import {
+  bucketsToRead,
+  CURSOR_SAFETY_MS,
+  MAX_CATCH_UP_BUCKETS,
+  sweepGroup,
+} from "../../lambdas/core/use-cases/sweep-group";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+const NOW = Date.UTC(2026, 10, 2, 8, 30, 0);
+const HOUR = 3_600_000;
+const caller = { tenant: "t", principal: "p" };
+
+async function dueJob(deps: MemoryDeps, runAt: number): Promise<DueJob> {
+  const { jobId } = await createJob(deps, caller, { type: "x", runAt: new Date(runAt).toISOString() });
+  const job = await deps.jobs.getJob(jobId);
+  if (!job?.nextRunAt) throw new Error("job has no next run");
+  return { ...job, nextRunAt: job.nextRunAt };
+}
+
+const groupOf = (jobId: string) => Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+
+describe("fireJobs", () => {
+  it("creates one run and one message when two sweepers race on the same job", async () => {
+    const deps = memoryDeps(NOW);
+    const job = await dueJob(deps, NOW + HOUR);
+    deps.clock.set(NOW + HOUR - 30_000);
+    const [a, b] = await Promise.all([fireJobs(deps, [job]), fireJobs(deps, [job])]);
+    expect(a.created + b.created).toBe(1);
+    expect(deps.runs.runs.size).toBe(1);
+    expect(deps.queue.sent).toHaveLength(1);
+    expect(deps.queue.sent[0]?.delaySeconds).toBe(30);
+  });
+
+  it("re-sends a run orphaned by a crash between create and send, then moves the job on", async () => {
+    const deps = memoryDeps(NOW);
+    const job = await dueJob(deps, NOW + HOUR);
+    deps.clock.set(NOW + HOUR);
+    deps.queue.failSends = true;
+    await expect(fireJobs(deps, [job])).rejects.toThrow();
+    expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBe(job.nextRunAt); // still in the index
+
+    deps.queue.failSends = false;
+    deps.clock.advance(IN_FLIGHT_MS - 1);
+    expect(await fireJobs(deps, [job])).toMatchObject({ created: 0, deferred: 1 });
+    expect(deps.queue.sent).toHaveLength(0);
+
+    deps.clock.advance(1);
+    expect(await fireJobs(deps, [job])).toMatchObject({ created: 0, duplicates: 1 });
+    expect(deps.queue.sent).toHaveLength(1);
+    expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
+  });
+
+  it("does not re-send a run that is already leased or finished, but moves its job on", async () => {
+    const deps = memoryDeps(NOW);
+    const job = await dueJob(deps, NOW + HOUR);
+    deps.clock.set(NOW + HOUR);
+    await fireJobs(deps, [job]);
+    const [key, run] = [...deps.runs.runs.entries()][0] ?? [];
+    if (!key || !run) throw new Error("no run");
+    deps.runs.runs.set(key, { ...run, status: RunStatus.Succeeded });
+    const again = await fireJobs(deps, [job]);
+    expect(again).toMatchObject({ created: 0, duplicates: 1 });
+    expect(deps.queue.sent).toHaveLength(1);
+  });
+});
+
+describe("sweepGroup", () => {
+  it("fires the jobs due before the horizon and leaves later ones in the index", async () => {
+    const deps = memoryDeps(NOW);
+    const soon = await dueJob(deps, NOW + HOUR + 5_000);
+    const later = await dueJob(deps, NOW + 2 * HOUR);
+    deps.clock.set(NOW + HOUR);
+    const stats = await sweepGroup(deps, groupOf(soon.jobId));
+    expect(stats.runsCreated).toBe(1);
+    expect(deps.queue.sent.map((s) => s.message.jobId)).toEqual([soon.jobId]);
+    expect((await deps.jobs.getJob(later.jobId))?.nextRunAt).toBe(NOW + 2 * HOUR);
+  });
+
+  it("finds a job that fell due during a long outage and catches the cursor up", async () => {
+    const deps = memoryDeps(NOW);
+    const job = await dueJob(deps, NOW + 60_000);
+    const group = groupOf(job.jobId);
+    await deps.jobs.advanceSweepCursor(group, bucketOf(NOW));
+    deps.clock.set(NOW + 5 * HOUR); // nothing ran for five hours
+    const stats = await sweepGroup(deps, group);
+    expect(stats.runsCreated).toBe(1);
+    expect(stats.enqueueLatenessMs[0]).toBe(5 * HOUR - 60_000);
+    expect(await deps.jobs.getSweepCursor(group)).toBe(bucketOf(NOW + 5 * HOUR - CURSOR_SAFETY_MS));
+  });
+
+  it("keeps the cursor on a bucket whose job another writer is still firing", async () => {
+    const deps = memoryDeps(NOW);
+    const job = await dueJob(deps, NOW + 60_000);
+    const group = groupOf(job.jobId);
+    await deps.jobs.advanceSweepCursor(group, bucketOf(NOW));
+    deps.clock.set(NOW + 3 * HOUR);
+    // Another writer created the run a moment ago and has not moved the job on yet.
+    await deps.runs.createRun({
+      runId: "r",
+      jobId: job.jobId,
+      tenant: "t",
+      type: "x",
+      scheduledFor: job.nextRunAt,
+      status: RunStatus.Pending,
+      attempt: 0,
+      fence: 0,
+      createdAt: NOW + 3 * HOUR - 1_000,
+      startedAt: undefined,
+      leaseExpiresAt: undefined,
+      workerId: undefined,
+      finishedAt: undefined,
+      error: undefined,
+      checkAt: NOW + 4 * HOUR,
+    });
+    const stats = await sweepGroup(deps, group);
+    expect(stats.deferred).toBe(1);
+    expect(await deps.jobs.getSweepCursor(group)).toBe(bucketOf(NOW));
+  });
+
+  it("reads old buckets from the cursor, capped, and every bucket from settled to the horizon", () => {
+    expect(bucketsToRead(10, 10, 11)).toEqual([10, 11]);
+    expect(bucketsToRead(5, 8, 8)).toEqual([5, 6, 7, 8]);
+    const far = bucketsToRead(0, 1000, 1000);
+    expect(far).toHaveLength(MAX_CATCH_UP_BUCKETS + 1);
+    expect(far.at(-1)).toBe(1000);
+  });
+});

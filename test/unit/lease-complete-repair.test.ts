@@ -1,0 +1,214 @@
+import { describe, expect, it } from "vitest";
+import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/core/errors";
+import { RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const caller = { tenant: "t", principal: "p" };
+const lease = (deps: MemoryDeps, types = ["x"]) => leaseRuns(deps, { workerId: "w1", types, max: 10 });
+
+/** A job due now whose run was fired and delivered to the (memory) queue. */
+async function deliveredRun(deps: MemoryDeps, type = "x") {
+  const { jobId } = await createJob(deps, caller, {
+    type,
+    payload: { n: 1 },
+    runAt: new Date(NOW).toISOString(),
+  });
+  deps.queue.deliverAll();
+  return jobId;
+}
+
+describe("leaseRuns", () => {
+  it("leases a due run with fence 1, its run key and payload, for the lease length", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await deliveredRun(deps);
+    const [granted, ...rest] = await lease(deps);
+    expect(rest).toHaveLength(0);
+    expect(granted).toMatchObject({
+      jobId,
+      runKey: `${jobId}@2026-11-02T09:00:00Z`,
+      attempt: 1,
+      fence: 1,
+      payload: { n: 1 },
+      leaseExpiresAt: new Date(NOW + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
+    });
+  });
+
+  it("puts back runs of other types for other workers", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps, "other");
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.released).toHaveLength(1);
+    expect(deps.queue.deleted).toHaveLength(0);
+  });
+
+  it("drops a second copy of a run someone holds, and any copy of a finished run", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await deliveredRun(deps);
+    const [first] = await lease(deps);
+    deps.queue.ready.push({
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW },
+      receiptHandle: "dup",
+    });
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.deleted).toContain("dup");
+
+    await completeRun(deps, first?.runId ?? "", { fence: first?.fence, result: "succeeded" });
+    deps.queue.ready.push({
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW },
+      receiptHandle: "late",
+    });
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.deleted).toContain("late");
+  });
+
+  it("drops unreadable messages and messages for runs that do not exist", async () => {
+    const deps = memoryDeps(NOW);
+    deps.queue.ready.push({ message: undefined, receiptHandle: "garbage" });
+    deps.queue.ready.push({ message: { runId: "r", jobId: "j_x", scheduledFor: 1 }, receiptHandle: "ghost" });
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.deleted).toEqual(expect.arrayContaining(["garbage", "ghost"]));
+  });
+
+  it("cancels the run of a job that no longer exists instead of leasing it", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await deliveredRun(deps);
+    deps.jobs.jobs.delete(jobId);
+    expect(await lease(deps)).toEqual([]);
+    expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Cancelled);
+  });
+
+  it("gives a lapsed lease to the next worker with a higher fence; the old fence is then refused", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    const [first] = await lease(deps);
+    if (!first) throw new Error("no lease");
+    deps.clock.advance(deps.settings.leaseSeconds * 1000); // worker 1 went silent
+    deps.queue.ready.push({
+      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW },
+      receiptHandle: "again",
+    });
+    const [second] = await lease(deps);
+    expect(second).toMatchObject({ runId: first.runId, fence: 2, attempt: 2 });
+
+    await expect(
+      completeRun(deps, first.runId, { fence: first.fence, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(StaleFenceError);
+    expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Leased);
+    await completeRun(deps, first.runId, { fence: 2, result: "succeeded" });
+    expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Succeeded);
+  });
+
+  it("validates the request", async () => {
+    const deps = memoryDeps(NOW);
+    await expect(leaseRuns(deps, { workerId: "w", types: [], max: 1 })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    await expect(leaseRuns(deps, { workerId: "w", types: ["x"], max: 11 })).rejects.toMatchObject({
+      field: "max",
+    });
+  });
+});
+
+describe("completeRun", () => {
+  it("records success, deletes the delivering message and completes the one-off job", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await deliveredRun(deps);
+    const [granted] = await lease(deps);
+    deps.clock.advance(2_000);
+    const result = await completeRun(deps, granted?.runId ?? "", { fence: 1, result: "succeeded" });
+    expect(result).toEqual({ runId: granted?.runId, status: "succeeded" });
+    expect(deps.queue.deleted).toHaveLength(1);
+    const run = [...deps.runs.runs.values()][0];
+    expect(run).toMatchObject({
+      status: "succeeded",
+      startedAt: NOW,
+      finishedAt: NOW + 2_000,
+      checkAt: undefined,
+    });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("records a failure with its error", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    const [granted] = await lease(deps);
+    await completeRun(deps, granted?.runId ?? "", {
+      fence: 1,
+      result: "failed",
+      error: "boom",
+      retryable: false,
+    });
+    expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "failed", error: "boom" });
+  });
+
+  it("answers not found for an unknown or malformed run id", async () => {
+    const deps = memoryDeps(NOW);
+    await expect(completeRun(deps, "nope", { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    await expect(
+      completeRun(deps, "r_0123456789abcdefghjk_1", { fence: 1, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("refuses a completion of a run that was never leased", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    const runId = [...deps.runs.runs.values()][0]?.runId ?? "";
+    await expect(completeRun(deps, runId, { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
+      StaleFenceError,
+    );
+  });
+});
+
+describe("repairRuns", () => {
+  it("re-sends a pending run whose message never turned up, once its check time passed", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    deps.queue.ready.length = 0; // the message is lost
+    expect(await repairRuns(deps)).toMatchObject({ resent: 0 });
+    deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
+    expect(await repairRuns(deps)).toMatchObject({ resent: 1 });
+    expect(deps.queue.sent).toHaveLength(1);
+    expect(await repairRuns(deps)).toMatchObject({ resent: 0 }); // not again until the next grace period
+  });
+
+  it("looks again later at a run whose lease a heartbeat kept alive, without re-sending it", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    const [granted] = await lease(deps);
+    const key = [...deps.runs.runs.keys()][0] ?? "";
+    const run = deps.runs.runs.get(key);
+    if (!run || !granted) throw new Error("no run");
+    const extended = NOW + 10 * 60_000;
+    deps.runs.runs.set(key, { ...run, leaseExpiresAt: extended }); // heartbeats extended the lease
+    deps.clock.set((run.checkAt ?? 0) + 1);
+    expect(await repairRuns(deps)).toMatchObject({ resent: 0, rescheduled: 1 });
+    expect(deps.runs.runs.get(key)?.checkAt).toBe(extended + deps.settings.repairGraceSeconds * 1000);
+  });
+
+  it("after a queue reset re-sends every unfinished run at once, a held one for when its lease ends", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    await deliveredRun(deps);
+    const [held] = await lease(deps);
+    deps.queue.ready.length = 0;
+    deps.clock.advance(1_000);
+    const stats = await repairRuns(deps, { queueWasReset: true });
+    expect(stats).toMatchObject({ inspected: 2, resent: 2 });
+    const delays = deps.queue.sent.map((s) => [s.message.runId === held?.runId, s.delaySeconds]);
+    expect(delays).toEqual(expect.arrayContaining([[true, deps.settings.leaseSeconds - 1]]));
+  });
+
+  it("pages through many candidates in one pass", async () => {
+    const deps = memoryDeps(NOW);
+    for (let i = 0; i < 250; i++) await deliveredRun(deps);
+    deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
+    expect(await repairRuns(deps)).toMatchObject({ inspected: 250, resent: 250 });
+  });
+});
