@@ -1,6 +1,13 @@
+import "./runtime-env";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { LOCAL_SETTINGS } from "../lambdas/definitions/settings";
+import { createApiHandler } from "../lambdas/handlers/api";
+import { createInternalHandler } from "../lambdas/handlers/internal";
 import { ensureQueues, ensureTable } from "./bootstrap";
+import { lockDataDir } from "./data-lock";
 import { startDynamo, startSqs } from "./emulators";
 import { runExampleWorker } from "./example-worker";
 import { startHttpGateway } from "./http-gateway";
@@ -10,29 +17,19 @@ import { startTicker } from "./ticker";
  * `npm start`: the whole of jobsched on one machine. The emulators and the Lambda handlers run
  * in this process; job data lives in .jobsched/ and survives restarts.
  */
-process.env.POWERTOOLS_LOG_LEVEL ??= "WARN";
-process.env.POWERTOOLS_DEV ??= "true";
-// The SDK warns that its 2027 releases will need Node 22; the lock file pins today's, which run on 20.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-
-const { createDynamoClient, createSqsClient } = await import("../lambdas/adapters/clients");
-const { createSchedulerDeps } = await import("../lambdas/adapters/scheduler-deps");
-const { createApiHandler } = await import("../lambdas/handlers/api");
-const { createInternalHandler } = await import("../lambdas/handlers/internal");
-const { LOCAL_SETTINGS } = await import("../lambdas/definitions/settings");
-
 const started = Date.now();
 const dataDir = resolve(process.env.JOBSCHED_DATA_DIR ?? ".jobsched/data");
 mkdirSync(dataDir, { recursive: true });
 const port = Number(process.env.PORT ?? 8787);
 
-let dynamo: Awaited<ReturnType<typeof startDynamo>>;
+let lock: ReturnType<typeof lockDataDir>;
 try {
-  dynamo = await startDynamo({ path: dataDir });
+  lock = lockDataDir(dataDir);
 } catch (error) {
-  console.error(`Could not open ${dataDir}: is another jobsched already running on it? (${String(error)})`);
+  console.error((error as Error).message);
   process.exit(1);
 }
+const dynamo = await startDynamo({ path: dataDir });
 const sqs = await startSqs();
 
 const config = {
@@ -85,6 +82,7 @@ async function shutdown(signal: string) {
   gateway.server.closeAllConnections();
   await new Promise((done) => gateway.server.close(done));
   await Promise.allSettled([sqs.close(), dynamo.close()]);
+  lock.release();
   console.log("stopped.");
   process.exit(0);
 }

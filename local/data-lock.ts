@@ -1,0 +1,32 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * One local runtime per data folder (LevelDB allows one process). A pid file says who holds
+ * it; a pid that is no longer alive (a runtime killed with SIGKILL) does not count.
+ */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export function lockDataDir(dataDir: string): { release(): void } {
+  const file = join(dataDir, "runtime.pid");
+  let holder: number | undefined;
+  try {
+    holder = Number(readFileSync(file, "utf8").trim());
+  } catch {
+    holder = undefined;
+  }
+  if (holder && holder !== process.pid && isAlive(holder)) {
+    throw new Error(
+      `jobsched (pid ${holder}) is already running on ${dataDir}; stop it or set JOBSCHED_DATA_DIR`,
+    );
+  }
+  writeFileSync(file, String(process.pid));
+  return { release: () => rmSync(file, { force: true }) };
+}
