@@ -1,3 +1,5 @@
+import { type DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+
 /**
  * DynamoDB answers a failed condition with ConditionalCheckFailedException. Matching on the
  * name (not the class) works for the real service, dynalite and mocked clients alike.
@@ -15,4 +17,18 @@ export async function applied(write: () => Promise<unknown>): Promise<boolean> {
     if (isConditionFailure(error)) return false;
     throw error;
   }
+}
+
+/** Puts an item unless one with its key exists: the building block of every create. */
+export async function putIfAbsent(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  item: Record<string, unknown>,
+): Promise<"created" | "exists"> {
+  const created = await applied(() =>
+    db.send(
+      new PutCommand({ TableName: tableName, Item: item, ConditionExpression: "attribute_not_exists(pk)" }),
+    ),
+  );
+  return created ? "created" : "exists";
 }

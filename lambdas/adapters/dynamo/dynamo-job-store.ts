@@ -1,14 +1,8 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { DueJob, Job } from "../../core/job";
 import type { JobStore, Page } from "../../core/ports";
 import { DUE_INDEX } from "../../definitions/table";
-import { applied } from "./conditions";
+import { applied, putIfAbsent } from "./conditions";
 import { dueAttributes, fromDueItem, fromJobItem, JOB_SK, jobPk, toJobItem } from "./job-item";
 import { decodeCursor, encodeCursor } from "./page-cursor";
 
@@ -21,17 +15,8 @@ export class DynamoJobStore implements JobStore {
     private readonly tableName: string,
   ) {}
 
-  async createJob(job: Job): Promise<"created" | "exists"> {
-    const created = await applied(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: toJobItem(job),
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
-    );
-    return created ? "created" : "exists";
+  createJob(job: Job): Promise<"created" | "exists"> {
+    return putIfAbsent(this.db, this.tableName, toJobItem(job));
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {

@@ -1,14 +1,8 @@
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { LeaseGrant, Page, RepairCandidate, RunOutcome, RunStore } from "../../core/ports";
 import type { Run } from "../../core/run";
 import { REPAIR_INDEX } from "../../definitions/table";
-import { applied, isConditionFailure } from "./conditions";
+import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { jobPk } from "./job-item";
 import { decodeCursor, encodeCursor } from "./page-cursor";
 import { fromRepairItem, fromRunItem, RUN_SK_PREFIX, runKey, toRunItem } from "./run-item";
@@ -22,17 +16,8 @@ export class DynamoRunStore implements RunStore {
     private readonly tableName: string,
   ) {}
 
-  async createRun(run: Run): Promise<"created" | "exists"> {
-    const created = await applied(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: toRunItem(run),
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      ),
-    );
-    return created ? "created" : "exists";
+  createRun(run: Run): Promise<"created" | "exists"> {
+    return putIfAbsent(this.db, this.tableName, toRunItem(run));
   }
 
   async getRun(jobId: string, scheduledFor: number): Promise<Run | undefined> {
