@@ -54,6 +54,15 @@ function compile(): CompiledRoute[] {
   });
 }
 
+/** Like API Gateway, pass a malformed %-escape through as it came rather than failing. */
+function decodeOrKeep(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export function matchRoute(routes: readonly CompiledRoute[], method: string, path: string) {
   for (const route of routes) {
     if (route.method !== method) continue;
@@ -61,7 +70,7 @@ export function matchRoute(routes: readonly CompiledRoute[], method: string, pat
     if (!match) continue;
     const pathParameters: Record<string, string> = {};
     route.names.forEach((name, i) => {
-      pathParameters[name] = decodeURIComponent(match[i + 1] ?? "");
+      pathParameters[name] = decodeOrKeep(match[i + 1] ?? "");
     });
     return { route, pathParameters };
   }
