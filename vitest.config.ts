@@ -1,16 +1,35 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects: `unit` tests the pure core with a fake clock and in-memory ports (no emulator,
+ * modules shared between files for speed); `integration` holds the adapter, handler,
+ * end-to-end and CDK tests, with dynalite and fauxqs started once by the global setup.
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/setup-env.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     coverage: {
       provider: "v8",
-      include: ["lambdas/**/*.ts"],
+      include: ["lambdas/core/**/*.ts"],
       reporter: ["text-summary", "text"],
+      // The core's own tests must cover it: `npm run test:coverage` runs the unit project only.
+      thresholds: { lines: 95, branches: 95, functions: 95, statements: 95 },
     },
+    projects: [
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/adapters/**/*.test.ts", "test/integration/**/*.test.ts", "test/infra/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+    ],
   },
 });

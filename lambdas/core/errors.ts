@@ -42,8 +42,3 @@ export class IdempotencyConflictError extends DomainError {
 export class StaleFenceError extends DomainError {
   readonly code = "StaleFence";
 }
-
-/** A conditional write found the item in another state than expected. */
-export class ConditionNotMetError extends DomainError {
-  readonly code = "ConditionNotMet";
-}

@@ -1,3 +1,5 @@
+import type { Schedule } from "./schedule/schedule";
+
 /**
  * A job: the definition a tenant submitted, and where it stands. Runs are separate records
  * (run.ts); a job only remembers the next instant it still has to create a run for.
@@ -9,13 +11,6 @@ export const JobStatus = {
   Completed: "completed",
 } as const;
 export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
-
-/** When a job runs. The walking skeleton knows one-off jobs; recurring kinds join this union. */
-export interface OnceSchedule {
-  readonly kind: "once";
-  readonly runAt: number;
-}
-export type Schedule = OnceSchedule;
 
 export interface Job {
   readonly jobId: string;

@@ -47,11 +47,10 @@ export interface RunOutcome {
   readonly now: number;
 }
 
-/** A run the repair pass should look at. */
-export type RepairCandidate = Pick<
-  Run,
-  "runId" | "jobId" | "status" | "scheduledFor" | "leaseExpiresAt" | "checkAt"
->;
+/** A run the repair pass should look at: it is in the repair index, so it has a check time. */
+export type RepairCandidate = Pick<Run, "runId" | "jobId" | "status" | "scheduledFor" | "leaseExpiresAt"> & {
+  readonly checkAt: number;
+};
 
 /** Run records. */
 export interface RunStore {

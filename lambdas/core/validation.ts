@@ -8,8 +8,8 @@ import { ValidationError } from "./errors";
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (!issue) throw new ValidationError("invalid request");
+  // zod reports at least one issue for every failure.
+  const issue = result.error.issues[0] as z.core.$ZodIssue;
   const unknownKey = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
   const path = [...issue.path, ...(unknownKey === undefined ? [] : [unknownKey])].map(String).join(".");
   const field = path === "" ? undefined : path;

@@ -1,6 +1,7 @@
 import middy from "@middy/core";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-deps";
+import { previewSchedule } from "../core/schedule/preview";
 import { createJob } from "../core/use-cases/create-job";
 import { getJob } from "../core/use-cases/get-job";
 import { httpErrors } from "./http/error-middleware";
@@ -17,6 +18,10 @@ export function createApiHandler(deps: HandlerDeps) {
     },
     "GET /api/v1/jobs/{jobId}": async (event) =>
       json(200, await getJob(deps, callerOf(event), pathParameter(event, "jobId"))),
+    "GET /api/v1/schedules/preview": async (event) => {
+      callerOf(event);
+      return json(200, previewSchedule(event.queryStringParameters ?? {}, deps.clock.now()));
+    },
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);
 }

@@ -148,8 +148,9 @@ export class MemoryRunStore implements RunStore {
 
   async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {
     const all = [...this.runs.values()]
-      .filter((r) => r.checkAt !== undefined && r.checkAt <= before && repairKeyOf(r.jobId) === repairKey)
-      .sort((a, b) => (a.checkAt ?? 0) - (b.checkAt ?? 0));
+      .flatMap((r) => (r.checkAt === undefined ? [] : [{ ...r, checkAt: r.checkAt }]))
+      .filter((r) => r.checkAt <= before && repairKeyOf(r.jobId) === repairKey)
+      .sort((a, b) => a.checkAt - b.checkAt);
     const start = cursor === undefined ? 0 : Number(cursor);
     const items: RepairCandidate[] = all.slice(start, start + limit);
     return { items, cursor: start + limit < all.length ? String(start + limit) : undefined };

@@ -205,10 +205,24 @@ describe("repairRuns", () => {
     expect(delays).toEqual(expect.arrayContaining([[true, deps.settings.leaseSeconds - 1]]));
   });
 
-  it("pages through many candidates in one pass", async () => {
+  it("pages through many candidates in one pass, each once even as re-sent runs move down the index", async () => {
     const deps = memoryDeps(NOW);
     for (let i = 0; i < 250; i++) await deliveredRun(deps);
     deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
     expect(await repairRuns(deps)).toMatchObject({ inspected: 250, resent: 250 });
+    deps.clock.advance(1_000); // re-sent runs now sort after the ones not yet reached
+    expect(await repairRuns(deps, { queueWasReset: true })).toMatchObject({ inspected: 250, resent: 250 });
+  });
+
+  it("skips a held run whose check another repair pass moved first", async () => {
+    const deps = memoryDeps(NOW);
+    await deliveredRun(deps);
+    await lease(deps);
+    deps.clock.advance(deps.settings.leaseSeconds * 1000 - 1);
+    const [key, run] = [...deps.runs.runs.entries()][0] ?? [];
+    if (!key || !run) throw new Error("no run");
+    deps.runs.runs.set(key, { ...run, checkAt: NOW }); // due for a look while the lease still holds
+    deps.runs.rescheduleCheck = async () => false;
+    expect(await repairRuns(deps)).toMatchObject({ inspected: 1, rescheduled: 0, resent: 0 });
   });
 });

@@ -6,7 +6,23 @@ import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
 export const jobPk = (jobId: string) => `JOB#${jobId}`;
 export const JOB_SK = "JOB";
 
-const scheduleSchema = z.object({ kind: z.literal("once"), runAt: z.number() });
+const scheduleSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("once"), runAt: z.number() }),
+  z.object({
+    kind: z.literal("cron"),
+    cron: z.string(),
+    timeZone: z.string(),
+    startAt: z.number().optional(),
+    endAt: z.number().optional(),
+  }),
+  z.object({
+    kind: z.literal("interval"),
+    everyMs: z.number(),
+    anchor: z.number(),
+    startAt: z.number().optional(),
+    endAt: z.number().optional(),
+  }),
+]);
 const statusSchema = z.enum(["active", "paused", "cancelled", "completed"]);
 
 const jobItemSchema = z.object({

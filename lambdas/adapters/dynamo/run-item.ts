@@ -32,14 +32,9 @@ const runItemSchema = z.object({
   checkAt: z.number().optional(),
 });
 
-const repairItemSchema = runItemSchema.pick({
-  runId: true,
-  jobId: true,
-  status: true,
-  scheduledFor: true,
-  leaseExpiresAt: true,
-  checkAt: true,
-});
+const repairItemSchema = runItemSchema
+  .pick({ runId: true, jobId: true, status: true, scheduledFor: true, leaseExpiresAt: true })
+  .extend({ checkAt: z.number() });
 
 export function toRunItem(run: Run) {
   return {
@@ -65,5 +60,5 @@ export function fromRunItem(item: Record<string, unknown>): Run {
 
 export function fromRepairItem(item: Record<string, unknown>): RepairCandidate {
   const r = repairItemSchema.parse(item);
-  return { ...r, leaseExpiresAt: r.leaseExpiresAt, checkAt: r.checkAt };
+  return { ...r, leaseExpiresAt: r.leaseExpiresAt };
 }

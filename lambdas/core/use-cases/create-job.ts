@@ -4,9 +4,10 @@ import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { IdempotencyConflictError, ValidationError } from "../errors";
 import { jobIdForIdempotencyKey, newJobId, type RandomBytes } from "../ids";
-import { formatInstant, parseInstant } from "../instant";
+import { formatInstant } from "../instant";
 import { type DueJob, type Job, JobStatus } from "../job";
-import { firstRunAt } from "../schedule";
+import { firstRunAt } from "../schedule/schedule";
+import { scheduleFromFields } from "../schedule/schedule-input";
 import { createJobRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { fireJobs } from "./fire-jobs";
@@ -33,16 +34,13 @@ export async function createJob(
 ): Promise<CreateJobResult> {
   const request = parseWith(createJobRequest, body);
   const now = deps.clock.now();
-  const runAt = parseInstant(request.runAt);
-  if (runAt === undefined) throw new ValidationError("runAt: not a valid instant", "runAt");
-  if (runAt < now - MAX_PAST_RUN_AT_MS) {
+  const schedule = scheduleFromFields({ runAt: request.runAt });
+  const nextRunAt = firstRunAt(schedule, now);
+  if (nextRunAt !== undefined && nextRunAt < now - MAX_PAST_RUN_AT_MS) {
     throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");
   }
-
-  const schedule = { kind: "once", runAt } as const;
-  const nextRunAt = firstRunAt(schedule);
   const requestHash = createHash("sha256")
-    .update(stringify({ ...request, tenant: caller.tenant }) ?? "")
+    .update(String(stringify({ ...request, tenant: caller.tenant })))
     .digest("base64url");
   const jobId =
     request.idempotencyKey === undefined

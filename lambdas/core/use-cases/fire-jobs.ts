@@ -2,7 +2,7 @@ import { delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { isFinished, newRun, type Run, RunStatus } from "../run";
-import { nextRunAfter } from "../schedule";
+import { nextRunAfter } from "../schedule/schedule";
 
 /**
  * A run created less than this long ago is taken to be in the hands of whoever created it

@@ -57,19 +57,20 @@ async function repairOne(
   queueWasReset: boolean,
 ): Promise<"resent" | "rescheduled" | "skipped"> {
   const graceMs = deps.settings.repairGraceSeconds * 1000;
-  const expectedCheckAt = run.checkAt ?? 0;
-  const leaseLive = run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) > now;
+  const leaseEnd = run.leaseExpiresAt ?? Number.NEGATIVE_INFINITY;
+  const leaseLive = run.status === RunStatus.Leased && leaseEnd > now;
 
   if (leaseLive && !queueWasReset) {
     // Heartbeats extend the lease without touching checkAt; look again after this lease.
-    const next = (run.leaseExpiresAt ?? now) + graceMs;
-    return (await deps.runs.rescheduleCheck(run, expectedCheckAt, next)) ? "rescheduled" : "skipped";
+    return (await deps.runs.rescheduleCheck(run, run.checkAt, leaseEnd + graceMs))
+      ? "rescheduled"
+      : "skipped";
   }
   if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) return "skipped";
 
   // Claim the repair first: of two concurrent repair passes only one resends.
-  const visibleAt = leaseLive ? (run.leaseExpiresAt ?? now) : run.scheduledFor;
-  if (!(await deps.runs.rescheduleCheck(run, expectedCheckAt, Math.max(now, visibleAt) + graceMs))) {
+  const visibleAt = leaseLive ? leaseEnd : run.scheduledFor;
+  if (!(await deps.runs.rescheduleCheck(run, run.checkAt, Math.max(now, visibleAt) + graceMs))) {
     return "skipped";
   }
   await deps.queue.send([{ message: runMessageOf(run), delaySeconds: delaySecondsUntil(visibleAt, now) }]);

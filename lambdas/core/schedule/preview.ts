@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { ValidationError } from "../errors";
+import { formatInstant, parseInstant } from "../instant";
+import { parseWith } from "../validation";
+import { firingsAfter } from "./schedule";
+import { DEFAULT_TIME_ZONE, scheduleFromFields } from "./schedule-input";
+import { formatLocal, formatNaive } from "./zone-time";
+
+/**
+ * The next N run instants of a schedule, in UTC and local time, each marked where DST moved
+ * it (its local time did not exist), merged it (several local times ran as one) or where its
+ * local time happens twice (it ran at the first). Served by GET /api/v1/schedules/preview and
+ * by `jobsched preview`, which works offline: both print exactly this.
+ */
+export const MAX_PREVIEW_COUNT = 100;
+
+export const previewQuery = z.strictObject({
+  cron: z.string().optional(),
+  timeZone: z.string().optional(),
+  interval: z.string().optional(),
+  runAt: z.string().optional(),
+  startAt: z.string().optional(),
+  endAt: z.string().optional(),
+  from: z.string().optional(),
+  count: z.coerce
+    .number({ message: "must be a number" })
+    .int("must be a whole number")
+    .min(1)
+    .max(MAX_PREVIEW_COUNT)
+    .default(10),
+});
+
+export interface PreviewRun {
+  readonly at: string;
+  readonly local: string;
+  readonly dst?: "moved" | "merged" | "repeated";
+  /** The local times the schedule named, when DST moved or merged them. */
+  readonly scheduledLocal?: string[];
+}
+
+export interface Preview {
+  readonly timeZone: string;
+  readonly from: string;
+  readonly runs: PreviewRun[];
+}
+
+export function previewSchedule(query: unknown, now: number): Preview {
+  const q = parseWith(previewQuery, query);
+  const schedule = scheduleFromFields({ ...q, every: q.interval, everyField: "interval" });
+  const from = q.from === undefined ? now : parseInstant(q.from);
+  if (from === undefined) throw new ValidationError("from: not an ISO 8601 instant", "from");
+  const timeZone = q.timeZone ?? DEFAULT_TIME_ZONE;
+
+  const runs: PreviewRun[] = [];
+  // `from` itself counts: preview what runs at or after it.
+  for (const firing of firingsAfter(schedule, from - 1)) {
+    if (runs.length >= q.count) break;
+    const run: PreviewRun = { at: formatInstant(firing.at), local: formatLocal(timeZone, firing.at) };
+    if (!firing.dst) {
+      runs.push(run);
+      continue;
+    }
+    const dst = firing.dst.nominal.length > 1 ? "merged" : firing.dst.kind;
+    runs.push({
+      ...run,
+      dst,
+      ...(dst === "repeated" ? {} : { scheduledLocal: firing.dst.nominal.map(formatNaive) }),
+    });
+  }
+  return { timeZone, from: formatInstant(from), runs };
+}
