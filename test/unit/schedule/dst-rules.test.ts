@@ -1,3 +1,4 @@
+import { CronExpressionParser } from "cron-parser";
 import { describe, expect, it } from "vitest";
 import { normalizeCron } from "../../../lambdas/core/schedule/cron";
 import { firingsAfter, type Schedule } from "../../../lambdas/core/schedule/schedule";
@@ -28,6 +29,17 @@ describe("Europe/London (01:00 GMT -> 02:00 BST on the last Sunday of March, bac
       { at: "2026-03-29T01:00:00Z", dst: "moved", nominal: 1 },
       { at: "2026-03-30T00:30:00Z" },
     ]);
+  });
+
+  it("corrects cron-parser, whose own zone handling runs the skipped 01:30 an hour late", () => {
+    const theirs = CronExpressionParser.parse("30 1 * * *", {
+      tz: "Europe/London",
+      currentDate: new Date("2026-03-29T00:00:00Z"),
+    });
+    expect(theirs.next().toDate().toISOString()).toBe("2026-03-29T01:30:00.000Z"); // 02:30 BST
+    expect(next("30 1 * * *", "Europe/London", "2026-03-29T00:00:00Z", 1)[0]?.at).toBe(
+      "2026-03-29T01:00:00Z",
+    );
   });
 
   it("runs a repeated 01:00 once, at its first occurrence (00:00Z), on 2026-10-25", () => {
