@@ -1,7 +1,10 @@
+import { createSignedFetch } from "../client/signed-fetch";
+import type { LocalCredential } from "./local-credentials";
+
 /**
  * The example worker the local runtime starts: it leases runs of type `example.log` over the
- * same HTTP lease protocol a real worker uses, logs each run it executes, and completes it with
- * its fence. It stops taking work when its signal aborts.
+ * same signed HTTP lease protocol a real worker uses, logs each run it executes, and completes
+ * it with its fence. It stops taking work when its signal aborts.
  */
 export const EXAMPLE_TYPE = "example.log";
 
@@ -16,18 +19,17 @@ interface LeaseJson {
 
 export async function runExampleWorker(
   baseUrl: string,
+  credential: LocalCredential,
+  region: string,
   signal: AbortSignal,
   print = console.log,
 ): Promise<void> {
+  const call = createSignedFetch({ endpoint: baseUrl, region, credentials: credential });
   const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal,
-    });
-    if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
-    return response.json() as Promise<unknown>;
+    const response = await call("POST", path, { body, signal });
+    if (response.status !== 200)
+      throw new Error(`${path}: HTTP ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
   };
 
   while (!signal.aborted) {

@@ -5,6 +5,8 @@ import type { APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
 import { type FunctionName, ROUTES, routeKeyOf } from "../lambdas/definitions/routes";
 import type { HttpEvent } from "../lambdas/handlers/http/request";
 import { localContext } from "./lambda-context";
+import type { LocalCredentials } from "./local-credentials";
+import { verifySigV4 } from "./sigv4-verifier";
 
 /**
  * A local stand-in for API Gateway (HTTP API, payload format 2.0): matches each request
@@ -13,16 +15,11 @@ import { localContext } from "./lambda-context";
  */
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-/** Who signed a request; until SigV4 is verified locally every request is the dev principal. */
+/** Who signed a request, as API Gateway's IAM authorizer reports it. */
 export interface LocalIdentity {
   readonly accessKey: string;
   readonly userArn: string;
 }
-
-export const DEV_IDENTITY: LocalIdentity = {
-  accessKey: "LOCALDEVKEY",
-  userArn: "arn:aws:iam::000000000000:user/local-dev",
-};
 
 /** API Gateway's own payload limit (10 MB) is far above ours; refuse early past 1 MiB. */
 const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -152,21 +149,63 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
   response.end(result.body ?? "");
 }
 
+function forbidden(message: string): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: 403,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message }),
+  };
+}
+
+/**
+ * Starts the gateway. Every route needs a valid SigV4 signature from a key in the local
+ * credentials file, and, like the IAM policies the stack exports, tenant keys may call only
+ * /api/* and worker keys only /internal/*.
+ */
 export async function startHttpGateway(
   handlers: Readonly<Record<FunctionName, HttpHandler>>,
-  options: { port: number; host?: string },
+  options: { port: number; host?: string; credentials: LocalCredentials; now?: () => number },
 ): Promise<{ server: Server; url: string }> {
   const routes = compile();
+  const now = options.now ?? Date.now;
   const server = createServer(async (request, response) => {
     try {
-      const url = new URL(request.url ?? "/", "http://local");
+      const rawUrl = request.url ?? "/";
+      const url = new URL(rawUrl, "http://local");
       const matched = matchRoute(routes, request.method ?? "GET", url.pathname);
       if (!matched)
         return send(response, { statusCode: 404, body: JSON.stringify({ message: "Not Found" }) });
       const body = await readBody(request);
       if (!body)
         return send(response, { statusCode: 413, body: JSON.stringify({ message: "Request too large" }) });
-      const event = toEvent(request, url, body, matched, DEV_IDENTITY);
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(request.headers)) {
+        if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(",") : value;
+      }
+      const verdict = await verifySigV4(
+        {
+          method: matched.route.method,
+          rawPath: rawUrl.split("?")[0] ?? "/",
+          query: url.searchParams,
+          headers,
+          body,
+        },
+        options.credentials,
+        now(),
+      );
+      if (!verdict.ok) return send(response, forbidden(verdict.message));
+      const wanted = matched.route.function === "internal" ? "worker" : "tenant";
+      if (verdict.credential.kind !== wanted) {
+        const { principal } = verdict.credential;
+        return send(
+          response,
+          forbidden(
+            `User: ${principal} is not authorized to perform: execute-api:Invoke on resource: ${matched.route.routeKey}`,
+          ),
+        );
+      }
+      const identity = { accessKey: verdict.credential.accessKeyId, userArn: verdict.credential.principal };
+      const event = toEvent(request, url, body, matched, identity);
       const handler = handlers[matched.route.function];
       send(response, await handler(event, localContext(matched.route.function)));
     } catch (error) {

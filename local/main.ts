@@ -11,6 +11,7 @@ import { lockDataDir } from "./data-lock";
 import { startDynamo, startSqs } from "./emulators";
 import { runExampleWorker } from "./example-worker";
 import { startHttpGateway } from "./http-gateway";
+import { loadLocalCredentials } from "./local-credentials";
 import { startTicker } from "./ticker";
 
 /**
@@ -44,30 +45,39 @@ await ensureTable(createDynamoClient(config), config.tableName);
 const queueUrls = await ensureQueues(createSqsClient(config), "jobsched");
 const deps = createSchedulerDeps({ ...config, runQueueUrl: queueUrls.get("runs") ?? "" });
 
+const credentials = loadLocalCredentials();
 const gateway = await startHttpGateway(
   { api: createApiHandler(deps), internal: createInternalHandler(deps) },
-  { port },
+  { port, credentials },
 ).catch((error: unknown) => {
   console.error(`Could not listen on 127.0.0.1:${port} (${String(error)}); set PORT to use another port.`);
   process.exit(1);
 });
 const ticker = startTicker(deps, LOCAL_SETTINGS.tickSeconds * 1000);
 const workerStop = new AbortController();
-const worker = runExampleWorker(gateway.url, workerStop.signal);
+const worker = runExampleWorker(
+  gateway.url,
+  credentials.first("worker"),
+  credentials.region,
+  workerStop.signal,
+);
+const tenant = credentials.first("tenant");
 
 const inTenSeconds = "$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)";
+const sign = `--aws-sigv4 "aws:amz:${credentials.region}:execute-api" --user ${tenant.accessKeyId}:${tenant.secretAccessKey}`;
 console.log(`
 jobsched is running (started in ${Date.now() - started} ms)
-  API        ${gateway.url}
+  API        ${gateway.url}   (SigV4; dev keys in local/credentials.json)
   DynamoDB   ${dynamo.endpoint}   (dynalite, data in ${dataDir})
   SQS        ${sqs.endpoint}   (fauxqs, in memory)
   tick       every ${LOCAL_SETTINGS.tickSeconds} s; example worker leasing type example.log
 
-Create a job that runs in 10 seconds:
-  curl -s -X POST ${gateway.url}/api/v1/jobs -H 'content-type: application/json' \\
+Create a job that runs in 10 seconds (as ${tenant.principal}):
+  curl -s ${sign} \\
+    -H 'content-type: application/json' -X POST ${gateway.url}/api/v1/jobs \\
     -d "{\\"type\\":\\"example.log\\",\\"payload\\":{\\"hello\\":\\"world\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
 
-Then: curl -s ${gateway.url}/api/v1/jobs/<jobId>      Stop with Ctrl-C.
+Then: curl -s ${sign} ${gateway.url}/api/v1/jobs/<jobId>      Stop with Ctrl-C.
 `);
 
 let stopping = false;

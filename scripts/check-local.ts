@@ -11,6 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createSignedFetch } from "../client/signed-fetch";
+import { loadLocalCredentials } from "../local/local-credentials";
 import { startLocalRuntime } from "../local/spawn-runtime";
 
 const { values } = parseArgs({
@@ -32,24 +34,28 @@ const started = Date.now();
 const runtime = await startLocalRuntime(dataDir);
 const startupMs = Date.now() - started;
 
+const credentials = loadLocalCredentials();
+const call = createSignedFetch({
+  endpoint: runtime.url,
+  region: credentials.region,
+  credentials: credentials.first("tenant"),
+});
+
 try {
   const ids: string[] = [];
   for (let i = 0; i < jobs; i++) {
     const runAt = new Date(Date.now() + aheadMs + i * 137).toISOString(); // spread over the second
-    const response = await fetch(`${runtime.url}/api/v1/jobs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ type: "example.log", payload: { i }, runAt }),
+    const response = await call("POST", "/api/v1/jobs", {
+      body: { type: "example.log", payload: { i }, runAt },
     });
-    const body = (await response.json()) as { jobId: string };
-    ids.push(body.jobId);
+    ids.push((response.body as { jobId: string }).jobId);
   }
 
   const lateness: number[] = [];
   const deadline = Date.now() + aheadMs + 30_000;
   for (const id of ids) {
     for (;;) {
-      const job = (await (await fetch(`${runtime.url}/api/v1/jobs/${id}`)).json()) as {
+      const job = (await call("GET", `/api/v1/jobs/${id}`)).body as {
         runs: Array<{ scheduledFor: string; startedAt?: string; status: string }>;
       };
       const run = job.runs[0];

@@ -38,6 +38,11 @@ export class IdempotencyConflictError extends DomainError {
   readonly code = "IdempotencyConflict";
 }
 
+/** The request conflicts with the resource's state (resume a cancelled job, say). */
+export class ConflictError extends DomainError {
+  readonly code = "Conflict";
+}
+
 /** A heartbeat or completion carried a fence that no longer holds the lease. */
 export class StaleFenceError extends DomainError {
   readonly code = "StaleFence";

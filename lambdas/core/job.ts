@@ -1,3 +1,5 @@
+import type { BackoffPolicy } from "./backoff";
+import type { MissedRunPolicy } from "./missed-runs";
 import type { Schedule } from "./schedule/schedule";
 
 /**
@@ -12,6 +14,14 @@ export const JobStatus = {
 } as const;
 export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
 
+/** Who changed a job's state, and when. The job keeps the most recent MAX_AUDIT_ENTRIES. */
+export interface AuditEntry {
+  readonly action: "created" | "paused" | "resumed" | "cancelled";
+  readonly by: string;
+  readonly at: number;
+}
+export const MAX_AUDIT_ENTRIES = 50;
+
 export interface Job {
   readonly jobId: string;
   readonly tenant: string;
@@ -21,16 +31,30 @@ export interface Job {
   readonly status: JobStatus;
   /** The next instant a run must be created for; undefined when none is left. */
   readonly nextRunAt: number | undefined;
+  readonly missedRuns: MissedRunPolicy;
+  readonly maxLatenessMs: number | undefined;
   readonly maxAttempts: number;
+  readonly retry: BackoffPolicy;
+  readonly leaseSeconds: number;
   readonly idempotencyKey: string | undefined;
   /** Hash of the create request, to tell a retry from a conflicting reuse of the key. */
   readonly requestHash: string;
   readonly createdAt: number;
   readonly createdBy: string;
   readonly updatedAt: number;
+  readonly audit: readonly AuditEntry[];
 }
 
-/** What a sweep sees of a job in the due index: enough to create its run and move it on. */
-export type DueJob = Pick<Job, "jobId" | "tenant" | "type" | "status" | "schedule"> & {
+/** What a sweep sees of a job in the due index: enough to plan its runs and move it on. */
+export type DueJob = Pick<
+  Job,
+  "jobId" | "tenant" | "type" | "status" | "schedule" | "missedRuns" | "maxLatenessMs"
+> & {
   readonly nextRunAt: number;
 };
+
+/** A job as the list endpoint shows it: no payload, no audit trail. */
+export type JobSummary = Pick<
+  Job,
+  "jobId" | "type" | "status" | "schedule" | "nextRunAt" | "createdAt" | "updatedAt"
+>;

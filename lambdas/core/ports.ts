@@ -1,4 +1,4 @@
-import type { DueJob, Job } from "./job";
+import type { DueJob, Job, JobStatus, JobSummary } from "./job";
 import type { Run, RunStatus } from "./run";
 
 /**
@@ -27,6 +27,19 @@ export interface JobStore {
   advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean>;
   /** Marks an active job with no next run as completed; false when it was not in that state. */
   completeJob(jobId: string, now: number): Promise<boolean>;
+  /**
+   * Writes a changed job (pause, resume, cancel) if nobody changed it since it was read, i.e.
+   * its updatedAt is still `expectedUpdatedAt`; false otherwise. Files it in the due index
+   * exactly when it is active and has a next run.
+   */
+  replaceJob(job: Job, expectedUpdatedAt: number): Promise<boolean>;
+  /** A tenant's jobs, newest first, optionally only of one status and type. */
+  listJobs(
+    tenant: string,
+    filter: { readonly status?: JobStatus | undefined; readonly type?: string | undefined },
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<JobSummary>>;
   /** The oldest hour bucket a shard group may still hold due jobs in, if ever recorded. */
   getSweepCursor(group: number): Promise<number | undefined>;
   /** Moves a group's cursor forward; never backward. */
@@ -42,7 +55,7 @@ export interface LeaseGrant {
 }
 
 export interface RunOutcome {
-  readonly status: Extract<RunStatus, "succeeded" | "failed" | "cancelled">;
+  readonly status: Extract<RunStatus, "succeeded" | "failed">;
   readonly error: string | undefined;
   readonly now: number;
 }
@@ -59,6 +72,8 @@ export interface RunStore {
   getRun(jobId: string, scheduledFor: number): Promise<Run | undefined>;
   /** The job's most recent runs, newest first. */
   listRecentRuns(jobId: string, limit: number): Promise<Run[]>;
+  /** The job's runs, newest first, a page at a time. */
+  listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>>;
   /**
    * Grants a lease: fence and attempt go up by one. Conditional on the run still carrying
    * `expectedFence` and being leasable at `grant.now`; undefined when it was not.
@@ -74,8 +89,11 @@ export interface RunStore {
     fence: number,
     outcome: RunOutcome,
   ): Promise<{ receiptHandle: string | undefined } | undefined>;
-  /** Marks a run that must not execute (its job is gone or cancelled) as cancelled. */
-  cancelRun(run: Run, now: number): Promise<void>;
+  /**
+   * Ends a run that must not execute: `cancelled` (its job is gone or cancelled) or `missed`
+   * (its job was paused before it started), with the reason.
+   */
+  abandonRun(run: Run, status: "cancelled" | "missed", reason: string, now: number): Promise<void>;
   /** Unfinished runs in one repair partition whose check time is at or before `before`. */
   queryRepairCandidates(
     repairKey: string,
@@ -106,5 +124,7 @@ export interface RunQueue {
   receive(max: number, visibilitySeconds: number, waitSeconds: number): Promise<ReceivedRunMessage[]>;
   /** Makes a received message visible again at once, for another worker. */
   release(receiptHandle: string): Promise<void>;
+  /** Keeps a received message invisible for `seconds` from now: the lease's new length. */
+  extend(receiptHandle: string, seconds: number): Promise<void>;
   delete(receiptHandle: string): Promise<void>;
 }

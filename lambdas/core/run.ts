@@ -16,6 +16,8 @@ export const RunStatus = {
   Succeeded: "succeeded",
   Failed: "failed",
   Cancelled: "cancelled",
+  /** Never started: its firing was missed (outage, pause, maxLateness); `error` says why. */
+  Missed: "missed",
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
@@ -23,6 +25,7 @@ const FINISHED: ReadonlySet<RunStatus> = new Set([
   RunStatus.Succeeded,
   RunStatus.Failed,
   RunStatus.Cancelled,
+  RunStatus.Missed,
 ]);
 
 export function isFinished(status: RunStatus): boolean {
@@ -56,7 +59,12 @@ export function runKeyOf(jobId: string, scheduledFor: number): string {
   return `${jobId}@${formatInstant(scheduledFor)}`;
 }
 
-export function newRun(job: DueJob, scheduledFor: number, now: number, repairGraceMs: number): Run {
+export function newRun(
+  job: Pick<DueJob, "jobId" | "tenant" | "type">,
+  scheduledFor: number,
+  now: number,
+  repairGraceMs: number,
+): Run {
   return {
     runId: runIdOf(job.jobId, scheduledFor),
     jobId: job.jobId,
@@ -73,6 +81,22 @@ export function newRun(job: DueJob, scheduledFor: number, now: number, repairGra
     finishedAt: undefined,
     error: undefined,
     checkAt: Math.max(scheduledFor, now) + repairGraceMs,
+  };
+}
+
+/** The record of a firing that will not run, with the reason. */
+export function missedRun(
+  job: Pick<DueJob, "jobId" | "tenant" | "type">,
+  scheduledFor: number,
+  now: number,
+  reason: string,
+): Run {
+  return {
+    ...newRun(job, scheduledFor, now, 0),
+    status: RunStatus.Missed,
+    finishedAt: now,
+    error: reason,
+    checkAt: undefined,
   };
 }
 

@@ -1,54 +1,143 @@
 import { z } from "zod";
 
 /**
- * Request bodies of the API, as zod schemas. Objects are strict: an unknown field is a 400,
- * not silently ignored, so a typo like "runat" cannot create a job that never runs.
+ * Request bodies and query strings of the API, as zod schemas. Objects are strict: an unknown
+ * field is a 400, not silently ignored, so a typo like "runat" cannot create a job that never
+ * runs. The OpenAPI document is generated from these same schemas.
  */
 
 /** Largest accepted payload, measured as UTF-8 JSON. Well under SQS and DynamoDB limits. */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const MAX_ATTEMPTS_LIMIT = 100;
+/** Lease bounds: SQS visibility timeouts go from 0 s to 12 h. */
+export const MIN_LEASE_SECONDS = 5;
+export const MAX_LEASE_SECONDS = 12 * 3600;
 
-const jobType = z
+export const jobType = z
   .string()
   .min(1)
   .max(128)
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:-]*$/,
-    "letters, digits and . _ : - only, starting with a letter or digit",
-  );
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "letters, digits and . _ : - only, starting with a letter or digit")
+  .meta({ description: "What kind of work this is; workers lease runs by type", example: "send-invoice" });
 
-const isoInstant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time with an offset" });
+export const isoInstant = z.iso
+  .datetime({
+    offset: true,
+    message: "must be an ISO 8601 date-time with an offset, like 2026-11-02T09:00:00Z",
+  })
+  .meta({ example: "2026-11-02T09:00:00Z" });
 
-export const createJobRequest = z.strictObject({
-  type: jobType,
-  payload: z
-    .json()
-    .optional()
-    .refine(
-      (value) => Buffer.byteLength(JSON.stringify(value ?? null), "utf8") <= MAX_PAYLOAD_BYTES,
-      `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`,
-    ),
-  runAt: isoInstant,
-  idempotencyKey: z.string().min(1).max(256).optional(),
-  maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).default(DEFAULT_MAX_ATTEMPTS),
-});
+/** A length of time: whole seconds, or an ISO 8601 duration such as PT15M. */
+export const durationInput = z
+  .union(
+    [
+      z
+        .int()
+        .positive()
+        .max(366 * 86_400),
+      z.string().min(2).max(64),
+    ],
+    {
+      message: "must be seconds (a positive whole number) or an ISO 8601 duration like PT15M",
+    },
+  )
+  .meta({ description: "Seconds, or an ISO 8601 duration such as PT15M", example: "PT1H" });
+
+export const createJobRequest = z
+  .strictObject({
+    type: jobType,
+    // The body came from JSON.parse, so any value here is JSON already (z.json() would do the
+    // same check recursively, and its recursion defeats the OpenAPI generator).
+    payload: z
+      .unknown()
+      .optional()
+      .refine(
+        (value) => Buffer.byteLength(JSON.stringify(value ?? null), "utf8") <= MAX_PAYLOAD_BYTES,
+        `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`,
+      )
+      .meta({ description: "Any JSON, at most 256 KiB; handed to the worker with each run" }),
+    idempotencyKey: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .meta({ description: "Repeat a create safely: the same key and body return the original job" }),
+    runAt: isoInstant
+      .optional()
+      .meta({ description: "Run once at this instant (at most 5 minutes in the past)" }),
+    cron: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .meta({
+        description: "Five-field cron expression or macro, read in timeZone",
+        example: "0 9 * * MON-FRI",
+      }),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: "IANA time zone of the cron expression (default UTC)", example: "Europe/London" }),
+    interval: z
+      .strictObject({ every: z.string().min(1).max(64).meta({ example: "15m" }) })
+      .optional()
+      .meta({ description: "Fixed interval computed in UTC: 15m, 2h, 1d or an ISO 8601 duration" }),
+    startAt: isoInstant.optional().meta({ description: "First instant a recurring schedule may run" }),
+    endAt: isoInstant.optional().meta({ description: "Last instant a recurring schedule may run" }),
+    missedRuns: z
+      .enum(["catch-up", "run-once", "skip"])
+      .default("run-once")
+      .meta({ description: "What to do with firings missed during an outage or a pause" }),
+    maxLateness: durationInput
+      .optional()
+      .meta({ description: "A run later than this is recorded as missed instead of started" }),
+    maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).default(DEFAULT_MAX_ATTEMPTS),
+    retry: z
+      .strictObject({ base: durationInput.optional(), cap: durationInput.optional() })
+      .optional()
+      .meta({ description: "Retry backoff: base (default 10 s) doubling up to cap (default 1 h)" }),
+    leaseSeconds: z
+      .int()
+      .min(MIN_LEASE_SECONDS)
+      .max(MAX_LEASE_SECONDS)
+      .optional()
+      .meta({ description: "How long a worker holds a run between heartbeats (default 30)" }),
+  })
+  .meta({ id: "CreateJobRequest" });
 export type CreateJobRequest = z.output<typeof createJobRequest>;
 
-export const leaseRequest = z.strictObject({
-  workerId: z.string().min(1).max(128),
-  types: z.array(jobType).min(1).max(32),
-  max: z.int().min(1).max(10).default(1),
-  /** Long-poll: how long to wait for a due run when none is ready. */
-  waitSeconds: z.int().min(0).max(20).default(1),
+export const listJobsQuery = z.strictObject({
+  status: z.enum(["active", "paused", "cancelled", "completed"]).optional(),
+  type: jobType.optional(),
+  limit: z.coerce.number({ message: "must be a number" }).int().min(1).max(100).default(25),
+  cursor: z.string().min(1).max(2048).optional(),
 });
+
+export const pageQuery = z.strictObject({
+  limit: z.coerce.number({ message: "must be a number" }).int().min(1).max(100).default(25),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+export const leaseRequest = z
+  .strictObject({
+    workerId: z.string().min(1).max(128),
+    types: z.array(jobType).min(1).max(32),
+    max: z.int().min(1).max(10).default(1),
+    /** Long-poll: how long to wait for a due run when none is ready. */
+    waitSeconds: z.int().min(0).max(20).default(1),
+  })
+  .meta({ id: "LeaseRequest" });
 export type LeaseRequest = z.output<typeof leaseRequest>;
 
-export const completeRequest = z.strictObject({
-  fence: z.int().min(1),
-  result: z.enum(["succeeded", "failed"]),
-  retryable: z.boolean().default(true),
-  error: z.string().max(4096).optional(),
-});
+export const completeRequest = z
+  .strictObject({
+    fence: z.int().min(1),
+    result: z.enum(["succeeded", "failed"]),
+    retryable: z.boolean().default(true),
+    error: z.string().max(4096).optional(),
+  })
+  .meta({ id: "CompleteRequest" });
 export type CompleteRequest = z.output<typeof completeRequest>;

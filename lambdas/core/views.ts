@@ -1,6 +1,6 @@
 import { Duration } from "luxon";
 import { formatInstant } from "./instant";
-import type { Job } from "./job";
+import type { Job, JobSummary } from "./job";
 import { type Run, runKeyOf } from "./run";
 import type { Schedule } from "./schedule/schedule";
 
@@ -8,6 +8,10 @@ import type { Schedule } from "./schedule/schedule";
 
 function optionalInstant(ms: number | undefined): string | undefined {
   return ms === undefined ? undefined : formatInstant(ms);
+}
+
+function isoDuration(ms: number): string {
+  return Duration.fromMillis(ms).rescale().toISO() as string;
 }
 
 /** A schedule as the API spells it. */
@@ -24,7 +28,7 @@ export function scheduleView(schedule: Schedule) {
       };
     case "interval":
       return {
-        interval: { every: Duration.fromMillis(schedule.everyMs).rescale().toISO() },
+        interval: { every: isoDuration(schedule.everyMs) },
         startAt: optionalInstant(schedule.startAt),
         endAt: optionalInstant(schedule.endAt),
       };
@@ -46,19 +50,30 @@ export function runView(run: Run) {
   };
 }
 
-export function jobView(job: Job, recentRuns: readonly Run[]) {
+export function jobSummaryView(job: JobSummary) {
   return {
     jobId: job.jobId,
     type: job.type,
     status: job.status,
-    payload: job.payload,
     ...scheduleView(job.schedule),
     nextRunAt: optionalInstant(job.nextRunAt),
-    maxAttempts: job.maxAttempts,
-    idempotencyKey: job.idempotencyKey,
     createdAt: formatInstant(job.createdAt),
-    createdBy: job.createdBy,
     updatedAt: formatInstant(job.updatedAt),
+  };
+}
+
+export function jobView(job: Job, recentRuns: readonly Run[]) {
+  return {
+    ...jobSummaryView(job),
+    payload: job.payload,
+    missedRuns: job.missedRuns,
+    maxLateness: job.maxLatenessMs === undefined ? undefined : isoDuration(job.maxLatenessMs),
+    maxAttempts: job.maxAttempts,
+    retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },
+    leaseSeconds: job.leaseSeconds,
+    idempotencyKey: job.idempotencyKey,
+    createdBy: job.createdBy,
+    audit: job.audit.map((entry) => ({ action: entry.action, by: entry.by, at: formatInstant(entry.at) })),
     runs: recentRuns.map(runView),
   };
 }

@@ -14,8 +14,14 @@ export interface RouteDefinition {
 
 export const ROUTES = [
   { method: "POST", path: "/api/v1/jobs", function: "api" },
+  { method: "GET", path: "/api/v1/jobs", function: "api" },
   { method: "GET", path: "/api/v1/jobs/{jobId}", function: "api" },
+  { method: "DELETE", path: "/api/v1/jobs/{jobId}", function: "api" },
+  { method: "GET", path: "/api/v1/jobs/{jobId}/runs", function: "api" },
+  { method: "POST", path: "/api/v1/jobs/{jobId}/pause", function: "api" },
+  { method: "POST", path: "/api/v1/jobs/{jobId}/resume", function: "api" },
   { method: "GET", path: "/api/v1/schedules/preview", function: "api" },
+  { method: "GET", path: "/api/v1/openapi.json", function: "api" },
   { method: "POST", path: "/internal/leases", function: "internal" },
   { method: "POST", path: "/internal/leases/{runId}/complete", function: "internal" },
 ] as const satisfies readonly RouteDefinition[];

@@ -38,6 +38,7 @@ export interface TableDefinition {
  * and ordered by the due time, so a sweep reads only what is due.
  * repair-index (sparse): runs that are not finished, keyed by a repair partition and ordered
  * by the time the repair pass should look at them again.
+ * tenant-index: jobs (only jobs carry `jobTenant`) by tenant, newest first, for listing.
  */
 export const JOBS_TABLE = {
   logicalName: "jobs",
@@ -48,7 +49,16 @@ export const JOBS_TABLE = {
       name: "due-index",
       partitionKey: { name: "dueKey", type: "S" },
       sortKey: { name: "dueAt", type: "N" },
-      projectedAttributes: ["jobId", "tenant", "type", "status", "nextRunAt", "schedule"],
+      projectedAttributes: [
+        "jobId",
+        "tenant",
+        "type",
+        "status",
+        "nextRunAt",
+        "schedule",
+        "missedRuns",
+        "maxLatenessMs",
+      ],
     },
     {
       name: "repair-index",
@@ -56,8 +66,15 @@ export const JOBS_TABLE = {
       sortKey: { name: "checkAt", type: "N" },
       projectedAttributes: ["runId", "jobId", "status", "scheduledFor", "leaseExpiresAt"],
     },
+    {
+      name: "tenant-index",
+      partitionKey: { name: "jobTenant", type: "S" },
+      sortKey: { name: "createdAt", type: "N" },
+      projectedAttributes: ["jobId", "type", "status", "schedule", "nextRunAt", "updatedAt"],
+    },
   ],
 } as const satisfies TableDefinition;
 
 export const DUE_INDEX = JOBS_TABLE.indexes[0];
 export const REPAIR_INDEX = JOBS_TABLE.indexes[1];
+export const TENANT_INDEX = JOBS_TABLE.indexes[2];

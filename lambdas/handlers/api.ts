@@ -2,26 +2,40 @@ import middy from "@middy/core";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-deps";
 import { previewSchedule } from "../core/schedule/preview";
+import { controlJob, type JobAction } from "../core/use-cases/control-job";
 import { createJob } from "../core/use-cases/create-job";
 import { getJob } from "../core/use-cases/get-job";
+import { listJobs, listRuns } from "../core/use-cases/list-jobs";
 import { httpErrors } from "./http/error-middleware";
 import { callerOf, type HttpEvent, jsonBody, pathParameter } from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
+import { openApiDocument } from "./openapi";
 
 /** The tenant-facing API (/api/*): thin glue from HTTP to the use cases. */
 export function createApiHandler(deps: HandlerDeps) {
+  const control = (action: JobAction) => async (event: HttpEvent) =>
+    json(200, await controlJob(deps, callerOf(event), pathParameter(event, "jobId"), action));
+  const query = (event: HttpEvent) => event.queryStringParameters ?? {};
+
   const route = dispatch({
     "POST /api/v1/jobs": async (event) => {
       const result = await createJob(deps, callerOf(event), jsonBody(event));
       return json(result.created ? 201 : 200, { jobId: result.jobId, nextRunAt: result.nextRunAt });
     },
+    "GET /api/v1/jobs": async (event) => json(200, await listJobs(deps, callerOf(event), query(event))),
     "GET /api/v1/jobs/{jobId}": async (event) =>
       json(200, await getJob(deps, callerOf(event), pathParameter(event, "jobId"))),
+    "DELETE /api/v1/jobs/{jobId}": control("cancel"),
+    "GET /api/v1/jobs/{jobId}/runs": async (event) =>
+      json(200, await listRuns(deps, callerOf(event), pathParameter(event, "jobId"), query(event))),
+    "POST /api/v1/jobs/{jobId}/pause": control("pause"),
+    "POST /api/v1/jobs/{jobId}/resume": control("resume"),
     "GET /api/v1/schedules/preview": async (event) => {
       callerOf(event);
-      return json(200, previewSchedule(event.queryStringParameters ?? {}, deps.clock.now()));
+      return json(200, previewSchedule(query(event), deps.clock.now()));
     },
+    "GET /api/v1/openapi.json": async () => json(200, openApiDocument()),
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);
 }

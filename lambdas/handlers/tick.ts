@@ -11,6 +11,7 @@ export interface TickReport {
   readonly jobsRead: number;
   readonly runsCreated: number;
   readonly duplicatesAvoided: number;
+  readonly missedRecorded: number;
   readonly failedShards: number;
   readonly maxEnqueueLatenessMs: number;
   readonly repairedRuns: number;
@@ -33,6 +34,7 @@ export async function tick(
     jobsRead: sum(sweeps.map((s) => s.jobsRead)),
     runsCreated: sum(sweeps.map((s) => s.runsCreated)),
     duplicatesAvoided: sum(sweeps.map((s) => s.duplicatesAvoided)),
+    missedRecorded: sum(sweeps.map((s) => s.missedRecorded)),
     failedShards: sum(sweeps.map((s) => s.failedShards)),
     maxEnqueueLatenessMs: Math.max(0, ...sweeps.flatMap((s) => s.enqueueLatenessMs)),
     repairedRuns: repair.resent,

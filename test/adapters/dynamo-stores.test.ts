@@ -30,12 +30,17 @@ const job: Job = {
   schedule: { kind: "once", runAt: NOW },
   status: "active",
   nextRunAt: NOW,
+  missedRuns: "run-once",
+  maxLatenessMs: undefined,
   maxAttempts: 5,
+  retry: { baseMs: 10_000, capMs: 3_600_000 },
+  leaseSeconds: 30,
   idempotencyKey: undefined,
   requestHash: "h",
   createdAt: NOW - 1000,
   createdBy: "p",
   updatedAt: NOW - 1000,
+  audit: [{ action: "created", by: "p", at: NOW - 1000 }],
 };
 
 beforeEach(() => db.reset());
@@ -76,7 +81,7 @@ describe("DynamoJobStore", () => {
     expect(await jobs.advanceJob(job.jobId, NOW, undefined, NOW)).toBe(false);
     expect(await jobs.advanceJob(job.jobId, NOW, undefined, NOW)).toBe(true);
     expect(db).toHaveReceivedCommandWith(UpdateCommand, {
-      ConditionExpression: "nextRunAt = :from",
+      ConditionExpression: "nextRunAt = :from AND #status = :active",
       UpdateExpression: "SET updatedAt = :now REMOVE nextRunAt, dueKey, dueAt",
     });
   });

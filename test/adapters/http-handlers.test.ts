@@ -30,6 +30,28 @@ const api = createApiHandler(deps);
 const internal = createInternalHandler(deps);
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 
+/** A job item as DynamoDB would hand it back. */
+function storedJob(overrides: Record<string, unknown> = {}) {
+  return {
+    jobId: "j_0123456789abcdefghjk",
+    tenant: "arn:aws:iam::111122223333:role/tenant-a",
+    type: "x",
+    payload: null,
+    schedule: { kind: "once", runAt: 1 },
+    status: "active",
+    missedRuns: "run-once",
+    maxAttempts: 5,
+    retry: { baseMs: 10_000, capMs: 3_600_000 },
+    leaseSeconds: 30,
+    requestHash: "h",
+    createdAt: 1,
+    createdBy: "p",
+    updatedAt: 1,
+    audit: [],
+    ...overrides,
+  };
+}
+
 beforeEach(() => {
   db.reset();
   sqs.reset();
@@ -67,21 +89,7 @@ describe("POST /api/v1/jobs", () => {
 
   it("answers 409 when an idempotency key is reused with another body", async () => {
     db.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: "exists", $metadata: {} }));
-    db.on(GetCommand).resolves({
-      Item: {
-        jobId: "j_0123456789abcdefghjk",
-        tenant: "arn:aws:iam::111122223333:role/tenant-a",
-        type: "x",
-        payload: null,
-        schedule: { kind: "once", runAt: 1 },
-        status: "active",
-        maxAttempts: 5,
-        requestHash: "a different request",
-        createdAt: 1,
-        createdBy: "p",
-        updatedAt: 1,
-      },
-    });
+    db.on(GetCommand).resolves({ Item: storedJob({ requestHash: "a different request" }) });
     const { status, body } = await invoke(
       api,
       httpEvent("POST /api/v1/jobs", { body: { type: "x", runAt: inAnHour(), idempotencyKey: "k" } }),
@@ -123,19 +131,7 @@ describe("POST /api/v1/jobs", () => {
 });
 
 describe("GET /api/v1/jobs/{jobId}", () => {
-  const stored = {
-    jobId: "j_0123456789abcdefghjk",
-    tenant: "arn:aws:iam::111122223333:role/tenant-b",
-    type: "x",
-    payload: null,
-    schedule: { kind: "once", runAt: 1 },
-    status: "active",
-    maxAttempts: 5,
-    requestHash: "h",
-    createdAt: 1,
-    createdBy: "p",
-    updatedAt: 1,
-  };
+  const stored = storedJob({ tenant: "arn:aws:iam::111122223333:role/tenant-b" });
 
   it("answers 404 for another tenant's job, exactly as for a missing one", async () => {
     db.on(GetCommand).resolves({ Item: stored });

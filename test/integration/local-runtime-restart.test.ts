@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { createSignedFetch } from "../../client/signed-fetch";
+import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
 
 /**
@@ -12,9 +14,17 @@ import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtim
  */
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-async function json(url: string, init?: RequestInit) {
-  const response = await fetch(url, { ...init, headers: { "content-type": "application/json" } });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+const credentials = loadLocalCredentials();
+
+/** A signed call as tenant A. */
+async function call(base: string, method: string, path: string, body?: unknown) {
+  const signed = createSignedFetch({
+    endpoint: base,
+    region: credentials.region,
+    credentials: credentials.first("tenant"),
+  });
+  const response = await signed(method, path, { body });
+  return { status: response.status, body: response.body as Record<string, unknown> };
 }
 
 describe("the local runtime across a SIGKILL", () => {
@@ -32,9 +42,10 @@ describe("the local runtime across a SIGKILL", () => {
     // Prepare: one job due in 6 s (fired and enqueued at once), one due in an hour.
     runtime = await startLocalRuntime(dataDir);
     const create = (runAt: number, payload: unknown) =>
-      json(`${runtime?.url}/api/v1/jobs`, {
-        method: "POST",
-        body: JSON.stringify({ type: "example.log", payload, runAt: new Date(runAt).toISOString() }),
+      call(runtime?.url ?? "", "POST", "/api/v1/jobs", {
+        type: "example.log",
+        payload,
+        runAt: new Date(runAt).toISOString(),
       });
     const dueSoon = await create(Date.now() + 6_000, { which: "soon" });
     const dueLater = await create(Date.now() + 3_600_000, { which: "later" });
@@ -46,17 +57,17 @@ describe("the local runtime across a SIGKILL", () => {
     runtime = await startLocalRuntime(dataDir);
 
     // Assess: both jobs are there; the missed one ran exactly once.
-    const soonUrl = `${runtime.url}/api/v1/jobs/${dueSoon.body.jobId}`;
-    let soon = await json(soonUrl);
+    const soonPath = `/api/v1/jobs/${dueSoon.body.jobId}`;
+    let soon = await call(runtime.url, "GET", soonPath);
     for (let i = 0; i < 40 && soon.body.status !== "completed"; i++) {
       await sleep(500);
-      soon = await json(soonUrl);
+      soon = await call(runtime.url, "GET", soonPath);
     }
     expect(soon.body).toMatchObject({
       status: "completed",
       runs: [{ status: "succeeded", attempt: 1 }],
     });
-    const later = await json(`${runtime.url}/api/v1/jobs/${dueLater.body.jobId}`);
+    const later = await call(runtime.url, "GET", `/api/v1/jobs/${dueLater.body.jobId}`);
     expect(later.body).toMatchObject({ status: "active", payload: { which: "later" }, runs: [] });
     const executions = runtime.output().match(new RegExp(`ran ${String(dueSoon.body.jobId)}@`, "g")) ?? [];
     expect(executions).toHaveLength(1);

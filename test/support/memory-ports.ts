@@ -1,6 +1,6 @@
 import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
-import type { DueJob, Job } from "../../lambdas/core/job";
+import type { DueJob, Job, JobStatus, JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
 import type {
   JobStore,
@@ -28,8 +28,40 @@ export class MemoryJobStore implements JobStore {
 
   async createJob(job: Job) {
     if (this.jobs.has(job.jobId)) return "exists" as const;
-    this.jobs.set(job.jobId, { ...job, dueKey: this.dueKey(job.jobId, job.nextRunAt, job.createdAt) });
+    this.jobs.set(job.jobId, this.filed(job));
     return "created" as const;
+  }
+
+  async replaceJob(job: Job, expectedUpdatedAt: number) {
+    if (this.jobs.get(job.jobId)?.updatedAt !== expectedUpdatedAt) return false;
+    this.jobs.set(job.jobId, this.filed(job));
+    return true;
+  }
+
+  async listJobs(
+    tenant: string,
+    filter: { status?: JobStatus | undefined; type?: string | undefined },
+    limit: number,
+    cursor?: string,
+  ) {
+    const all: JobSummary[] = [...this.jobs.values()]
+      .filter((j) => j.tenant === tenant)
+      .filter(
+        (j) =>
+          (filter.status === undefined || j.status === filter.status) && (filter.type ?? j.type) === j.type,
+      )
+      .sort((a, b) => b.createdAt - a.createdAt);
+    const start = cursor === undefined ? 0 : Number(cursor);
+    return {
+      items: all.slice(start, start + limit),
+      cursor: start + limit < all.length ? String(start + limit) : undefined,
+    };
+  }
+
+  /** Like the DynamoDB adapter: only an active job with a next run is in the due index. */
+  private filed(job: Job): StoredJob {
+    const due = job.status === "active" ? job.nextRunAt : undefined;
+    return { ...job, dueKey: this.dueKey(job.jobId, due, job.updatedAt) };
   }
 
   async getJob(jobId: string) {
@@ -49,7 +81,7 @@ export class MemoryJobStore implements JobStore {
 
   async advanceJob(jobId: string, from: number, next: number | undefined, now: number) {
     const job = this.jobs.get(jobId);
-    if (!job || job.nextRunAt !== from) return false;
+    if (!job || job.nextRunAt !== from || job.status !== "active") return false;
     this.jobs.set(jobId, { ...job, nextRunAt: next, updatedAt: now, dueKey: this.dueKey(jobId, next, now) });
     return true;
   }
@@ -98,10 +130,19 @@ export class MemoryRunStore implements RunStore {
   }
 
   async listRecentRuns(jobId: string, limit: number) {
-    return [...this.runs.values()]
+    return (await this.listRuns(jobId, limit)).items;
+  }
+
+  async listRuns(jobId: string, limit: number, cursor?: string) {
+    const all = [...this.runs.values()]
       .filter((r) => r.jobId === jobId)
       .sort((a, b) => b.scheduledFor - a.scheduledFor)
-      .slice(0, limit);
+      .map(({ receiptHandle: _, ...run }) => run);
+    const start = cursor === undefined ? 0 : Number(cursor);
+    return {
+      items: all.slice(start, start + limit),
+      cursor: start + limit < all.length ? String(start + limit) : undefined,
+    };
   }
 
   async leaseRun(run: Run, expectedFence: number, grant: LeaseGrant) {
@@ -138,12 +179,12 @@ export class MemoryRunStore implements RunStore {
     return { receiptHandle: current.receiptHandle };
   }
 
-  async cancelRun(run: Run, now: number) {
+  async abandonRun(run: Run, status: "cancelled" | "missed", reason: string, now: number) {
     const key = this.key(run.jobId, run.scheduledFor);
     const current = this.runs.get(key);
     if (!current || current.fence !== run.fence) return;
     if (current.status !== RunStatus.Pending && current.status !== RunStatus.Leased) return;
-    this.runs.set(key, { ...current, status: RunStatus.Cancelled, finishedAt: now, checkAt: undefined });
+    this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 
   async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {
@@ -171,6 +212,7 @@ export class MemoryRunQueue implements RunQueue {
   readonly ready: ReceivedRunMessage[] = [];
   readonly deleted: string[] = [];
   readonly released: string[] = [];
+  readonly extended: Array<{ receiptHandle: string; seconds: number }> = [];
   failSends = false;
 
   async send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>) {
@@ -184,6 +226,10 @@ export class MemoryRunQueue implements RunQueue {
 
   async release(receiptHandle: string) {
     this.released.push(receiptHandle);
+  }
+
+  async extend(receiptHandle: string, seconds: number) {
+    this.extended.push({ receiptHandle, seconds });
   }
 
   async delete(receiptHandle: string) {

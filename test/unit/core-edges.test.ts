@@ -109,12 +109,17 @@ describe("getJob", () => {
       payload: null,
       status: "active",
       nextRunAt: undefined,
+      missedRuns: "run-once",
+      maxLatenessMs: 90_000,
       maxAttempts: 5,
+      retry: { baseMs: 10_000, capMs: 3_600_000 },
+      leaseSeconds: 30,
       idempotencyKey: undefined,
       requestHash: "h",
       createdAt: NOW,
       createdBy: "p",
       updatedAt: NOW,
+      audit: [],
     } as const;
     const cron = jobView(
       { ...base, schedule: { kind: "cron", cron: "0 9 * * 1-5", timeZone: "Europe/London", endAt: NOW } },
@@ -126,7 +131,11 @@ describe("getJob", () => {
       endAt: "2026-11-02T09:00:00Z",
     });
     const interval = jobView({ ...base, schedule: { kind: "interval", everyMs: 900_000, anchor: 0 } }, []);
-    expect(interval).toMatchObject({ interval: { every: "PT15M" } });
+    expect(interval).toMatchObject({
+      interval: { every: "PT15M" },
+      maxLateness: "PT1M30S",
+      retry: { base: "PT10S", cap: "PT1H" },
+    });
   });
 });
 
@@ -176,6 +185,7 @@ describe("use cases under rarer conditions", () => {
       runAt: new Date(NOW + 3_600_000).toISOString(),
     });
     const job = await deps.jobs.getJob(jobId);
+    deps.clock.set(NOW + 3_600_000 - 10_000);
     deps.runs.createRun = async () => "exists";
     const result = await fireJobs(deps, [
       { ...(job as NonNullable<typeof job>), nextRunAt: NOW + 3_600_000 },

@@ -1,9 +1,23 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import type { DueJob, Job } from "../../core/job";
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { DueJob, Job, JobStatus, JobSummary } from "../../core/job";
 import type { JobStore, Page } from "../../core/ports";
-import { DUE_INDEX } from "../../definitions/table";
+import { DUE_INDEX, TENANT_INDEX } from "../../definitions/table";
 import { applied, putIfAbsent } from "./conditions";
-import { dueAttributes, fromDueItem, fromJobItem, JOB_SK, jobPk, toJobItem } from "./job-item";
+import {
+  dueAttributes,
+  fromDueItem,
+  fromJobItem,
+  fromSummaryItem,
+  JOB_SK,
+  jobPk,
+  toJobItem,
+} from "./job-item";
 import { decodeCursor, encodeCursor } from "./page-cursor";
 
 const sweepCursorKey = (group: number) => ({ pk: `SWEEP#${String(group).padStart(4, "0")}`, sk: "CURSOR" });
@@ -59,8 +73,10 @@ export class DynamoJobStore implements JobStore {
           TableName: this.tableName,
           Key: { pk: jobPk(jobId), sk: JOB_SK },
           UpdateExpression: moveOn.UpdateExpression,
-          ConditionExpression: "nextRunAt = :from",
-          ExpressionAttributeValues: { ":now": now, ":from": from, ...moveOn.values },
+          // A job paused or cancelled meanwhile keeps its state and stays out of the index.
+          ConditionExpression: "nextRunAt = :from AND #status = :active",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":now": now, ":from": from, ":active": "active", ...moveOn.values },
         }),
       ),
     );
@@ -79,6 +95,67 @@ export class DynamoJobStore implements JobStore {
         }),
       ),
     );
+  }
+
+  replaceJob(job: Job, expectedUpdatedAt: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: toJobItem(job),
+          ConditionExpression: "updatedAt = :expected",
+          ExpressionAttributeValues: { ":expected": expectedUpdatedAt },
+        }),
+      ),
+    );
+  }
+
+  async listJobs(
+    tenant: string,
+    filter: { readonly status?: JobStatus | undefined; readonly type?: string | undefined },
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<JobSummary>> {
+    const filters = [
+      ...(filter.status === undefined ? [] : ["#status = :status"]),
+      ...(filter.type === undefined ? [] : ["#type = :type"]),
+    ];
+    const items: JobSummary[] = [];
+    let startKey = decodeCursor(
+      cursor,
+      (key) => key.jobTenant === tenant && typeof key.createdAt === "number",
+    );
+    // With a filter a page may match fewer than asked for: read on, a bounded number of times.
+    for (let round = 0; round < 10; round++) {
+      const result = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TENANT_INDEX.name,
+          KeyConditionExpression: "jobTenant = :tenant",
+          ...(filters.length === 0
+            ? {}
+            : {
+                FilterExpression: filters.join(" AND "),
+                ExpressionAttributeNames: {
+                  ...(filter.status === undefined ? {} : { "#status": "status" }),
+                  ...(filter.type === undefined ? {} : { "#type": "type" }),
+                },
+              }),
+          ExpressionAttributeValues: {
+            ":tenant": tenant,
+            ...(filter.status === undefined ? {} : { ":status": filter.status }),
+            ...(filter.type === undefined ? {} : { ":type": filter.type }),
+          },
+          ScanIndexForward: false,
+          Limit: limit - items.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(result.Items ?? []).map(fromSummaryItem));
+      startKey = result.LastEvaluatedKey;
+      if (items.length >= limit || startKey === undefined) break;
+    }
+    return { items, cursor: encodeCursor(startKey) };
   }
 
   async getSweepCursor(group: number): Promise<number | undefined> {

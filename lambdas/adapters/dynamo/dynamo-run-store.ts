@@ -40,6 +40,24 @@ export class DynamoRunStore implements RunStore {
     return (Items ?? []).map(fromRunItem);
   }
 
+  async listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>> {
+    const pk = jobPk(jobId);
+    const result = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": pk, ":prefix": RUN_SK_PREFIX },
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: decodeCursor(
+          cursor,
+          (key) => key.pk === pk && typeof key.sk === "string" && key.sk.startsWith(RUN_SK_PREFIX),
+        ),
+      }),
+    );
+    return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+  }
+
   async leaseRun(run: Run, expectedFence: number, grant: LeaseGrant): Promise<Run | undefined> {
     try {
       const { Attributes } = await this.db.send(
@@ -101,18 +119,19 @@ export class DynamoRunStore implements RunStore {
     return done ? { receiptHandle } : undefined;
   }
 
-  async cancelRun(run: Run, now: number): Promise<void> {
+  async abandonRun(run: Run, status: "cancelled" | "missed", reason: string, now: number): Promise<void> {
     await applied(() =>
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: runKey(run.jobId, run.scheduledFor),
           UpdateExpression:
-            "SET #status = :cancelled, finishedAt = :now REMOVE repairKey, checkAt, receiptHandle",
+            "SET #status = :status, finishedAt = :now, #error = :reason REMOVE repairKey, checkAt, receiptHandle",
           ConditionExpression: "fence = :fence AND #status IN (:pending, :leased)",
-          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeNames: { ...STATUS, "#error": "error" },
           ExpressionAttributeValues: {
-            ":cancelled": "cancelled",
+            ":status": status,
+            ":reason": reason,
             ":now": now,
             ":fence": run.fence,
             ":pending": "pending",

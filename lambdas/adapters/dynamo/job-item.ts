@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DueJob, Job } from "../../core/job";
+import type { DueJob, Job, JobSummary } from "../../core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
 
 /** How a job is laid out in the table (see definitions/table.ts), and back. */
@@ -24,6 +24,7 @@ const scheduleSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 const statusSchema = z.enum(["active", "paused", "cancelled", "completed"]);
+const policySchema = z.enum(["catch-up", "run-once", "skip"]);
 
 const jobItemSchema = z.object({
   jobId: z.string(),
@@ -33,19 +34,46 @@ const jobItemSchema = z.object({
   schedule: scheduleSchema,
   status: statusSchema,
   nextRunAt: z.number().optional(),
+  missedRuns: policySchema,
+  maxLatenessMs: z.number().optional(),
   maxAttempts: z.number(),
+  retry: z.object({ baseMs: z.number(), capMs: z.number() }),
+  leaseSeconds: z.number(),
   idempotencyKey: z.string().optional(),
   requestHash: z.string(),
   createdAt: z.number(),
   createdBy: z.string(),
   updatedAt: z.number(),
+  audit: z.array(
+    z.object({
+      action: z.enum(["created", "paused", "resumed", "cancelled"]),
+      by: z.string(),
+      at: z.number(),
+    }),
+  ),
 });
 
 const dueItemSchema = jobItemSchema
-  .pick({ jobId: true, tenant: true, type: true, status: true, schedule: true })
-  .extend({
-    nextRunAt: z.number(),
-  });
+  .pick({
+    jobId: true,
+    tenant: true,
+    type: true,
+    status: true,
+    schedule: true,
+    missedRuns: true,
+    maxLatenessMs: true,
+  })
+  .extend({ nextRunAt: z.number() });
+
+const summaryItemSchema = jobItemSchema.pick({
+  jobId: true,
+  type: true,
+  status: true,
+  schedule: true,
+  nextRunAt: true,
+  createdAt: true,
+  updatedAt: true,
+});
 
 /** The due-index attributes for a job whose next run is `nextRunAt`, filed as of `now`. */
 export function dueAttributes(jobId: string, nextRunAt: number, now: number) {
@@ -53,13 +81,16 @@ export function dueAttributes(jobId: string, nextRunAt: number, now: number) {
   return { dueKey: dueKeyOf(bucketOf(Math.max(nextRunAt, now)), shardOf(jobId)), dueAt: nextRunAt };
 }
 
+/** The whole item. Only an active job with a next run sits in the due index. */
 export function toJobItem(job: Job) {
+  const due = job.status === "active" && job.nextRunAt !== undefined;
   return {
     pk: jobPk(job.jobId),
     sk: JOB_SK,
     ...job,
+    jobTenant: job.tenant,
     shard: shardOf(job.jobId),
-    ...(job.nextRunAt === undefined ? {} : dueAttributes(job.jobId, job.nextRunAt, job.createdAt)),
+    ...(due ? dueAttributes(job.jobId, job.nextRunAt as number, job.updatedAt) : {}),
   };
 }
 
@@ -69,10 +100,17 @@ export function fromJobItem(item: Record<string, unknown>): Job {
     ...parsed,
     payload: parsed.payload ?? null,
     nextRunAt: parsed.nextRunAt,
+    maxLatenessMs: parsed.maxLatenessMs,
     idempotencyKey: parsed.idempotencyKey,
   };
 }
 
 export function fromDueItem(item: Record<string, unknown>): DueJob {
-  return dueItemSchema.parse(item);
+  const parsed = dueItemSchema.parse(item);
+  return { ...parsed, maxLatenessMs: parsed.maxLatenessMs };
+}
+
+export function fromSummaryItem(item: Record<string, unknown>): JobSummary {
+  const parsed = summaryItemSchema.parse(item);
+  return { ...parsed, nextRunAt: parsed.nextRunAt };
 }

@@ -64,12 +64,16 @@ export class SqsRunQueue implements RunQueue {
     );
   }
 
-  async release(receiptHandle: string): Promise<void> {
+  release(receiptHandle: string): Promise<void> {
+    return this.extend(receiptHandle, 0);
+  }
+
+  async extend(receiptHandle: string, seconds: number): Promise<void> {
     await this.sqs.send(
       new ChangeMessageVisibilityCommand({
         QueueUrl: this.queueUrl,
         ReceiptHandle: receiptHandle,
-        VisibilityTimeout: 0,
+        VisibilityTimeout: seconds,
       }),
     );
   }

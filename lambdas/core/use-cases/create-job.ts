@@ -1,14 +1,15 @@
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
+import { DEFAULT_BACKOFF } from "../backoff";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
+import { durationMs } from "../duration";
 import { IdempotencyConflictError, ValidationError } from "../errors";
 import { jobIdForIdempotencyKey, newJobId, type RandomBytes } from "../ids";
 import { formatInstant } from "../instant";
 import { type DueJob, type Job, JobStatus } from "../job";
-import { firstRunAt } from "../schedule/schedule";
-import { scheduleFromFields } from "../schedule/schedule-input";
-import { createJobRequest } from "../schemas";
+import { requireFutureRun, scheduleFromFields } from "../schedule/schedule-input";
+import { type CreateJobRequest, createJobRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { fireJobs } from "./fire-jobs";
 
@@ -34,60 +35,95 @@ export async function createJob(
 ): Promise<CreateJobResult> {
   const request = parseWith(createJobRequest, body);
   const now = deps.clock.now();
-  const schedule = scheduleFromFields({ runAt: request.runAt });
-  const nextRunAt = firstRunAt(schedule, now);
-  if (nextRunAt !== undefined && nextRunAt < now - MAX_PAST_RUN_AT_MS) {
+  const job = buildJob(deps, caller, request, now);
+
+  if ((await deps.jobs.createJob(job)) === "exists") {
+    const original = await deps.jobs.getJob(job.jobId);
+    if (original?.requestHash !== job.requestHash) {
+      throw new IdempotencyConflictError(
+        "idempotencyKey: already used for a different request; use a new key to create another job",
+      );
+    }
+    return { created: false, jobId: job.jobId, nextRunAt: nextInstantOf(original) };
+  }
+
+  if (job.nextRunAt !== undefined && job.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
+    await fireNearTerm(deps, { ...job, nextRunAt: job.nextRunAt });
+  }
+  return { created: true, jobId: job.jobId, nextRunAt: nextInstantOf(job) };
+}
+
+function buildJob(
+  deps: SchedulerDeps & { readonly randomBytes: RandomBytes },
+  caller: Caller,
+  request: CreateJobRequest,
+  now: number,
+): Job {
+  const schedule = scheduleFromFields({
+    runAt: request.runAt,
+    cron: request.cron,
+    timeZone: request.timeZone,
+    every: request.interval?.every,
+    everyField: "interval.every",
+    startAt: request.startAt,
+    endAt: request.endAt,
+  });
+  const nextRunAt = requireFutureRun(schedule, now);
+  if (schedule.kind === "once" && nextRunAt < now - MAX_PAST_RUN_AT_MS) {
     throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");
   }
+  const retry = {
+    baseMs:
+      request.retry?.base === undefined
+        ? DEFAULT_BACKOFF.baseMs
+        : durationMs(request.retry.base, "retry.base"),
+    capMs:
+      request.retry?.cap === undefined ? DEFAULT_BACKOFF.capMs : durationMs(request.retry.cap, "retry.cap"),
+  };
+  if (retry.capMs < retry.baseMs)
+    throw new ValidationError("retry.cap: must not be less than retry.base", "retry.cap");
+
   const requestHash = createHash("sha256")
     .update(String(stringify({ ...request, tenant: caller.tenant })))
     .digest("base64url");
-  const jobId =
-    request.idempotencyKey === undefined
-      ? newJobId(deps.randomBytes)
-      : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey);
-
-  const job: Job = {
-    jobId,
+  return {
+    jobId:
+      request.idempotencyKey === undefined
+        ? newJobId(deps.randomBytes)
+        : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey),
     tenant: caller.tenant,
     type: request.type,
     payload: request.payload ?? null,
     schedule,
     status: JobStatus.Active,
     nextRunAt,
+    missedRuns: request.missedRuns,
+    maxLatenessMs:
+      request.maxLateness === undefined ? undefined : durationMs(request.maxLateness, "maxLateness"),
     maxAttempts: request.maxAttempts,
+    retry,
+    leaseSeconds: request.leaseSeconds ?? deps.settings.leaseSeconds,
     idempotencyKey: request.idempotencyKey,
     requestHash,
     createdAt: now,
     createdBy: caller.principal,
     updatedAt: now,
+    audit: [{ action: "created", by: caller.principal, at: now }],
   };
-
-  if ((await deps.jobs.createJob(job)) === "exists") {
-    const original = await deps.jobs.getJob(jobId);
-    if (original?.requestHash !== requestHash) {
-      throw new IdempotencyConflictError(
-        "idempotencyKey: already used for a different request; use a new key to create another job",
-      );
-    }
-    return { created: false, jobId, nextRunAt: nextInstantOf(original) };
-  }
-
-  if (nextRunAt !== undefined && nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
-    await fireNearTerm(deps, { ...job, nextRunAt });
-  }
-  return { created: true, jobId, nextRunAt: nextInstantOf(job) };
 }
 
 function nextInstantOf(job: Job): string | undefined {
   return job.nextRunAt === undefined ? undefined : formatInstant(job.nextRunAt);
 }
 
-async function fireNearTerm(deps: SchedulerDeps, job: DueJob): Promise<void> {
+/** Fires a job due before the next sweep; on failure the sweep picks it up from the index. */
+export async function fireNearTerm(deps: SchedulerDeps, job: DueJob): Promise<void> {
   try {
     await fireJobs(deps, [job]);
   } catch (error) {
-    // The job is stored and in the due index: the next sweep fires it. Only timeliness suffers.
-    deps.log.warn("near-term fire failed; the sweep will pick the job up", { jobId: job.jobId, error });
+    deps.log.warn("near-term fire failed; the sweep will pick the job up", {
+      jobId: job.jobId,
+      error: String(error),
+    });
   }
 }

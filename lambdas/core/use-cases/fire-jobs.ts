@@ -1,8 +1,8 @@
 import { delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
-import { isFinished, newRun, type Run, RunStatus } from "../run";
-import { nextRunAfter } from "../schedule/schedule";
+import { planRuns } from "../missed-runs";
+import { missedRun, newRun, type Run, RunStatus } from "../run";
 
 /**
  * A run created less than this long ago is taken to be in the hands of whoever created it
@@ -16,39 +16,42 @@ export interface FireResult {
   readonly created: number;
   /** Runs that already existed: a racing sweeper or a re-run after a crash. */
   readonly duplicates: number;
+  /** Firings recorded as missed (missed-run policy, maxLateness). */
+  readonly missed: number;
   /** Jobs left in the index because another writer is still working on them. */
   readonly deferred: number;
   /** Milliseconds between each created run's due time and its enqueue, for lateness metrics. */
   readonly enqueueLateness: number[];
 }
 
-type Decision = { job: DueJob; run: Run; send: boolean; isNew: boolean } | { job: DueJob; deferred: true };
+interface JobOutcome {
+  readonly deferred: boolean;
+  readonly toSend: Run[];
+  readonly created: Run[];
+  readonly duplicates: number;
+  readonly missed: number;
+  readonly next: number | undefined;
+  readonly job: DueJob;
+}
 
 /**
- * Fires due jobs (at most 10, one SQS batch): creates each run with a conditional put on
- * (job id, scheduled instant), sends the new ones to the run queue with a delay that makes
- * them visible at their due second, then moves each job past that instant.
+ * Fires due jobs: plans each job's runs from its next firing up to the horizon (applying its
+ * missed-run policy and maxLateness), creates each run with a conditional put on
+ * (job id, scheduled instant), records missed firings, sends the new runs to the run queue
+ * with a delay that makes them visible at their due second, then moves each job on.
  *
- * Safe to repeat after a crash at any step: a repeat finds the run, sends it only if it was
- * orphaned, and never creates a second one.
+ * Safe to repeat after a crash at any step: a repeat finds the runs, sends only orphaned ones,
+ * and never creates a second run for a firing.
  */
-export async function fireJobs(deps: SchedulerDeps, due: readonly DueJob[]): Promise<FireResult> {
+export async function fireJobs(
+  deps: SchedulerDeps,
+  due: readonly DueJob[],
+  horizon: number = deps.clock.now() + deps.settings.lookaheadSeconds * 1000,
+): Promise<FireResult> {
   const now = deps.clock.now();
-  const graceMs = deps.settings.repairGraceSeconds * 1000;
+  const outcomes = await Promise.all(due.map((job) => fireOne(deps, job, now, horizon)));
 
-  const decisions = await Promise.all(
-    due.map(async (job): Promise<Decision> => {
-      const run = newRun(job, job.nextRunAt, now, graceMs);
-      if ((await deps.runs.createRun(run)) === "created") return { job, run, send: true, isNew: true };
-      const existing = await deps.runs.getRun(job.jobId, job.nextRunAt);
-      if (!existing) return { job, deferred: true }; // deleted under us; look again next sweep
-      const orphaned = existing.status === RunStatus.Pending && now - existing.createdAt >= IN_FLIGHT_MS;
-      if (existing.status === RunStatus.Pending && !orphaned) return { job, deferred: true };
-      return { job, run: existing, send: orphaned && !isFinished(existing.status), isNew: false };
-    }),
-  );
-
-  const toSend = decisions.flatMap((d) => ("run" in d && d.send ? [d.run] : []));
+  const toSend = outcomes.flatMap((o) => o.toSend);
   if (toSend.length > 0) {
     await deps.queue.send(
       toSend.map((run) => ({
@@ -58,18 +61,70 @@ export async function fireJobs(deps: SchedulerDeps, due: readonly DueJob[]): Pro
     );
   }
 
-  const ready = decisions.flatMap((d) => ("run" in d ? [d] : []));
+  const ready = outcomes.filter((o) => !o.deferred);
   await Promise.all(
-    ready.map(({ job }) =>
-      deps.jobs.advanceJob(job.jobId, job.nextRunAt, nextRunAfter(job.schedule, job.nextRunAt), now),
-    ),
+    ready.map(async ({ job, next, created, duplicates }) => {
+      const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now);
+      // Nothing left to run and no run in flight (every firing was missed): the job is done.
+      if (moved && next === undefined && created.length === 0 && duplicates === 0) {
+        await deps.jobs.completeJob(job.jobId, now);
+      }
+    }),
   );
 
-  const created = ready.filter((d) => d.isNew);
+  const created = ready.flatMap((o) => o.created);
   return {
     created: created.length,
-    duplicates: ready.length - created.length,
-    deferred: decisions.length - ready.length,
-    enqueueLateness: created.map((d) => Math.max(0, now - d.run.scheduledFor)),
+    duplicates: ready.reduce((sum, o) => sum + o.duplicates, 0),
+    missed: ready.reduce((sum, o) => sum + o.missed, 0),
+    deferred: outcomes.length - ready.length,
+    enqueueLateness: created.map((run) => Math.max(0, now - run.scheduledFor)),
+  };
+}
+
+async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: number): Promise<JobOutcome> {
+  const graceMs = deps.settings.repairGraceSeconds * 1000;
+  const plan = planRuns(
+    job.schedule,
+    { policy: job.missedRuns, maxLatenessMs: job.maxLatenessMs, graceMs: deps.settings.tickSeconds * 1000 },
+    job.nextRunAt - 1,
+    now,
+    horizon,
+  );
+
+  const toSend: Run[] = [];
+  const created: Run[] = [];
+  let duplicates = 0;
+  let deferred = false;
+  await Promise.all(
+    plan.create.map(async (scheduledFor) => {
+      const run = newRun(job, scheduledFor, now, graceMs);
+      if ((await deps.runs.createRun(run)) === "created") {
+        created.push(run);
+        toSend.push(run);
+        return;
+      }
+      duplicates += 1;
+      const existing = await deps.runs.getRun(job.jobId, scheduledFor);
+      if (!existing) {
+        deferred = true; // deleted under us; look again next sweep
+        return;
+      }
+      const pending = existing.status === RunStatus.Pending;
+      if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
+      else if (pending) toSend.push(existing); // orphaned by a crash between create and send
+    }),
+  );
+  await Promise.all(
+    plan.missed.map((m) => deps.runs.createRun(missedRun(job, m.scheduledFor, now, m.reason))),
+  );
+  return {
+    job,
+    deferred,
+    toSend: deferred ? toSend.filter((run) => created.includes(run)) : toSend,
+    created,
+    duplicates,
+    missed: plan.missed.length,
+    next: plan.next,
   };
 }

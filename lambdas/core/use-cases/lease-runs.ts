@@ -58,11 +58,18 @@ async function leaseOne(
 
   const job = await deps.jobs.getJob(run.jobId);
   if (!job || job.status === JobStatus.Cancelled) {
-    await deps.runs.cancelRun(run, now);
+    await deps.runs.abandonRun(run, "cancelled", "the job was cancelled before the run started", now);
     return drop("job is cancelled or gone");
   }
+  if (job.status === JobStatus.Paused) {
+    // Paused jobs start nothing; on resume the missed-run policy looks at later firings.
+    await deps.runs.abandonRun(run, "missed", "the job was paused before the run started", now);
+    return drop("job is paused");
+  }
 
-  const leaseExpiresAt = now + leaseSeconds * 1000;
+  const jobLease = job.leaseSeconds;
+  if (jobLease !== leaseSeconds) await deps.queue.extend(receiptHandle, jobLease);
+  const leaseExpiresAt = now + jobLease * 1000;
   const leased = await deps.runs.leaseRun(run, run.fence, {
     workerId: request.workerId,
     leaseExpiresAt,

@@ -23,6 +23,7 @@ export interface SweepStats {
   readonly jobsRead: number;
   readonly runsCreated: number;
   readonly duplicatesAvoided: number;
+  readonly missedRecorded: number;
   readonly deferred: number;
   readonly enqueueLatenessMs: number[];
   readonly failedShards: number;
@@ -40,7 +41,14 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   const cursor = (await deps.jobs.getSweepCursor(group)) ?? settled;
   const buckets = bucketsToRead(cursor, settled, bucketOf(horizon));
 
-  const stats = { jobsRead: 0, runsCreated: 0, duplicatesAvoided: 0, deferred: 0, failedShards: 0 };
+  const stats = {
+    jobsRead: 0,
+    runsCreated: 0,
+    duplicatesAvoided: 0,
+    missedRecorded: 0,
+    deferred: 0,
+    failedShards: 0,
+  };
   const lateness: number[] = [];
   let firstUnfinished = Number.POSITIVE_INFINITY;
 
@@ -51,6 +59,7 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
       stats.jobsRead += outcome.jobsRead;
       stats.runsCreated += outcome.created;
       stats.duplicatesAvoided += outcome.duplicates;
+      stats.missedRecorded += outcome.missed;
       stats.deferred += outcome.deferred;
       lateness.push(...outcome.enqueueLateness);
       if (outcome.deferred > 0) firstUnfinished = Math.min(firstUnfinished, bucket);
@@ -77,16 +86,24 @@ export function bucketsToRead(cursor: number, settled: number, last: number): nu
 }
 
 async function sweepShard(deps: SchedulerDeps, dueKey: string, horizon: number) {
-  const totals = { jobsRead: 0, created: 0, duplicates: 0, deferred: 0, enqueueLateness: [] as number[] };
+  const totals = {
+    jobsRead: 0,
+    created: 0,
+    duplicates: 0,
+    missed: 0,
+    deferred: 0,
+    enqueueLateness: [] as number[],
+  };
   let cursor: string | undefined;
   do {
     const page = await deps.jobs.queryDue(dueKey, horizon, cursor);
     totals.jobsRead += page.items.length;
     const active = page.items.filter((job) => job.status === JobStatus.Active);
     for (const batch of chunks(active, FIRE_BATCH)) {
-      const fired = await fireJobs(deps, batch);
+      const fired = await fireJobs(deps, batch, horizon);
       totals.created += fired.created;
       totals.duplicates += fired.duplicates;
+      totals.missed += fired.missed;
       totals.deferred += fired.deferred;
       totals.enqueueLateness.push(...fired.enqueueLateness);
     }

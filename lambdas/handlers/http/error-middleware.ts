@@ -2,6 +2,7 @@ import type { MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 import type { Log } from "../../core/deps";
 import {
+  ConflictError,
   DomainError,
   ForbiddenError,
   IdempotencyConflictError,
@@ -16,6 +17,7 @@ function statusOf(error: DomainError): number {
   if (error instanceof ValidationError) return 400;
   if (error instanceof NotFoundError) return 404;
   if (error instanceof IdempotencyConflictError || error instanceof StaleFenceError) return 409;
+  if (error instanceof ConflictError) return 409;
   if (error instanceof ForbiddenError) return 403;
   return 500;
 }

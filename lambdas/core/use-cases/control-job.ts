@@ -1,0 +1,72 @@
+import type { Caller } from "../caller";
+import type { SchedulerDeps } from "../deps";
+import { ConflictError, NotFoundError } from "../errors";
+import { isJobId } from "../ids";
+import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
+import { jobView } from "../views";
+import { fireNearTerm } from "./create-job";
+import { RECENT_RUNS } from "./get-job";
+
+/**
+ * Pause, resume and cancel. Each is a read, a decision, and a write conditional on the job not
+ * having changed since the read (its updatedAt), retried a few times if a sweep moved the job
+ * meanwhile. Repeating an action is harmless: pausing a paused job answers it as it is.
+ *
+ * - pause: the job leaves the due index, so no run is created; runs already queued but not
+ *   started are recorded as missed when a worker would have got them.
+ * - resume: the job returns to the index; firings that fell in the pause are handled by its
+ *   missed-run policy at the next sweep (or at once, if one is due now).
+ * - cancel: for good. No new run starts after the answer; a run already leased may finish.
+ */
+export type JobAction = "pause" | "resume" | "cancel";
+
+const ATTEMPTS = 5;
+
+interface Transition {
+  readonly from: readonly string[];
+  readonly to: Job["status"];
+  readonly audit: AuditEntry["action"];
+}
+
+const TRANSITIONS: Readonly<Record<JobAction, Transition>> = {
+  pause: { from: [JobStatus.Active], to: JobStatus.Paused, audit: "paused" },
+  resume: { from: [JobStatus.Paused], to: JobStatus.Active, audit: "resumed" },
+  cancel: { from: [JobStatus.Active, JobStatus.Paused], to: JobStatus.Cancelled, audit: "cancelled" },
+};
+
+export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: string, action: JobAction) {
+  const transition = TRANSITIONS[action];
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
+    if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`);
+    if (job.status === transition.to) return view(deps, job); // already there: nothing to do
+    if (!transition.from.includes(job.status)) {
+      throw new ConflictError(`job ${jobId} is ${job.status}; it cannot be ${transition.audit}`);
+    }
+
+    const now = Math.max(deps.clock.now(), job.updatedAt + 1);
+    const changed: Job = {
+      ...job,
+      status: transition.to,
+      nextRunAt: action === "cancel" ? undefined : job.nextRunAt,
+      updatedAt: now,
+      audit: [...job.audit, { action: transition.audit, by: caller.principal, at: now }].slice(
+        -MAX_AUDIT_ENTRIES,
+      ),
+    };
+    if (!(await deps.jobs.replaceJob(changed, job.updatedAt))) continue; // changed under us: read again
+
+    if (action === "resume" && changed.nextRunAt !== undefined) {
+      if (changed.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
+        await fireNearTerm(deps, { ...changed, nextRunAt: changed.nextRunAt });
+      }
+    }
+    deps.log.info(`job ${transition.audit}`, { jobId, by: caller.principal });
+    return view(deps, changed);
+  }
+  throw new ConflictError(`job ${jobId} kept changing; try again`);
+}
+
+async function view(deps: SchedulerDeps, job: Job) {
+  return jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS));
+}

@@ -1,0 +1,31 @@
+import type { Caller } from "../caller";
+import type { SchedulerDeps } from "../deps";
+import { NotFoundError } from "../errors";
+import { isJobId } from "../ids";
+import { listJobsQuery, pageQuery } from "../schemas";
+import { parseWith } from "../validation";
+import { jobSummaryView, runView } from "../views";
+
+/** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
+export async function listJobs(deps: Pick<SchedulerDeps, "jobs">, caller: Caller, query: unknown) {
+  const q = parseWith(listJobsQuery, query);
+  const page = await deps.jobs.listJobs(caller.tenant, { status: q.status, type: q.type }, q.limit, q.cursor);
+  return {
+    jobs: page.items.map(jobSummaryView),
+    ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+  };
+}
+
+/** GET /api/v1/jobs/{jobId}/runs: every run of one of the caller's jobs, newest first. */
+export async function listRuns(
+  deps: Pick<SchedulerDeps, "jobs" | "runs">,
+  caller: Caller,
+  jobId: string,
+  query: unknown,
+) {
+  const q = parseWith(pageQuery, query);
+  const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
+  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`);
+  const page = await deps.runs.listRuns(jobId, q.limit, q.cursor);
+  return { runs: page.items.map(runView), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
+}

@@ -1,0 +1,245 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import { previewQuery } from "../core/schedule/preview";
+import { completeRequest, createJobRequest, leaseRequest, listJobsQuery, pageQuery } from "../core/schemas";
+import { ROUTES } from "../definitions/routes";
+
+/**
+ * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests, so
+ * the document cannot promise a field the API refuses. Served at GET /api/v1/openapi.json and
+ * linted in CI (npm run lint:openapi).
+ */
+const instant = z.string().meta({ example: "2026-11-02T09:00:00Z" });
+const errorBody = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ example: "ValidationError" }),
+      message: z.string(),
+      field: z.string().optional().meta({ description: "The offending input, as a dotted path" }),
+    }),
+  })
+  .meta({ id: "Error" });
+
+const run = z
+  .object({
+    runId: z.string(),
+    runKey: z.string().meta({ description: "jobId@scheduledFor: use it as an idempotency key downstream" }),
+    scheduledFor: instant,
+    status: z.enum(["pending", "leased", "succeeded", "failed", "cancelled", "missed"]),
+    attempt: z.int(),
+    fence: z.int(),
+    startedAt: instant.optional(),
+    leaseExpiresAt: instant.optional(),
+    finishedAt: instant.optional(),
+    error: z.string().optional().meta({ description: "Last error, or why the run was missed" }),
+  })
+  .meta({ id: "Run" });
+
+const scheduleFields = {
+  runAt: instant.optional(),
+  cron: z.string().optional(),
+  timeZone: z.string().optional(),
+  interval: z.object({ every: z.string() }).optional(),
+  startAt: instant.optional(),
+  endAt: instant.optional(),
+};
+const jobSummary = z
+  .object({
+    jobId: z.string(),
+    type: z.string(),
+    status: z.enum(["active", "paused", "cancelled", "completed"]),
+    ...scheduleFields,
+    nextRunAt: instant.optional(),
+    createdAt: instant,
+    updatedAt: instant,
+  })
+  .meta({ id: "JobSummary" });
+const job = jobSummary
+  .extend({
+    payload: z.unknown(),
+    missedRuns: z.enum(["catch-up", "run-once", "skip"]),
+    maxLateness: z.string().optional(),
+    maxAttempts: z.int(),
+    retry: z.object({ base: z.string(), cap: z.string() }),
+    leaseSeconds: z.int(),
+    idempotencyKey: z.string().optional(),
+    createdBy: z.string(),
+    audit: z.array(z.object({ action: z.string(), by: z.string(), at: instant })),
+    runs: z.array(run).meta({ description: "The most recent runs, newest first" }),
+  })
+  .meta({ id: "Job" });
+const lease = z
+  .object({
+    runId: z.string(),
+    runKey: z.string(),
+    jobId: z.string(),
+    type: z.string(),
+    scheduledFor: instant,
+    attempt: z.int(),
+    fence: z.int(),
+    leaseExpiresAt: instant,
+    payload: z.unknown(),
+  })
+  .meta({ id: "Lease" });
+const preview = z
+  .object({
+    timeZone: z.string(),
+    from: instant,
+    runs: z.array(
+      z.object({
+        at: instant,
+        local: z.string(),
+        dst: z.enum(["moved", "merged", "repeated"]).optional(),
+        scheduledLocal: z.array(z.string()).optional(),
+      }),
+    ),
+  })
+  .meta({ id: "Preview" });
+
+const jsonContent = (schema: z.ZodType, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+const errors = {
+  400: jsonContent(errorBody, "The request is invalid; error.field names the input"),
+  403: jsonContent(z.object({ message: z.string() }), "Unsigned, wrongly signed, expired, or not allowed"),
+};
+const notFound = { 404: jsonContent(errorBody, "No such job, or it belongs to another tenant") };
+const conflict = { 409: jsonContent(errorBody, "The job's state does not allow this") };
+const jobIdParam = z.object({ jobId: z.string().meta({ example: "j_7hq2k4m9x2c8v5b1n0zq" }) });
+
+interface Operation {
+  readonly summary: string;
+  readonly request?: Record<string, unknown>;
+  readonly responses: Record<number, unknown>;
+}
+
+const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | string, Operation>> = {
+  "POST /api/v1/jobs": {
+    summary: "Schedule a job: once (runAt), by cron in a time zone, or every interval",
+    request: { body: { content: { "application/json": { schema: createJobRequest } } } },
+    responses: {
+      201: jsonContent(z.object({ jobId: z.string(), nextRunAt: instant.optional() }), "The job is stored"),
+      200: jsonContent(z.object({ jobId: z.string(), nextRunAt: instant.optional() }), "Idempotent repeat"),
+      ...errors,
+      409: jsonContent(errorBody, "The idempotency key was used with a different body"),
+    },
+  },
+  "GET /api/v1/jobs": {
+    summary: "The caller's jobs, newest first",
+    request: { query: listJobsQuery },
+    responses: {
+      200: jsonContent(z.object({ jobs: z.array(jobSummary), cursor: z.string().optional() }), "A page"),
+      ...errors,
+    },
+  },
+  "GET /api/v1/jobs/{jobId}": {
+    summary: "A job: definition, status, next run, recent runs, audit trail",
+    request: { params: jobIdParam },
+    responses: { 200: jsonContent(job, "The job"), ...errors, ...notFound },
+  },
+  "DELETE /api/v1/jobs/{jobId}": {
+    summary: "Cancel a job; no new run starts after the answer, runs already leased may finish",
+    request: { params: jobIdParam },
+    responses: { 200: jsonContent(job, "The cancelled job"), ...errors, ...notFound, ...conflict },
+  },
+  "GET /api/v1/jobs/{jobId}/runs": {
+    summary: "A job's run history, newest first",
+    request: { params: jobIdParam, query: pageQuery },
+    responses: {
+      200: jsonContent(z.object({ runs: z.array(run), cursor: z.string().optional() }), "A page"),
+      ...errors,
+      ...notFound,
+    },
+  },
+  "POST /api/v1/jobs/{jobId}/pause": {
+    summary: "Pause a job: it creates no runs until resumed",
+    request: { params: jobIdParam },
+    responses: { 200: jsonContent(job, "The paused job"), ...errors, ...notFound, ...conflict },
+  },
+  "POST /api/v1/jobs/{jobId}/resume": {
+    summary: "Resume a paused job; its missed-run policy handles firings that fell in the pause",
+    request: { params: jobIdParam },
+    responses: { 200: jsonContent(job, "The resumed job"), ...errors, ...notFound, ...conflict },
+  },
+  "GET /api/v1/schedules/preview": {
+    summary: "The next runs of a schedule, marked where DST moved, merged or repeated them",
+    request: { query: previewQuery },
+    responses: { 200: jsonContent(preview, "The next runs"), ...errors },
+  },
+  "GET /api/v1/openapi.json": {
+    summary: "This document",
+    responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "OpenAPI 3.1"), ...errors },
+  },
+  "POST /internal/leases": {
+    summary: "Workers: lease due runs of some types; the lease is the run's fence",
+    request: { body: { content: { "application/json": { schema: leaseRequest } } } },
+    responses: { 200: jsonContent(z.array(lease), "Leased runs, possibly none"), ...errors },
+  },
+  "POST /internal/leases/{runId}/complete": {
+    summary: "Workers: record a run's outcome with the lease's fence",
+    request: {
+      params: z.object({ runId: z.string() }),
+      body: { content: { "application/json": { schema: completeRequest } } },
+    },
+    responses: {
+      200: jsonContent(z.object({ runId: z.string(), status: z.enum(["succeeded", "failed"]) }), "Recorded"),
+      ...errors,
+      404: jsonContent(errorBody, "No such run"),
+      409: jsonContent(errorBody, "The fence no longer holds the lease"),
+    },
+  },
+};
+
+let cached: ReturnType<OpenApiGeneratorV31["generateDocument"]> | undefined;
+
+export function openApiDocument() {
+  if (cached) return cached;
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent("securitySchemes", "sigv4", {
+    type: "apiKey",
+    name: "Authorization",
+    in: "header",
+    description: "AWS Signature Version 4 for execute-api (IAM auth)",
+  });
+  for (const route of ROUTES) {
+    const key = `${route.method} ${route.path}`;
+    const operation = OPERATIONS[key];
+    if (!operation) throw new Error(`no OpenAPI description for ${key}`);
+    registry.registerPath({
+      method: route.method.toLowerCase() as "get" | "post" | "delete",
+      path: route.path,
+      operationId: operationId(route.method, route.path),
+      tags: [route.path.startsWith("/internal/") ? "workers" : "jobs"],
+      summary: operation.summary,
+      security: [{ sigv4: [] }],
+      ...(operation.request ? { request: operation.request } : {}),
+      responses: operation.responses,
+    } as Parameters<OpenAPIRegistry["registerPath"]>[0]);
+  }
+  cached = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "jobsched",
+      version: "1.0.0",
+      description: "Serverless distributed job scheduler. Every request is signed with AWS SigV4 (IAM auth).",
+      license: { name: "UNLICENSED", identifier: "UNLICENSED" },
+    },
+    servers: [{ url: "http://127.0.0.1:8787", description: "Local runtime (npm start)" }],
+    tags: [
+      { name: "jobs", description: "Tenants: schedule and control jobs" },
+      { name: "workers", description: "Workers: lease and complete runs" },
+    ],
+  });
+  return cached;
+}
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .replace(/^\/(api\/v1|internal)\//, "")
+    .split("/")
+    .map((part) => (part.startsWith("{") ? `by-${part.slice(1, -1)}` : part))
+    .join("-")
+    .replace(/[^a-zA-Z0-9]+(.)/g, (_m, c: string) => c.toUpperCase());
+  return `${method.toLowerCase()}${words.charAt(0).toUpperCase()}${words.slice(1)}`;
+}
