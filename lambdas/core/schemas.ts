@@ -66,15 +66,10 @@ export const createJobRequest = z
     runAt: isoInstant
       .optional()
       .meta({ description: "Run once at this instant (at most 5 minutes in the past)" }),
-    cron: z
-      .string()
-      .min(1)
-      .max(256)
-      .optional()
-      .meta({
-        description: "Five-field cron expression or macro, read in timeZone",
-        example: "0 9 * * MON-FRI",
-      }),
+    cron: z.string().min(1).max(256).optional().meta({
+      description: "Five-field cron expression or macro, read in timeZone",
+      example: "0 9 * * MON-FRI",
+    }),
     timeZone: z
       .string()
       .min(1)
