@@ -4,9 +4,11 @@
  *
  *   npx tsx scripts/write-openapi.ts [out-file]   (default: openapi.json)
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { openApiDocument } from "../lambdas/handlers/openapi";
 
 const out = process.argv[2] ?? "openapi.json";
+mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(openApiDocument(), null, 2)}\n`);
 console.log(`wrote ${out}`);

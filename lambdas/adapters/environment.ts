@@ -18,6 +18,19 @@ const environmentSchema = z.object({
   LOOKAHEAD_SECONDS: seconds(CLOUD_SETTINGS.lookaheadSeconds),
   LEASE_SECONDS: seconds(CLOUD_SETTINGS.leaseSeconds),
   REPAIR_GRACE_SECONDS: seconds(CLOUD_SETTINGS.repairGraceSeconds),
+  /** JSON object: principal or role ARN -> tenant name. Optional. */
+  TENANT_MAPPING: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      if (text === undefined || text === "") return {};
+      try {
+        return z.record(z.string(), z.string()).parse(JSON.parse(text));
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON object of ARN -> tenant name" });
+        return z.NEVER;
+      }
+    }),
 });
 
 export interface RuntimeConfig {
@@ -27,6 +40,7 @@ export interface RuntimeConfig {
   readonly dynamodbEndpoint: string | undefined;
   readonly sqsEndpoint: string | undefined;
   readonly settings: SchedulerSettings;
+  readonly tenantMapping?: Readonly<Record<string, string>>;
 }
 
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
@@ -42,6 +56,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     runQueueUrl: e.RUN_QUEUE_URL,
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
+    tenantMapping: e.TENANT_MAPPING,
     settings: {
       tickSeconds: e.TICK_SECONDS,
       lookaheadSeconds: e.LOOKAHEAD_SECONDS,

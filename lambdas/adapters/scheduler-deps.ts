@@ -8,7 +8,11 @@ import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
 import { SqsRunQueue } from "./sqs/sqs-run-queue";
 
-export type HandlerDeps = SchedulerDeps & { readonly randomBytes: RandomBytes };
+export type HandlerDeps = SchedulerDeps & {
+  readonly randomBytes: RandomBytes;
+  /** Principal or role ARN -> tenant, for principals that should share a tenant. */
+  readonly tenantMapping: Readonly<Record<string, string>>;
+};
 
 /** Wires the real adapters for a configuration: what every handler runs on. */
 export function createSchedulerDeps(config: RuntimeConfig): HandlerDeps {
@@ -22,5 +26,6 @@ export function createSchedulerDeps(config: RuntimeConfig): HandlerDeps {
     settings: config.settings,
     log,
     randomBytes: (size) => randomBytes(size),
+    tenantMapping: config.tenantMapping ?? {},
   };
 }

@@ -5,22 +5,19 @@
 export abstract class DomainError extends Error {
   abstract readonly code: string;
 
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
-
-/** The request is malformed; `field` names the offending input (a dotted path). */
-export class ValidationError extends DomainError {
-  readonly code = "ValidationError";
-
+  /** `field` names the input the error is about (a dotted path: "retry.base", "jobId"). */
   constructor(
     message: string,
     readonly field?: string,
   ) {
     super(message);
+    this.name = new.target.name;
   }
+}
+
+/** The request is malformed. */
+export class ValidationError extends DomainError {
+  readonly code = "ValidationError";
 }
 
 /** The caller may not do this: the request is unsigned, or from the wrong kind of principal. */

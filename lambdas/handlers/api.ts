@@ -15,24 +15,36 @@ import { openApiDocument } from "./openapi";
 /** The tenant-facing API (/api/*): thin glue from HTTP to the use cases. */
 export function createApiHandler(deps: HandlerDeps) {
   const control = (action: JobAction) => async (event: HttpEvent) =>
-    json(200, await controlJob(deps, callerOf(event), pathParameter(event, "jobId"), action));
+    json(
+      200,
+      await controlJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"), action),
+    );
   const query = (event: HttpEvent) => event.queryStringParameters ?? {};
 
   const route = dispatch({
     "POST /api/v1/jobs": async (event) => {
-      const result = await createJob(deps, callerOf(event), jsonBody(event));
+      const result = await createJob(deps, callerOf(event, deps.tenantMapping), jsonBody(event));
       return json(result.created ? 201 : 200, { jobId: result.jobId, nextRunAt: result.nextRunAt });
     },
-    "GET /api/v1/jobs": async (event) => json(200, await listJobs(deps, callerOf(event), query(event))),
+    "GET /api/v1/jobs": async (event) =>
+      json(200, await listJobs(deps, callerOf(event, deps.tenantMapping), query(event))),
     "GET /api/v1/jobs/{jobId}": async (event) =>
-      json(200, await getJob(deps, callerOf(event), pathParameter(event, "jobId"))),
+      json(200, await getJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"))),
     "DELETE /api/v1/jobs/{jobId}": control("cancel"),
     "GET /api/v1/jobs/{jobId}/runs": async (event) =>
-      json(200, await listRuns(deps, callerOf(event), pathParameter(event, "jobId"), query(event))),
+      json(
+        200,
+        await listRuns(
+          deps,
+          callerOf(event, deps.tenantMapping),
+          pathParameter(event, "jobId"),
+          query(event),
+        ),
+      ),
     "POST /api/v1/jobs/{jobId}/pause": control("pause"),
     "POST /api/v1/jobs/{jobId}/resume": control("resume"),
     "GET /api/v1/schedules/preview": async (event) => {
-      callerOf(event);
+      callerOf(event, deps.tenantMapping);
       return json(200, previewSchedule(query(event), deps.clock.now()));
     },
     "GET /api/v1/openapi.json": async () => json(200, openApiDocument()),

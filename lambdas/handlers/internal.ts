@@ -12,11 +12,11 @@ import { dispatch } from "./http/router";
 export function createInternalHandler(deps: HandlerDeps) {
   const route = dispatch({
     "POST /internal/leases": async (event) => {
-      callerOf(event);
+      callerOf(event, deps.tenantMapping);
       return json(200, await leaseRuns(deps, jsonBody(event)));
     },
     "POST /internal/leases/{runId}/complete": async (event) => {
-      callerOf(event);
+      callerOf(event, deps.tenantMapping);
       return json(200, await completeRun(deps, pathParameter(event, "runId"), jsonBody(event)));
     },
   });

@@ -99,7 +99,7 @@ describe("createJob", () => {
     ["maxAttempts of zero", { type: "x", runAt: at(NOW), maxAttempts: 0 }, "maxAttempts"],
     ["maxAttempts that is not whole", { type: "x", runAt: at(NOW), maxAttempts: 1.5 }, "maxAttempts"],
     ["an empty idempotency key", { type: "x", runAt: at(NOW), idempotencyKey: "" }, "idempotencyKey"],
-    ["a body that is not an object", [1, 2], undefined],
+    ["a body that is not an object", [1, 2], "body"],
   ])("rejects %s with a 400 naming the field, and stores nothing", async (_name, body, field) => {
     const deps = memoryDeps(NOW);
     const error = await rejection(createJob(deps, caller, body));

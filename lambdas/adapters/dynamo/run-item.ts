@@ -12,7 +12,7 @@ export function runKey(jobId: string, scheduledFor: number) {
   return { pk: jobPk(jobId), sk: runSk(scheduledFor) };
 }
 
-const statusSchema = z.enum(["pending", "leased", "succeeded", "failed", "cancelled"]);
+const statusSchema = z.enum(["pending", "leased", "succeeded", "failed", "cancelled", "missed"]);
 
 const runItemSchema = z.object({
   runId: z.string(),

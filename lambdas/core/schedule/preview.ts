@@ -45,7 +45,7 @@ export interface Preview {
 }
 
 export function previewSchedule(query: unknown, now: number): Preview {
-  const q = parseWith(previewQuery, query);
+  const q = parseWith(previewQuery, query, "query");
   const schedule = scheduleFromFields({ ...q, every: q.interval, everyField: "interval" });
   const from = q.from === undefined ? now : parseInstant(q.from);
   if (from === undefined) throw new ValidationError("from: not an ISO 8601 instant", "from");

@@ -23,7 +23,7 @@ export async function completeRun(
 ): Promise<CompletionResult> {
   const request = parseWith(completeRequest, body);
   const key = parseRunId(runId);
-  if (!key) throw new NotFoundError(`run ${runId} not found`);
+  if (!key) throw new NotFoundError(`run ${runId} not found`, "runId");
 
   const now = deps.clock.now();
   const status = request.result === "succeeded" ? RunStatus.Succeeded : RunStatus.Failed;
@@ -34,9 +34,10 @@ export async function completeRun(
   });
   if (!finished) {
     const run = await deps.runs.getRun(key.jobId, key.scheduledFor);
-    if (!run) throw new NotFoundError(`run ${runId} not found`);
+    if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
     throw new StaleFenceError(
       `fence ${request.fence} does not hold the lease of run ${runId} (fence ${run.fence}, status ${run.status})`,
+      "fence",
     );
   }
 

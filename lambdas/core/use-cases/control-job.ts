@@ -38,10 +38,10 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
   const transition = TRANSITIONS[action];
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-    if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`);
+    if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
     if (job.status === transition.to) return view(deps, job); // already there: nothing to do
     if (!transition.from.includes(job.status)) {
-      throw new ConflictError(`job ${jobId} is ${job.status}; it cannot be ${transition.audit}`);
+      throw new ConflictError(`job ${jobId} is ${job.status}; it cannot be ${transition.audit}`, "jobId");
     }
 
     const now = Math.max(deps.clock.now(), job.updatedAt + 1);
@@ -64,7 +64,7 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
     deps.log.info(`job ${transition.audit}`, { jobId, by: caller.principal });
     return view(deps, changed);
   }
-  throw new ConflictError(`job ${jobId} kept changing; try again`);
+  throw new ConflictError(`job ${jobId} kept changing; try again`, "jobId");
 }
 
 async function view(deps: SchedulerDeps, job: Job) {

@@ -42,6 +42,7 @@ export async function createJob(
     if (original?.requestHash !== job.requestHash) {
       throw new IdempotencyConflictError(
         "idempotencyKey: already used for a different request; use a new key to create another job",
+        "idempotencyKey",
       );
     }
     return { created: false, jobId: job.jobId, nextRunAt: nextInstantOf(original) };

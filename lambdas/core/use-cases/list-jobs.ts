@@ -8,7 +8,7 @@ import { jobSummaryView, runView } from "../views";
 
 /** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
 export async function listJobs(deps: Pick<SchedulerDeps, "jobs">, caller: Caller, query: unknown) {
-  const q = parseWith(listJobsQuery, query);
+  const q = parseWith(listJobsQuery, query, "query");
   const page = await deps.jobs.listJobs(caller.tenant, { status: q.status, type: q.type }, q.limit, q.cursor);
   return {
     jobs: page.items.map(jobSummaryView),
@@ -23,9 +23,9 @@ export async function listRuns(
   jobId: string,
   query: unknown,
 ) {
-  const q = parseWith(pageQuery, query);
+  const q = parseWith(pageQuery, query, "query");
   const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`);
+  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
   const page = await deps.runs.listRuns(jobId, q.limit, q.cursor);
   return { runs: page.items.map(runView), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
 }

@@ -33,8 +33,7 @@ export function httpErrors(
     onError: async (request) => {
       const error = request.error;
       if (error instanceof DomainError && statusOf(error) < 500) {
-        const field = error instanceof ValidationError ? error.field : undefined;
-        request.response = errorResponse(statusOf(error), error.code, error.message, field);
+        request.response = errorResponse(statusOf(error), error.code, error.message, error.field);
         return;
       }
       log.error("request failed", {

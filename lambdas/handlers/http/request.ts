@@ -37,8 +37,13 @@ export function tenantOfPrincipal(principalArn: string): string {
   return assumed ? `arn:${assumed[1]}:iam::${assumed[2]}:role/${assumed[3]}` : principalArn;
 }
 
-export function callerOf(event: HttpEvent): Caller {
+/**
+ * The caller of a request. `mapping` (TENANT_MAPPING) may name the tenant of a principal
+ * explicitly, for example to let several roles share one tenant's jobs.
+ */
+export function callerOf(event: HttpEvent, mapping: Readonly<Record<string, string>> = {}): Caller {
   const principal = event.requestContext.authorizer?.iam?.userArn;
   if (!principal) throw new ForbiddenError("the request is not signed with IAM credentials");
-  return { tenant: tenantOfPrincipal(principal), principal };
+  const tenant = tenantOfPrincipal(principal);
+  return { tenant: mapping[tenant] ?? mapping[principal] ?? tenant, principal };
 }

@@ -1,0 +1,14 @@
+import type { Clock } from "../../lambdas/core/clock";
+
+/** Real time shifted by an offset a test can move, so emulators and scheduler agree on "now". */
+export class OffsetClock implements Clock {
+  offsetMs = 0;
+
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
