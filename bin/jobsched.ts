@@ -1,33 +1,32 @@
 /**
- * The jobsched command line. `jobsched preview` works offline: it runs the same schedule code
- * as GET /api/v1/schedules/preview and prints the same JSON with --json.
+ * The jobsched command line.
+ *
+ *   jobsched preview ...              offline: the next runs of a schedule
+ *   jobsched jobs create|get|list|runs|pause|resume|cancel ...
+ *
+ * `jobs` commands call the API signed with SigV4, with credentials from the standard AWS chain
+ * (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE / --profile, SSO, instance roles...).
+ * --endpoint (or JOBSCHED_ENDPOINT) picks the local runtime or a deployed API.
  */
-import { parseArgs } from "node:util";
+import { fromNodeProviderChain } from "@aws-sdk/credential-providers";
+import { Command, CommanderError, Option } from "commander";
+import { createSignedFetch } from "../client/signed-fetch";
+import { table } from "../client/tables";
 import { ValidationError } from "../lambdas/core/errors";
 import { type Preview, previewSchedule } from "../lambdas/core/schedule/preview";
 
-const HELP = `Usage: jobsched <command> [options]
+interface GlobalOptions {
+  endpoint: string;
+  region: string;
+  profile?: string;
+  json?: boolean;
+}
 
-Commands:
-  preview    Show the next run instants of a schedule, in UTC and local time (offline)
+type Out = { log: (text: string) => void; error: (text: string) => void };
 
-Options for preview (give one of --cron, --interval, --run-at):
-  --cron EXPR          five-field cron expression or macro (@hourly, @daily, ...)
-  --tz ZONE            IANA time zone the cron is read in (default UTC); alias --time-zone
-  --interval EVERY     fixed interval computed in UTC: 15m, 2h, 1d or ISO 8601 (PT15M)
-  --run-at INSTANT     a one-off ISO 8601 instant
-  --start-at INSTANT   first instant a recurring schedule may run
-  --end-at INSTANT     last instant a recurring schedule may run
-  --from INSTANT       list runs at or after this instant (default: now)
-  --count N            how many runs, 1-100 (default 10)
-  --json               print JSON, exactly as the HTTP API answers
-  -h, --help           this text
+class CliError extends Error {}
 
-Example:
-  jobsched preview --cron "30 1 * * *" --tz Europe/London --from 2026-03-28T00:00:00Z --count 3
-`;
-
-function printTable(preview: Preview): void {
+function previewTable(preview: Preview): string {
   const rows = preview.runs.map((run) => {
     const note =
       run.dst === "moved"
@@ -39,87 +38,248 @@ function printTable(preview: Preview): void {
             : "";
     return [run.at, run.local, note];
   });
-  const header = ["UTC", `local (${preview.timeZone})`, ""];
-  const widths = [0, 1].map((i) => Math.max(...[header, ...rows].map((r) => (r[i] ?? "").length)));
-  for (const row of [header, ...rows]) {
-    console.log(
-      row
-        .map((cell, i) => (i < 2 ? (cell ?? "").padEnd(widths[i] ?? 0) : cell))
-        .join("   ")
-        .trimEnd(),
-    );
-  }
-  if (rows.length === 0) console.log("(no runs at or after --from)");
+  return rows.length === 0
+    ? "(no runs at or after --from)"
+    : table(["UTC", `local (${preview.timeZone})`, ""], rows);
 }
 
-export function main(argv: string[]): number {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
-    console.log(HELP);
-    return command === undefined ? 2 : 0;
-  }
-  if (command !== "preview") {
-    console.error(`jobsched: unknown command "${command}"\n\n${HELP}`);
-    return 2;
-  }
-  let values: ReturnType<typeof parse>;
-  try {
-    values = parse(rest);
-  } catch (error) {
-    console.error(`jobsched preview: ${(error as Error).message}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const query = Object.fromEntries(
-    Object.entries({
-      cron: values.cron,
-      timeZone: values.tz ?? values["time-zone"],
-      interval: values.interval,
-      runAt: values["run-at"],
-      startAt: values["start-at"],
-      endAt: values["end-at"],
-      from: values.from,
-      count: values.count,
-    }).filter(([, v]) => v !== undefined),
+type Json = Record<string, unknown>;
+const str = (v: unknown) => (v === undefined || v === null ? "" : String(v));
+
+function jobTable(job: Json): string {
+  const schedule = job.cron
+    ? `cron "${str(job.cron)}" ${str(job.timeZone)}`
+    : job.interval
+      ? `every ${str((job.interval as Json).every)}`
+      : `at ${str(job.runAt)}`;
+  const lines = [
+    `job        ${str(job.jobId)}`,
+    `type       ${str(job.type)}`,
+    `status     ${str(job.status)}`,
+    `schedule   ${schedule}`,
+    `next run   ${str(job.nextRunAt) || "-"}`,
+  ];
+  const runs = (job.runs as Json[] | undefined) ?? [];
+  if (runs.length > 0) lines.push("", runsTable(runs));
+  return lines.join("\n");
+}
+
+function runsTable(runs: Json[]): string {
+  return table(
+    ["SCHEDULED FOR", "STATUS", "ATTEMPT", "FENCE", "FINISHED", "ERROR"],
+    runs.map((r) => [
+      str(r.scheduledFor),
+      str(r.status),
+      str(r.attempt),
+      str(r.fence),
+      str(r.finishedAt),
+      str(r.error),
+    ]),
   );
-  try {
-    const preview = previewSchedule(query, Date.now());
-    if (values.json) console.log(JSON.stringify(preview, null, 2));
-    else printTable(preview);
-    return 0;
-  } catch (error) {
-    if (error instanceof ValidationError) {
-      console.error(`jobsched preview: ${error.message}`);
-      return 2;
-    }
-    throw error;
-  }
 }
 
-function parse(args: string[]) {
-  return parseArgs({
-    args,
-    strict: true,
-    options: {
-      cron: { type: "string" },
-      tz: { type: "string" },
-      "time-zone": { type: "string" },
-      interval: { type: "string" },
-      "run-at": { type: "string" },
-      "start-at": { type: "string" },
-      "end-at": { type: "string" },
-      from: { type: "string" },
-      count: { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  }).values;
+export function buildProgram(out: Out, exitCodes: { code: number }) {
+  const program = new Command("jobsched")
+    .description("Schedule and inspect jobsched jobs; preview schedules offline")
+    .addOption(
+      new Option("--endpoint <url>", "API base URL")
+        .env("JOBSCHED_ENDPOINT")
+        .default("http://127.0.0.1:8787"),
+    )
+    .addOption(
+      new Option("--region <region>", "AWS region to sign for").env("AWS_REGION").default("us-east-1"),
+    )
+    .option("--profile <name>", "AWS profile for credentials (default: the standard chain)")
+    .option("--json", "print the API's JSON instead of tables")
+    .configureOutput({ writeOut: (s) => out.log(s.trimEnd()), writeErr: (s) => out.error(s.trimEnd()) })
+    .exitOverride();
+
+  const globals = () => program.opts<GlobalOptions>();
+  const call = async (
+    method: string,
+    path: string,
+    init: { body?: unknown; query?: Record<string, string | undefined> } = {},
+  ) => {
+    const g = globals();
+    const credentials = fromNodeProviderChain(g.profile ? { profile: g.profile } : {});
+    const response = await createSignedFetch({ endpoint: g.endpoint, region: g.region, credentials })(
+      method,
+      path,
+      init,
+    );
+    if (response.status >= 400) {
+      const body = response.body as { error?: { message?: string }; message?: string } | undefined;
+      throw new CliError(
+        `HTTP ${response.status}: ${body?.error?.message ?? body?.message ?? JSON.stringify(body)}`,
+      );
+    }
+    return response.body as Json;
+  };
+  const print = (body: Json, human: (b: Json) => string) =>
+    out.log(globals().json ? JSON.stringify(body, null, 2) : human(body));
+
+  program
+    .command("preview")
+    .description("show the next runs of a schedule, in UTC and local time (offline)")
+    .option("--cron <expr>", "five-field cron expression or macro (@hourly, @daily, ...)")
+    .option("--tz, --time-zone <zone>", "IANA time zone the cron is read in (default UTC)")
+    .option("--interval <every>", "fixed interval in UTC: 15m, 2h, 1d or ISO 8601 (PT15M)")
+    .option("--run-at <instant>", "a one-off ISO 8601 instant")
+    .option("--start-at <instant>", "first instant a recurring schedule may run")
+    .option("--end-at <instant>", "last instant a recurring schedule may run")
+    .option("--from <instant>", "list runs at or after this instant (default: now)")
+    .option("--count <n>", "how many runs, 1-100 (default 10)")
+    .action((o: Record<string, string | undefined>) => {
+      const query = Object.fromEntries(
+        Object.entries({
+          cron: o.cron,
+          timeZone: o.timeZone,
+          interval: o.interval,
+          runAt: o.runAt,
+          startAt: o.startAt,
+          endAt: o.endAt,
+          from: o.from,
+          count: o.count,
+        }).filter(([, v]) => v !== undefined),
+      );
+      const preview = previewSchedule(query, Date.now());
+      out.log(globals().json ? JSON.stringify(preview, null, 2) : previewTable(preview));
+    });
+
+  const jobs = program.command("jobs").description("create and control jobs (signed API calls)");
+  jobs
+    .command("create")
+    .description("schedule a job: give one of --run-at, --cron, --interval")
+    .requiredOption("--type <type>", "job type, e.g. send-invoice")
+    .option("--run-at <instant>", "run once at this ISO 8601 instant")
+    .option("--cron <expr>", "cron expression")
+    .option("--tz, --time-zone <zone>", "IANA time zone of the cron expression")
+    .option("--interval <every>", "fixed interval: 15m, 2h, PT15M")
+    .option("--start-at <instant>", "first instant a recurring job may run")
+    .option("--end-at <instant>", "last instant a recurring job may run")
+    .option("--payload <json>", "JSON payload handed to the worker")
+    .option("--idempotency-key <key>", "makes retrying the create safe")
+    .option("--missed-runs <policy>", "catch-up | run-once | skip")
+    .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
+    .option("--max-attempts <n>", "1-100")
+    .option("--lease-seconds <n>", "5-43200")
+    .action(async (o: Record<string, string | undefined>) => {
+      let payload: unknown;
+      if (o.payload !== undefined) {
+        try {
+          payload = JSON.parse(o.payload);
+        } catch {
+          throw new CliError("--payload is not valid JSON");
+        }
+      }
+      const number = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+      const body = Object.fromEntries(
+        Object.entries({
+          type: o.type,
+          runAt: o.runAt,
+          cron: o.cron,
+          timeZone: o.timeZone,
+          interval: o.interval === undefined ? undefined : { every: o.interval },
+          startAt: o.startAt,
+          endAt: o.endAt,
+          payload,
+          idempotencyKey: o.idempotencyKey,
+          missedRuns: o.missedRuns,
+          maxLateness:
+            o.maxLateness === undefined
+              ? undefined
+              : /^\d+$/.test(o.maxLateness)
+                ? Number(o.maxLateness)
+                : o.maxLateness,
+          maxAttempts: number(o.maxAttempts),
+          leaseSeconds: number(o.leaseSeconds),
+        }).filter(([, v]) => v !== undefined),
+      );
+      print(
+        await call("POST", "/api/v1/jobs", { body }),
+        (b) => `${str(b.jobId)}  next run ${str(b.nextRunAt) || "-"}`,
+      );
+    });
+  jobs
+    .command("get <jobId>")
+    .description("a job with its most recent runs")
+    .action(async (jobId: string) =>
+      print(await call("GET", `/api/v1/jobs/${encodeURIComponent(jobId)}`), jobTable),
+    );
+  jobs
+    .command("list")
+    .description("your jobs, newest first")
+    .option("--status <status>", "active | paused | cancelled | completed")
+    .option("--type <type>", "only this job type")
+    .option("--limit <n>", "page size, 1-100")
+    .option("--cursor <cursor>", "the next page, from a previous answer")
+    .action(async (o: Record<string, string | undefined>) =>
+      print(await call("GET", "/api/v1/jobs", { query: o }), (b) => {
+        const rows = ((b.jobs as Json[]) ?? []).map((j) => [
+          str(j.jobId),
+          str(j.type),
+          str(j.status),
+          str(j.nextRunAt) || "-",
+          j.cron
+            ? `cron ${str(j.cron)}`
+            : j.interval
+              ? `every ${str((j.interval as Json).every)}`
+              : `at ${str(j.runAt)}`,
+        ]);
+        const more = b.cursor ? `\nmore: --cursor ${str(b.cursor)}` : "";
+        return `${table(["JOB", "TYPE", "STATUS", "NEXT RUN", "SCHEDULE"], rows)}${more}`;
+      }),
+    );
+  jobs
+    .command("runs <jobId>")
+    .description("a job's run history, newest first")
+    .option("--limit <n>", "page size, 1-100")
+    .option("--cursor <cursor>", "the next page")
+    .action(async (jobId: string, o: Record<string, string | undefined>) =>
+      print(await call("GET", `/api/v1/jobs/${encodeURIComponent(jobId)}/runs`, { query: o }), (b) => {
+        const more = b.cursor ? `\nmore: --cursor ${str(b.cursor)}` : "";
+        return `${runsTable((b.runs as Json[]) ?? [])}${more}`;
+      }),
+    );
+  for (const [name, method, suffix] of [
+    ["pause", "POST", "/pause"],
+    ["resume", "POST", "/resume"],
+    ["cancel", "DELETE", ""],
+  ] as const) {
+    jobs
+      .command(`${name} <jobId>`)
+      .description(`${name} a job`)
+      .action(async (jobId: string) =>
+        print(await call(method, `/api/v1/jobs/${encodeURIComponent(jobId)}${suffix}`), jobTable),
+      );
+  }
+  program.hook("postAction", () => {
+    exitCodes.code = 0;
+  });
+  return program;
+}
+
+/** Runs the CLI; resolves to the process exit code (0 ok, 1 API or input error, 2 usage). */
+export async function main(
+  argv: string[],
+  out: Out = { log: console.log, error: console.error },
+): Promise<number> {
+  const exit = { code: 0 };
+  try {
+    await buildProgram(out, exit).parseAsync(argv, { from: "user" });
+    return exit.code;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof ValidationError || error instanceof CliError) {
+      out.error(`jobsched: ${error.message}`);
+      return error instanceof ValidationError ? 2 : 1;
+    }
+    out.error(`jobsched: ${(error as Error).message}`);
+    return 1;
+  }
 }
 
 // Run directly (`tsx bin/jobsched.ts ...`); bin/jobsched.mjs imports main() and calls it itself.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2));
 }
