@@ -1,0 +1,212 @@
+import { describe, expect, it } from "vitest";
+import { durationMs } from "../../lambdas/core/duration";
+import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
+import { RunStatus } from "../../lambdas/core/run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { listJobs, listRuns } from "../../lambdas/core/use-cases/list-jobs";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const MINUTE = 60_000;
+const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
+const bob = { tenant: "t-b", principal: "arn:aws:iam::1:role/bob" };
+const at = (ms: number) => new Date(ms).toISOString();
+
+async function everyMinute(deps: MemoryDeps, extra: Record<string, unknown> = {}) {
+  const { jobId } = await createJob(deps, alice, { type: "tick", cron: "* * * * *", ...extra });
+  return jobId;
+}
+
+async function dueJob(deps: MemoryDeps, jobId: string) {
+  const job = await deps.jobs.getJob(jobId);
+  if (job?.nextRunAt === undefined) throw new Error("job has no next run");
+  return { ...job, nextRunAt: job.nextRunAt };
+}
+
+describe("controlJob", () => {
+  it("pauses, resumes and cancels, recording who and when, and moves the job in and out of the due index", async () => {
+    const deps = memoryDeps(NOW + 30_000);
+    const jobId = await everyMinute(deps);
+    deps.clock.advance(1_000);
+    const paused = await controlJob(deps, alice, jobId, "pause");
+    expect(paused).toMatchObject({ status: "paused", nextRunAt: "2026-11-02T09:01:00Z" });
+    expect(deps.jobs.jobs.get(jobId)?.dueKey).toBeUndefined();
+
+    deps.clock.advance(10 * MINUTE);
+    const resumed = await controlJob(deps, alice, jobId, "resume");
+    expect(resumed.status).toBe("active");
+    // Due long ago: resuming fired it at once, by the run-once policy.
+    const runs = [...deps.runs.runs.values()];
+    expect(runs.filter((r) => r.status === RunStatus.Pending)).toHaveLength(2); // the latest missed and the next
+    expect(runs.filter((r) => r.status === RunStatus.Missed).length).toBeGreaterThanOrEqual(9);
+
+    const cancelled = await controlJob(deps, alice, jobId, "cancel");
+    expect(cancelled).toMatchObject({ status: "cancelled", nextRunAt: undefined });
+    expect(cancelled.audit.map((a) => [a.action, a.by])).toEqual([
+      ["created", alice.principal],
+      ["paused", alice.principal],
+      ["resumed", alice.principal],
+      ["cancelled", alice.principal],
+    ]);
+  });
+
+  it("answers a repeated action with the job as it is, and refuses forbidden moves", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await everyMinute(deps);
+    await controlJob(deps, alice, jobId, "pause");
+    const again = await controlJob(deps, alice, jobId, "pause");
+    expect(again.audit).toHaveLength(2);
+    await controlJob(deps, alice, jobId, "cancel");
+    await expect(controlJob(deps, alice, jobId, "resume")).rejects.toBeInstanceOf(ConflictError);
+    await expect(controlJob(deps, alice, jobId, "pause")).rejects.toMatchObject({ field: "jobId" });
+  });
+
+  it("treats another tenant's job, and a malformed id, as not found", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await everyMinute(deps);
+    await expect(controlJob(deps, bob, jobId, "cancel")).rejects.toBeInstanceOf(NotFoundError);
+    await expect(controlJob(deps, alice, "../etc", "cancel")).rejects.toBeInstanceOf(NotFoundError);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+  });
+
+  it("reads again when a sweep changed the job under it, and gives up after a few tries", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await everyMinute(deps);
+    const replace = deps.jobs.replaceJob.bind(deps.jobs);
+    let refusals = 1;
+    deps.jobs.replaceJob = async (job, expected) => (refusals-- > 0 ? false : replace(job, expected));
+    expect((await controlJob(deps, alice, jobId, "pause")).status).toBe("paused");
+    deps.jobs.replaceJob = async () => false;
+    await expect(controlJob(deps, alice, jobId, "resume")).rejects.toThrow("kept changing");
+  });
+});
+
+describe("listings", () => {
+  it("lists only the caller's jobs, filtered, a page at a time", async () => {
+    const deps = memoryDeps(NOW);
+    for (let i = 0; i < 3; i++) {
+      deps.clock.advance(1);
+      await createJob(deps, alice, { type: "a", runAt: at(NOW + 3_600_000) });
+    }
+    await createJob(deps, bob, { type: "a", runAt: at(NOW + 3_600_000) });
+    const first = await listJobs(deps, alice, { limit: "2" });
+    expect(first.jobs).toHaveLength(2);
+    const second = await listJobs(deps, alice, { limit: "2", cursor: first.cursor });
+    expect(second).toEqual({ jobs: [expect.objectContaining({ type: "a" })] });
+    expect((await listJobs(deps, alice, { status: "paused" })).jobs).toEqual([]);
+    await expect(listJobs(deps, alice, { limit: "0" })).rejects.toMatchObject({ field: "limit" });
+    await expect(listJobs(deps, alice, [])).rejects.toMatchObject({ field: "query" });
+  });
+
+  it("pages through one job's runs and hides other tenants' jobs", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await everyMinute(deps, { missedRuns: "catch-up" });
+    deps.clock.advance(5 * MINUTE);
+    await fireJobs(deps, [await dueJob(deps, jobId)]);
+    const page = await listRuns(deps, alice, jobId, { limit: "3" });
+    expect(page.runs).toHaveLength(3);
+    expect(page.cursor).toBeDefined();
+    await expect(listRuns(deps, bob, jobId, {})).rejects.toBeInstanceOf(NotFoundError);
+    await expect(listRuns(deps, alice, "nope", {})).rejects.toMatchObject({ field: "jobId" });
+  });
+});
+
+describe("creating recurring jobs", () => {
+  it("stores the policies, lateness, retry and lease settings", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, nextRunAt } = await createJob(deps, alice, {
+      type: "digest",
+      cron: "0 9 * * MON-FRI",
+      timeZone: "Europe/London",
+      missedRuns: "skip",
+      maxLateness: "PT30M",
+      retry: { base: 5, cap: "PT10M" },
+      leaseSeconds: 120,
+    });
+    expect(nextRunAt).toBe("2026-11-02T09:00:00Z"); // Monday 09:00 GMT: a firing at the instant of creation counts
+    expect(await deps.jobs.getJob(jobId)).toMatchObject({
+      missedRuns: "skip",
+      maxLatenessMs: 1_800_000,
+      retry: { baseMs: 5_000, capMs: 600_000 },
+      leaseSeconds: 120,
+    });
+  });
+
+  it.each([
+    [{ retry: { base: 600, cap: 60 } }, "retry.cap"],
+    [{ retry: { base: "P1M" } }, "retry.base"],
+    [{ maxLateness: "soon" }, "maxLateness"],
+    [{ maxLateness: "PT0.5S" }, "maxLateness"],
+    [{ interval: { every: "1 minute" } }, "interval.every"],
+  ])("refuses %j naming %s", async (extra, field) => {
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", ...("interval" in extra ? {} : { cron: "* * * * *" }), ...extra };
+    await expect(createJob(deps, alice, body)).rejects.toMatchObject({ field });
+    expect(deps.jobs.jobs.size).toBe(0);
+  });
+
+  it("reads durations as seconds or ISO 8601", () => {
+    expect(durationMs(90, "f")).toBe(90_000);
+    expect(durationMs("PT1H30M", "f")).toBe(5_400_000);
+    expect(() => durationMs("P1Y", "f")).toThrow(ValidationError);
+  });
+});
+
+describe("firing recurring jobs", () => {
+  it("records every firing as missed and completes the job when a bounded schedule is long over", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      cron: "* * * * *",
+      endAt: at(NOW + 3 * MINUTE),
+      missedRuns: "skip",
+    });
+    deps.clock.advance(10 * MINUTE);
+    const result = await fireJobs(deps, [await dueJob(deps, jobId)]);
+    expect(result).toMatchObject({ created: 0, missed: 3 });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("sends what it created even when another writer holds one of the job's runs", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await everyMinute(deps, { missedRuns: "catch-up" });
+    const job = await dueJob(deps, jobId);
+    deps.clock.advance(3 * MINUTE);
+    // Another writer just created the second firing's run.
+    const other = job.nextRunAt + MINUTE;
+    await deps.runs.createRun({
+      ...(await import("../../lambdas/core/run")).newRun(job, other, deps.clock.now(), 30_000),
+    });
+    const result = await fireJobs(deps, [job]);
+    expect(result.deferred).toBe(1);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).not.toContain(other);
+    expect(deps.queue.sent.length).toBeGreaterThan(0);
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBe(job.nextRunAt); // left for the next sweep
+  });
+});
+
+describe("leasing runs of paused jobs and jobs with their own lease", () => {
+  it("records a queued run of a paused job as missed instead of starting it", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, { type: "x", runAt: at(NOW + 1_000) });
+    deps.queue.deliverAll();
+    await controlJob(deps, alice, jobId, "pause");
+    expect(await leaseRuns(deps, { workerId: "w", types: ["x"] })).toEqual([]);
+    expect([...deps.runs.runs.values()][0]).toMatchObject({
+      status: "missed",
+      error: expect.stringContaining("paused"),
+    });
+  });
+
+  it("holds a run for the job's own lease length", async () => {
+    const deps = memoryDeps(NOW);
+    await createJob(deps, alice, { type: "x", runAt: at(NOW + 1_000), leaseSeconds: 300 });
+    deps.queue.deliverAll();
+    const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"] });
+    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 300 }]);
+    expect(lease?.leaseExpiresAt).toBe("2026-11-02T09:05:00Z");
+  });
+});
