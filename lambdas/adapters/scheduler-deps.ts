@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { systemClock } from "../core/clock";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
 import { createDocumentClient, createSqsClient } from "./clients";
@@ -22,7 +23,7 @@ export function createSchedulerDeps(config: RuntimeConfig): HandlerDeps {
     jobs: new DynamoJobStore(db, config.tableName),
     runs: new DynamoRunStore(db, config.tableName),
     queue: new SqsRunQueue(sqs, config.runQueueUrl),
-    clock: { now: () => Date.now() },
+    clock: systemClock,
     settings: config.settings,
     log,
     randomBytes: (size) => randomBytes(size),

@@ -4,7 +4,15 @@
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
+  /** Waits `ms` milliseconds (a fake clock just moves on). */
+  sleep(ms: number): Promise<void>;
 }
+
+/** The wall clock, for production. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms))),
+};
 
 /** A clock that always answers the same instant, moved only by `set` or `advance`. */
 export class FixedClock implements Clock {
@@ -20,5 +28,9 @@ export class FixedClock implements Clock {
 
   advance(ms: number): void {
     this.current += ms;
+  }
+
+  async sleep(ms: number): Promise<void> {
+    this.current += Math.max(0, ms);
   }
 }

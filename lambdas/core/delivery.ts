@@ -4,14 +4,22 @@ import type { RunMessage } from "./ports";
 export const MAX_DELAY_SECONDS = 900;
 
 /**
- * The delay that makes a run visible at its due second: rounded up, so a run never starts
- * before its time (at most one second after it), and clamped to what SQS accepts. A run due
- * later than 15 minutes is never enqueued by the sweep, which only looks a tick ahead.
+ * The delay after which a run's message becomes visible: SQS counts whole seconds, so this
+ * rounds down and the message shows up at most a second before the run is due; the lease step
+ * holds an early message until the due instant (see EARLY_HOLD_MS). Rounding up instead would
+ * start runs up to a second late. Clamped to what SQS accepts; the sweep only enqueues runs
+ * due within its lookahead, far below 15 minutes.
  */
 export function delaySecondsUntil(dueAt: number, now: number): number {
-  const seconds = Math.ceil((dueAt - now) / 1000);
+  const seconds = Math.floor((dueAt - now) / 1000);
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, seconds));
 }
+
+/**
+ * How early a run may be received and still be held in the lease step until its due instant.
+ * A message visible earlier than this (a repair's resend, clock skew) goes back to the queue.
+ */
+export const EARLY_HOLD_MS = 1_500;
 
 export function runMessageOf(run: { runId: string; jobId: string; scheduledFor: number }): RunMessage {
   return { runId: run.runId, jobId: run.jobId, scheduledFor: run.scheduledFor };

@@ -1,23 +1,16 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Clock } from "../../lambdas/core/clock";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
 import { httpEvent, invoke } from "../support/http-event";
+import { OffsetClock } from "../support/offset-clock";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
  * The thin path end to end: the real handlers, the real adapters and AWS SDK clients, dynalite
  * and fauxqs. Nothing is mocked.
  */
-class OffsetClock implements Clock {
-  offsetMs = 0;
-  now() {
-    return Date.now() + this.offsetMs;
-  }
-}
-
 const WORKER = { workerId: "w-1", types: ["send-invoice"], max: 10, waitSeconds: 5 };
 
 describe("a one-off job, end to end on the emulators", () => {

@@ -11,4 +11,8 @@ export class OffsetClock implements Clock {
   advance(ms: number): void {
     this.offsetMs += ms;
   }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+  }
 }

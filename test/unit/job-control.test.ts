@@ -207,6 +207,7 @@ describe("leasing runs of paused jobs and jobs with their own lease", () => {
     deps.queue.deliverAll();
     const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"] });
     expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 300 }]);
-    expect(lease?.leaseExpiresAt).toBe("2026-11-02T09:05:00Z");
+    // Received a second early, held until due, then leased for 300 s.
+    expect(lease?.leaseExpiresAt).toBe("2026-11-02T09:05:01Z");
   });
 });

@@ -38,6 +38,25 @@ describe("leaseRuns", () => {
     });
   });
 
+  it("holds a run that arrives less than a second early until its due instant, never starting it early", async () => {
+    const deps = memoryDeps(NOW - 800);
+    await deliveredRun(deps);
+    const [granted] = await lease(deps);
+    expect(deps.clock.now()).toBe(NOW);
+    expect([...deps.runs.runs.values()][0]?.startedAt).toBe(NOW);
+    expect(granted?.leaseExpiresAt).toBe(
+      new Date(NOW + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
+    );
+  });
+
+  it("puts a run that shows up seconds early back in the queue until it is due", async () => {
+    const deps = memoryDeps(NOW - 5_000);
+    await deliveredRun(deps);
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 5 }]);
+    expect([...deps.runs.runs.values()][0]?.status).toBe("pending");
+  });
+
   it("puts back runs of other types for other workers", async () => {
     const deps = memoryDeps(NOW);
     await deliveredRun(deps, "other");

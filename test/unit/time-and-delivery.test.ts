@@ -27,8 +27,8 @@ describe("instants", () => {
 });
 
 describe("delivery delay", () => {
-  it("rounds up so a run is never visible before its time", () => {
-    expect(delaySecondsUntil(T, T - 9_263)).toBe(10);
+  it("rounds down: the message shows up less than a second early and the lease step holds it", () => {
+    expect(delaySecondsUntil(T, T - 9_263)).toBe(9);
     expect(delaySecondsUntil(T, T - 10_000)).toBe(10);
   });
 

@@ -1,3 +1,4 @@
+import { EARLY_HOLD_MS } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { JobStatus } from "../job";
@@ -55,6 +56,12 @@ async function leaseOne(
     await deps.queue.release(receiptHandle);
     return undefined;
   }
+  const early = run.scheduledFor - now;
+  if (early > EARLY_HOLD_MS) {
+    await deps.queue.extend(receiptHandle, Math.ceil(early / 1000));
+    return undefined;
+  }
+  if (early > 0) await deps.clock.sleep(early); // delays are whole seconds: start on the due instant
 
   const job = await deps.jobs.getJob(run.jobId);
   if (!job || job.status === JobStatus.Cancelled) {
@@ -69,13 +76,14 @@ async function leaseOne(
 
   const jobLease = job.leaseSeconds;
   if (jobLease !== leaseSeconds) await deps.queue.extend(receiptHandle, jobLease);
-  const leaseExpiresAt = now + jobLease * 1000;
+  const leasedAt = deps.clock.now();
+  const leaseExpiresAt = leasedAt + jobLease * 1000;
   const leased = await deps.runs.leaseRun(run, run.fence, {
     workerId: request.workerId,
     leaseExpiresAt,
     receiptHandle,
     checkAt: leaseExpiresAt + deps.settings.repairGraceSeconds * 1000,
-    now,
+    now: leasedAt,
   });
   if (!leased) return drop("another worker leased the run first");
 
