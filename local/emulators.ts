@@ -31,10 +31,10 @@ export async function startDynamo(options: { path?: string } = {}): Promise<Emul
   };
 }
 
-export async function startSqs(): Promise<Emulator> {
+export async function startSqs(options: { port?: number } = {}): Promise<Emulator> {
   // buildApp + our own listen, rather than startFauxqs, which binds every interface.
   const app = buildApp({ logger: false });
-  await app.listen({ port: 0, host: LOOPBACK });
+  await app.listen({ port: options.port ?? 0, host: LOOPBACK });
   const address = app.server.address() as AddressInfo;
   return { endpoint: `http://${LOOPBACK}:${address.port}`, close: () => app.close() };
 }

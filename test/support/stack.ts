@@ -19,9 +19,15 @@ export interface TestStack {
   readonly sqs: ReturnType<typeof createSqsClient>;
 }
 
+/** Creates the stack's queues again, as after an SQS emulator restart; the URLs stay the same. */
+export async function recreateQueues(stack: TestStack): Promise<void> {
+  const prefix = stack.config.tableName;
+  await ensureQueues(stack.sqs, prefix);
+}
+
 export async function createTestStack(
   name: string,
-  options: { clock?: Clock; settings?: Partial<SchedulerSettings> } = {},
+  options: { clock?: Clock; settings?: Partial<SchedulerSettings>; sqsEndpoint?: string } = {},
 ): Promise<TestStack> {
   const unique = `${name}-${randomBytes(4).toString("hex")}`;
   const base = {
@@ -29,12 +35,12 @@ export async function createTestStack(
     tableName: `test-${unique}`,
     runQueueUrl: "",
     dynamodbEndpoint: inject("dynamoEndpoint"),
-    sqsEndpoint: inject("sqsEndpoint"),
+    sqsEndpoint: options.sqsEndpoint ?? inject("sqsEndpoint"),
     settings: { ...LOCAL_SETTINGS, ...options.settings },
   };
   await ensureTable(createDynamoClient(base), base.tableName);
   const sqs = createSqsClient(base);
-  const queueUrls = await ensureQueues(sqs, `test-${unique}`);
+  const queueUrls = await ensureQueues(sqs, base.tableName);
   const config = { ...base, runQueueUrl: queueUrls.get("runs") ?? "" };
   const deps = createSchedulerDeps(config);
   return {

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import type { SchedulerDeps } from "../../lambdas/core/deps";
+import { type Job, JobStatus } from "../../lambdas/core/job";
+import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { IN_FLIGHT_MS } from "../../lambdas/core/use-cases/fire-jobs";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { startSqs } from "../../local/emulators";
+import { OffsetClock } from "../support/offset-clock";
+import { createTestStack, recreateQueues, type TestStack } from "../support/stack";
+
+/**
+ * Faults on the real emulators. A sweep is killed between its steps, or the SQS emulator is
+ * restarted with runs in it; afterwards every run executes exactly once.
+ */
+async function oneOffJob(stack: TestStack, clock: OffsetClock, dueInMs: number): Promise<Job> {
+  const now = clock.now();
+  const job: Job = {
+    jobId: `j_${Math.random().toString(36).slice(2, 12).padEnd(20, "0")}`,
+    tenant: "t",
+    type: "x",
+    payload: null,
+    schedule: { kind: "once", runAt: now + dueInMs },
+    status: JobStatus.Active,
+    nextRunAt: now + dueInMs,
+    missedRuns: "run-once",
+    maxLatenessMs: undefined,
+    maxAttempts: 5,
+    retry: { baseMs: 10_000, capMs: 3_600_000 },
+    leaseSeconds: 30,
+    idempotencyKey: undefined,
+    requestHash: "h",
+    createdAt: now,
+    createdBy: "p",
+    updatedAt: now,
+    audit: [],
+  };
+  await stack.deps.jobs.createJob(job);
+  return job;
+}
+
+const groupOf = (jobId: string) => Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+
+/** Leases and completes everything due, as long as anything comes; returns the runs executed. */
+async function drain(deps: SchedulerDeps): Promise<string[]> {
+  const executed: string[] = [];
+  for (let idle = 0; idle < 2; ) {
+    const leases = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10, waitSeconds: 1 });
+    if (leases.length === 0) idle += 1;
+    for (const lease of leases) {
+      executed.push(lease.runKey);
+      await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
+    }
+  }
+  return executed;
+}
+
+/** A copy of the deps in which one port method runs (or not) and then "crashes" once. */
+function crashing<K extends "runs" | "queue" | "jobs">(
+  deps: SchedulerDeps,
+  port: K,
+  method: string,
+  runFirst: boolean,
+): SchedulerDeps {
+  const target = deps[port] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  let crashed = false;
+  const wrapped = new Proxy(target, {
+    get(obj, prop, receiver) {
+      const value = Reflect.get(obj, prop, receiver);
+      if (prop !== method || typeof value !== "function")
+        return typeof value === "function" ? value.bind(obj) : value;
+      return async (...args: unknown[]) => {
+        if (crashed) return value.apply(obj, args);
+        crashed = true;
+        if (runFirst) await value.apply(obj, args);
+        throw new Error(`killed in ${String(port)}.${method}`);
+      };
+    },
+  });
+  return { ...deps, [port]: wrapped };
+}
+
+describe("a sweep killed between its steps", () => {
+  it.each([
+    ["after the run put", "runs", "createRun", true],
+    ["after the send", "queue", "send", true],
+    ["before the job update", "jobs", "advanceJob", false],
+    ["after the job update", "jobs", "advanceJob", true],
+  ] as const)(
+    "%s: the next tick neither duplicates nor loses the run",
+    async (_name, port, method, runFirst) => {
+      // Prepare
+      const clock = new OffsetClock();
+      const stack = await createTestStack(`fault-${method}`, { clock });
+      const job = await oneOffJob(stack, clock, 2_000);
+
+      // Act: the first sweep dies at the chosen point; a later tick sweeps again.
+      const first = await sweepGroup(crashing(stack.deps, port, method, runFirst), groupOf(job.jobId));
+      expect(first.failedShards).toBe(1);
+      clock.advance(IN_FLIGHT_MS + 1_000);
+      const second = await sweepGroup(stack.deps, groupOf(job.jobId));
+      expect(second.failedShards).toBe(0);
+      const executed = await drain(stack.deps);
+
+      // Assess: exactly one run row, executed exactly once, job completed.
+      expect(executed).toEqual([
+        `${job.jobId}@${new Date(job.schedule.kind === "once" ? job.schedule.runAt : 0).toISOString().replace(".000", "")}`,
+      ]);
+      const runs = await stack.deps.runs.listRecentRuns(job.jobId, 10);
+      expect(runs.map((r) => r.status)).toEqual(["succeeded"]);
+      expect((await stack.deps.jobs.getJob(job.jobId))?.status).toBe("completed");
+    },
+  );
+});
+
+describe("the SQS emulator restarted with runs in it", () => {
+  it("runs every run once after the repair pass, none twice", async () => {
+    // Prepare: a private SQS emulator, five runs enqueued and due in 3 s.
+    let sqs = await startSqs();
+    const port = Number(new URL(sqs.endpoint).port);
+    const clock = new OffsetClock();
+    const stack = await createTestStack("sqs-restart", { clock, sqsEndpoint: sqs.endpoint });
+    const jobs = await Promise.all(Array.from({ length: 5 }, () => oneOffJob(stack, clock, 3_000)));
+    for (const group of new Set(jobs.map((j) => groupOf(j.jobId)))) await sweepGroup(stack.deps, group);
+
+    // Act: the emulator dies with the five messages; a new one starts empty on the same port.
+    await sqs.close();
+    sqs = await startSqs({ port });
+    await recreateQueues(stack);
+    expect(await leaseRuns(stack.deps, { workerId: "w", types: ["x"], max: 10, waitSeconds: 1 })).toEqual([]);
+    const repaired = await repairRuns(stack.deps, { queueWasReset: true });
+    const executed = await drain(stack.deps);
+
+    // Assess
+    expect(repaired.resent).toBe(5);
+    expect(executed.sort()).toEqual(
+      jobs.map((j) => `${j.jobId}@${new Date(j.nextRunAt ?? 0).toISOString().replace(".000", "")}`).sort(),
+    );
+    // A second repair pass, later, finds nothing left to do.
+    clock.advance(10 * 60_000);
+    expect(await repairRuns(stack.deps)).toMatchObject({ resent: 0 });
+    await sqs.close();
+  }, 60_000);
+});
