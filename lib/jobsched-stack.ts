@@ -22,13 +22,14 @@ export class JobschedStack extends Stack {
     const functions = new SchedulerFunctions(this, "Functions", {
       table,
       runQueue: queues.runQueue,
+      sweepQueue: queues.sweepQueue,
       settings,
     });
     new SchedulerHttpApi(this, "Http", { api: functions.api, internal: functions.internal });
 
     // EventBridge's finest rate is one minute; SQS delays give runs their second-level timing.
     new Rule(this, "Tick", {
-      description: "jobsched minute tick: sweep due jobs, repair lost deliveries",
+      description: "jobsched minute tick: fan the sweep out over shard groups, repair lost deliveries",
       schedule: Schedule.rate(Duration.seconds(settings.tickSeconds)),
       targets: [new LambdaFunction(functions.tick, { retryAttempts: 0 })],
     });

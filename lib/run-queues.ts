@@ -1,30 +1,41 @@
 import { Duration } from "aws-cdk-lib";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { RUN_DEAD_LETTER_QUEUE, RUN_QUEUE } from "../lambdas/definitions/queues";
+import {
+  type QueueDefinition,
+  RUN_DEAD_LETTER_QUEUE,
+  RUN_QUEUE,
+  SWEEP_DEAD_LETTER_QUEUE,
+  SWEEP_QUEUE,
+} from "../lambdas/definitions/queues";
 
 /**
- * The run queue and its dead-letter queue, from lambdas/definitions/queues.ts. Encrypted at
- * rest (SQS-managed keys) and reachable only over TLS.
+ * The run queue and the sweep fan-out queue, each with its dead-letter queue, from
+ * lambdas/definitions/queues.ts. Encrypted at rest (SQS-managed keys), reachable only over TLS.
  */
 export class RunQueues extends Construct {
   readonly runQueue: Queue;
   readonly deadLetterQueue: Queue;
+  readonly sweepQueue: Queue;
+  readonly sweepDeadLetterQueue: Queue;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
-    this.deadLetterQueue = new Queue(this, "DeadLetters", {
-      retentionPeriod: Duration.seconds(RUN_DEAD_LETTER_QUEUE.retentionSeconds),
-      visibilityTimeout: Duration.seconds(RUN_DEAD_LETTER_QUEUE.visibilityTimeoutSeconds),
+    this.deadLetterQueue = this.queue("DeadLetters", RUN_DEAD_LETTER_QUEUE);
+    this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue);
+    this.sweepDeadLetterQueue = this.queue("SweepDeadLetters", SWEEP_DEAD_LETTER_QUEUE);
+    this.sweepQueue = this.queue("Sweeps", SWEEP_QUEUE, this.sweepDeadLetterQueue);
+  }
+
+  private queue(id: string, definition: QueueDefinition, deadLetters?: Queue): Queue {
+    return new Queue(this, id, {
+      retentionPeriod: Duration.seconds(definition.retentionSeconds),
+      visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-    });
-    this.runQueue = new Queue(this, "Runs", {
-      retentionPeriod: Duration.seconds(RUN_QUEUE.retentionSeconds),
-      visibilityTimeout: Duration.seconds(RUN_QUEUE.visibilityTimeoutSeconds),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: RUN_QUEUE.deadLetter.maxReceiveCount },
+      ...(deadLetters && definition.deadLetter
+        ? { deadLetterQueue: { queue: deadLetters, maxReceiveCount: definition.deadLetter.maxReceiveCount } }
+        : {}),
     });
   }
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { Duration } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
@@ -12,23 +13,27 @@ const ROOT = join(import.meta.dirname, "..");
 export interface SchedulerFunctionsProps {
   readonly table: TableV2;
   readonly runQueue: Queue;
+  readonly sweepQueue: Queue;
   readonly settings: SchedulerSettings;
 }
 
 /**
- * The three Lambdas: the tenant API, the worker lease protocol and the minute tick. Each has
- * its own role with only the table and queue actions its use cases perform.
+ * The four Lambdas: the tenant API, the worker lease protocol, the minute tick (fan-out and
+ * repair) and the sweeper (one group of shards per SQS message). Each has its own role with
+ * only the table and queue actions its use cases perform.
  */
 export class SchedulerFunctions extends Construct {
   readonly api: NodejsFunction;
   readonly internal: NodejsFunction;
   readonly tick: NodejsFunction;
+  readonly sweeper: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: SchedulerFunctionsProps) {
     super(scope, id);
     const environment = {
       TABLE_NAME: props.table.tableName,
       RUN_QUEUE_URL: props.runQueue.queueUrl,
+      SWEEP_QUEUE_URL: props.sweepQueue.queueUrl,
       TICK_SECONDS: String(props.settings.tickSeconds),
       LOOKAHEAD_SECONDS: String(props.settings.lookaheadSeconds),
       LEASE_SECONDS: String(props.settings.leaseSeconds),
@@ -62,16 +67,27 @@ export class SchedulerFunctions extends Construct {
     this.api = make("Api", "api.ts", Duration.seconds(29));
     this.internal = make("Internal", "internal.ts", Duration.seconds(29));
     this.tick = make("Tick", "tick.ts", Duration.seconds(60));
+    this.sweeper = make("Sweeper", "sweep.ts", Duration.seconds(60));
+    this.sweeper.addEventSource(
+      new SqsEventSource(props.sweepQueue, {
+        batchSize: 4,
+        reportBatchItemFailures: true,
+        maxConcurrency: 32,
+      }),
+    );
 
     const read = ["dynamodb:GetItem", "dynamodb:Query"];
     const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
     props.table.grant(this.api, ...read, ...write);
     props.table.grant(this.internal, ...read, ...write);
     props.table.grant(this.tick, ...read, ...write);
+    props.table.grant(this.sweeper, ...read, ...write);
 
-    // The API fires near-term jobs itself; the tick sends due and repaired runs.
+    // The API fires near-term jobs itself; the sweeper sends due runs, the tick repaired ones.
     props.runQueue.grantSendMessages(this.api);
     props.runQueue.grantSendMessages(this.tick);
+    props.runQueue.grantSendMessages(this.sweeper);
+    props.sweepQueue.grantSendMessages(this.tick);
     props.runQueue.grant(
       this.internal,
       "sqs:ReceiveMessage",

@@ -6,12 +6,14 @@ import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
+import { createSweepHandler } from "../lambdas/handlers/sweep";
 import { ensureQueues, ensureTable } from "./bootstrap";
 import { lockDataDir } from "./data-lock";
 import { startDynamo, startSqs } from "./emulators";
 import { runExampleWorker } from "./example-worker";
 import { startHttpGateway } from "./http-gateway";
 import { loadLocalCredentials } from "./local-credentials";
+import { startSqsEventSource } from "./sqs-event-source";
 import { startTicker } from "./ticker";
 
 /**
@@ -37,13 +39,16 @@ const config = {
   region: "us-east-1",
   tableName: "jobsched-jobs",
   runQueueUrl: "",
+  sweepQueueUrl: "",
   dynamodbEndpoint: dynamo.endpoint,
   sqsEndpoint: sqs.endpoint,
   settings: LOCAL_SETTINGS,
 };
 await ensureTable(createDynamoClient(config), config.tableName);
-const queueUrls = await ensureQueues(createSqsClient(config), "jobsched");
-const deps = createSchedulerDeps({ ...config, runQueueUrl: queueUrls.get("runs") ?? "" });
+const sqsClient = createSqsClient(config);
+const queueUrls = await ensureQueues(sqsClient, "jobsched");
+const sweepQueueUrl = queueUrls.get("sweeps") ?? "";
+const deps = createSchedulerDeps({ ...config, runQueueUrl: queueUrls.get("runs") ?? "", sweepQueueUrl });
 
 const credentials = loadLocalCredentials();
 const gateway = await startHttpGateway(
@@ -54,6 +59,12 @@ const gateway = await startHttpGateway(
   process.exit(1);
 });
 const ticker = startTicker(deps, LOCAL_SETTINGS.tickSeconds * 1000);
+// The sweeper Lambda's SQS event source: groups of shards swept as their messages arrive.
+const sweeper = startSqsEventSource(sqsClient, sweepQueueUrl, createSweepHandler(deps), {
+  batchSize: 4,
+  concurrency: 2,
+  onError: (error) => deps.log.error("sweep poll failed", { error: String(error) }),
+});
 const workerStop = new AbortController();
 const worker = runExampleWorker(
   gateway.url,
@@ -88,7 +99,7 @@ async function shutdown(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000);
   force.unref();
   workerStop.abort();
-  await Promise.allSettled([worker, ticker.stop()]);
+  await Promise.allSettled([worker, ticker.stop(), sweeper.stop()]);
   gateway.server.closeAllConnections();
   await new Promise((done) => gateway.server.close(done));
   await Promise.allSettled([sqs.close(), dynamo.close()]);

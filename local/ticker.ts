@@ -1,5 +1,5 @@
 import type { SchedulerDeps } from "../lambdas/core/deps";
-import { tick } from "../lambdas/handlers/tick";
+import { runTick } from "../lambdas/core/use-cases/tick";
 
 /**
  * Fires the tick every `periodMs`, as EventBridge does in AWS, never two at once. The first
@@ -14,7 +14,7 @@ export function startTicker(deps: SchedulerDeps, periodMs: number): { stop(): Pr
 
   const loop = () => {
     if (stopped) return;
-    running = tick(deps, { queueWasReset: first })
+    running = runTick(deps, { queueWasReset: first })
       .then(() => {
         first = false;
       })

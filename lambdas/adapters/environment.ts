@@ -11,6 +11,7 @@ const environmentSchema = z.object({
   AWS_REGION: z.string().default("us-east-1"),
   TABLE_NAME: z.string().min(1),
   RUN_QUEUE_URL: z.string().min(1),
+  SWEEP_QUEUE_URL: z.string().min(1),
   /** Emulator endpoints; unset in AWS. */
   DYNAMODB_ENDPOINT: z.string().url().optional(),
   SQS_ENDPOINT: z.string().url().optional(),
@@ -37,6 +38,7 @@ export interface RuntimeConfig {
   readonly region: string;
   readonly tableName: string;
   readonly runQueueUrl: string;
+  readonly sweepQueueUrl: string;
   readonly dynamodbEndpoint: string | undefined;
   readonly sqsEndpoint: string | undefined;
   readonly settings: SchedulerSettings;
@@ -54,6 +56,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     region: e.AWS_REGION,
     tableName: e.TABLE_NAME,
     runQueueUrl: e.RUN_QUEUE_URL,
+    sweepQueueUrl: e.SWEEP_QUEUE_URL,
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
     tenantMapping: e.TENANT_MAPPING,
@@ -72,6 +75,7 @@ export function environmentOf(config: RuntimeConfig): Record<string, string> {
     AWS_REGION: config.region,
     TABLE_NAME: config.tableName,
     RUN_QUEUE_URL: config.runQueueUrl,
+    SWEEP_QUEUE_URL: config.sweepQueueUrl,
     TICK_SECONDS: String(config.settings.tickSeconds),
     LOOKAHEAD_SECONDS: String(config.settings.lookaheadSeconds),
     LEASE_SECONDS: String(config.settings.leaseSeconds),

@@ -8,6 +8,7 @@ import { DynamoRunStore } from "./dynamo/dynamo-run-store";
 import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
 import { SqsRunQueue } from "./sqs/sqs-run-queue";
+import { SqsSweepQueue } from "./sqs/sqs-sweep-queue";
 
 export type HandlerDeps = SchedulerDeps & {
   readonly randomBytes: RandomBytes;
@@ -23,6 +24,7 @@ export function createSchedulerDeps(config: RuntimeConfig): HandlerDeps {
     jobs: new DynamoJobStore(db, config.tableName),
     runs: new DynamoRunStore(db, config.tableName),
     queue: new SqsRunQueue(sqs, config.runQueueUrl),
+    sweeps: new SqsSweepQueue(sqs, config.sweepQueueUrl),
     clock: systemClock,
     settings: config.settings,
     log,

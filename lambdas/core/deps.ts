@@ -1,6 +1,6 @@
 import type { SchedulerSettings } from "../definitions/settings";
 import type { Clock } from "./clock";
-import type { JobStore, RunQueue, RunStore } from "./ports";
+import type { JobStore, RunQueue, RunStore, SweepQueue } from "./ports";
 
 /** Structured logging as the core needs it; Powertools' Logger satisfies it. */
 export interface Log {
@@ -14,6 +14,7 @@ export interface SchedulerDeps {
   readonly jobs: JobStore;
   readonly runs: RunStore;
   readonly queue: RunQueue;
+  readonly sweeps: SweepQueue;
   readonly clock: Clock;
   readonly settings: SchedulerSettings;
   readonly log: Log;

@@ -17,8 +17,15 @@ export interface JobStore {
   /** Conditional put: "exists" (and nothing written) when a job with this id is stored. */
   createJob(job: Job): Promise<"created" | "exists">;
   getJob(jobId: string): Promise<Job | undefined>;
-  /** Jobs filed under `dueKey` whose next run is before `before`, oldest first. */
-  queryDue(dueKey: string, before: number, cursor?: string): Promise<Page<DueJob>>;
+  /**
+   * Jobs filed under `dueKey` whose next run is before `before`, oldest first, with the read
+   * capacity units the query consumed (for the sweep's metrics).
+   */
+  queryDue(
+    dueKey: string,
+    before: number,
+    cursor?: string,
+  ): Promise<Page<DueJob> & { readonly readUnits: number }>;
   /**
    * Moves a job past `from` once its run exists: to `next`, or out of the due index when there
    * is no next run. Conditional on the job still being at `from`; false when it was not (another
@@ -103,6 +110,11 @@ export interface RunStore {
   ): Promise<Page<RepairCandidate>>;
   /** Sets a new check time if the run still has `expectedCheckAt`; false when it changed. */
   rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean>;
+}
+
+/** The tick's fan-out of sweep work, one message per group of shards. */
+export interface SweepQueue {
+  dispatch(groups: readonly number[], tickAt: number): Promise<void>;
 }
 
 /** What a run message carries: enough to find the run; everything else is read at lease time. */

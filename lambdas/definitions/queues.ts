@@ -30,5 +30,28 @@ export const RUN_DEAD_LETTER_QUEUE = {
   retentionSeconds: FOURTEEN_DAYS,
 } as const satisfies QueueDefinition;
 
+/**
+ * The tick's fan-out: one message per group of shards, consumed by the sweeper Lambda. The
+ * visibility timeout outlasts a sweep (60 s), so a failed group is swept again a little later;
+ * after 5 failures the message is kept aside in the dead-letter queue for an alarm.
+ */
+export const SWEEP_QUEUE = {
+  logicalName: "sweeps",
+  visibilityTimeoutSeconds: 120,
+  retentionSeconds: 3600,
+  deadLetter: { logicalName: "sweeps-dlq", maxReceiveCount: 5 },
+} as const satisfies QueueDefinition;
+
+export const SWEEP_DEAD_LETTER_QUEUE = {
+  logicalName: "sweeps-dlq",
+  visibilityTimeoutSeconds: 30,
+  retentionSeconds: FOURTEEN_DAYS,
+} as const satisfies QueueDefinition;
+
 /** Every queue, dead-letter queues first so a redrive target exists before its source. */
-export const ALL_QUEUES: readonly QueueDefinition[] = [RUN_DEAD_LETTER_QUEUE, RUN_QUEUE];
+export const ALL_QUEUES: readonly QueueDefinition[] = [
+  RUN_DEAD_LETTER_QUEUE,
+  RUN_QUEUE,
+  SWEEP_DEAD_LETTER_QUEUE,
+  SWEEP_QUEUE,
+];

@@ -22,6 +22,7 @@ const deps = createSchedulerDeps({
   region: "us-east-1",
   tableName: "jobs",
   runQueueUrl: "https://sqs.local/runs",
+  sweepQueueUrl: "https://sqs.local/sweeps",
   dynamodbEndpoint: undefined,
   sqsEndpoint: undefined,
   settings: LOCAL_SETTINGS,

@@ -1,7 +1,7 @@
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { RUN_QUEUE } from "../../lambdas/definitions/queues";
+import { RUN_QUEUE, SWEEP_QUEUE } from "../../lambdas/definitions/queues";
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { JobschedStack } from "../../lib/jobsched-stack";
@@ -53,7 +53,7 @@ describe("JobschedStack", () => {
   });
 
   it("creates the run queue with a dead-letter queue, encrypted, its visibility timeout the default lease", () => {
-    template.resourceCountIs("AWS::SQS::Queue", 2);
+    template.resourceCountIs("AWS::SQS::Queue", 4);
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: RUN_QUEUE.visibilityTimeoutSeconds,
       SqsManagedSseEnabled: true,
@@ -64,8 +64,22 @@ describe("JobschedStack", () => {
     });
   });
 
-  it("runs three Lambdas on Node.js 22, arm64", () => {
-    template.resourceCountIs("AWS::Lambda::Function", 3);
+  it("fans the sweep out through SQS to a sweeper that reports partial batch failures", () => {
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: SWEEP_QUEUE.visibilityTimeoutSeconds,
+      RedrivePolicy: {
+        deadLetterTargetArn: Match.anyValue(),
+        maxReceiveCount: SWEEP_QUEUE.deadLetter.maxReceiveCount,
+      },
+    });
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      BatchSize: 4,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+  });
+
+  it("runs four Lambdas on Node.js 22, arm64", () => {
+    template.resourceCountIs("AWS::Lambda::Function", 4);
     for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
       expect(fn.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
     }

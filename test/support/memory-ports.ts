@@ -12,6 +12,7 @@ import type {
   RunOutcome,
   RunQueue,
   RunStore,
+  SweepQueue,
 } from "../../lambdas/core/ports";
 import { isLeasable, type Run, RunStatus } from "../../lambdas/core/run";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
@@ -71,12 +72,12 @@ export class MemoryJobStore implements JobStore {
     return job;
   }
 
-  async queryDue(dueKey: string, before: number): Promise<Page<DueJob>> {
+  async queryDue(dueKey: string, before: number): Promise<Page<DueJob> & { readUnits: number }> {
     const items = [...this.jobs.values()]
       .filter((j) => j.dueKey === dueKey && j.nextRunAt !== undefined && j.nextRunAt < before)
       .sort((a, b) => (a.nextRunAt ?? 0) - (b.nextRunAt ?? 0))
       .map((j) => ({ ...j, nextRunAt: j.nextRunAt as number }));
-    return { items, cursor: undefined };
+    return { items, cursor: undefined, readUnits: 0.5 };
   }
 
   async advanceJob(jobId: string, from: number, next: number | undefined, now: number) {
@@ -244,10 +245,20 @@ export class MemoryRunQueue implements RunQueue {
   }
 }
 
+/** Records the groups a tick fanned out. */
+export class MemorySweepQueue implements SweepQueue {
+  readonly dispatched: number[][] = [];
+
+  async dispatch(groups: readonly number[]) {
+    this.dispatched.push([...groups]);
+  }
+}
+
 export interface MemoryDeps extends SchedulerDeps {
   readonly jobs: MemoryJobStore;
   readonly runs: MemoryRunStore;
   readonly queue: MemoryRunQueue;
+  readonly sweeps: MemorySweepQueue;
   readonly clock: FixedClock;
   readonly warnings: string[];
   readonly randomBytes: (size: number) => Uint8Array;
@@ -260,6 +271,7 @@ export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {
     jobs: new MemoryJobStore(),
     runs: new MemoryRunStore(),
     queue: new MemoryRunQueue(),
+    sweeps: new MemorySweepQueue(),
     clock: new FixedClock(now),
     settings: { ...LOCAL_SETTINGS, ...settings },
     log: {

@@ -34,6 +34,7 @@ export async function createTestStack(
     region: "us-east-1",
     tableName: `test-${unique}`,
     runQueueUrl: "",
+    sweepQueueUrl: "",
     dynamodbEndpoint: inject("dynamoEndpoint"),
     sqsEndpoint: options.sqsEndpoint ?? inject("sqsEndpoint"),
     settings: { ...LOCAL_SETTINGS, ...options.settings },
@@ -41,7 +42,11 @@ export async function createTestStack(
   await ensureTable(createDynamoClient(base), base.tableName);
   const sqs = createSqsClient(base);
   const queueUrls = await ensureQueues(sqs, base.tableName);
-  const config = { ...base, runQueueUrl: queueUrls.get("runs") ?? "" };
+  const config = {
+    ...base,
+    runQueueUrl: queueUrls.get("runs") ?? "",
+    sweepQueueUrl: queueUrls.get("sweeps") ?? "",
+  };
   const deps = createSchedulerDeps(config);
   return {
     config,

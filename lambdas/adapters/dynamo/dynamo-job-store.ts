@@ -44,7 +44,11 @@ export class DynamoJobStore implements JobStore {
     return Item ? fromJobItem(Item) : undefined;
   }
 
-  async queryDue(dueKey: string, before: number, cursor?: string): Promise<Page<DueJob>> {
+  async queryDue(
+    dueKey: string,
+    before: number,
+    cursor?: string,
+  ): Promise<Page<DueJob> & { readUnits: number }> {
     const result = await this.db.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -55,7 +59,11 @@ export class DynamoJobStore implements JobStore {
         ReturnConsumedCapacity: "TOTAL",
       }),
     );
-    return { items: (result.Items ?? []).map(fromDueItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+    return {
+      items: (result.Items ?? []).map(fromDueItem),
+      cursor: encodeCursor(result.LastEvaluatedKey),
+      readUnits: result.ConsumedCapacity?.CapacityUnits ?? 0,
+    };
   }
 
   async advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean> {

@@ -27,6 +27,8 @@ export interface SweepStats {
   readonly deferred: number;
   readonly enqueueLatenessMs: number[];
   readonly failedShards: number;
+  /** DynamoDB read capacity the due-index queries consumed. */
+  readonly readUnits: number;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     missedRecorded: 0,
     deferred: 0,
     failedShards: 0,
+    readUnits: 0,
   };
   const lateness: number[] = [];
   let firstUnfinished = Number.POSITIVE_INFINITY;
@@ -60,6 +63,7 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
       stats.runsCreated += outcome.created;
       stats.duplicatesAvoided += outcome.duplicates;
       stats.missedRecorded += outcome.missed;
+      stats.readUnits += outcome.readUnits;
       stats.deferred += outcome.deferred;
       lateness.push(...outcome.enqueueLateness);
       if (outcome.deferred > 0) firstUnfinished = Math.min(firstUnfinished, bucket);
@@ -92,12 +96,14 @@ async function sweepShard(deps: SchedulerDeps, dueKey: string, horizon: number) 
     duplicates: 0,
     missed: 0,
     deferred: 0,
+    readUnits: 0,
     enqueueLateness: [] as number[],
   };
   let cursor: string | undefined;
   do {
     const page = await deps.jobs.queryDue(dueKey, horizon, cursor);
     totals.jobsRead += page.items.length;
+    totals.readUnits += page.readUnits;
     const active = page.items.filter((job) => job.status === JobStatus.Active);
     for (const batch of chunks(active, FIRE_BATCH)) {
       const fired = await fireJobs(deps, batch, horizon);
