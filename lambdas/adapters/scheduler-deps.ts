@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { systemClock } from "../core/clock";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
@@ -17,8 +18,10 @@ export type HandlerDeps = SchedulerDeps & {
 };
 
 /** Wires the real adapters for a configuration: what every handler runs on. */
-export function createSchedulerDeps(config: RuntimeConfig): HandlerDeps {
-  const db = createDocumentClient(config);
+export function createSchedulerDeps(
+  config: RuntimeConfig,
+  db: DynamoDBDocumentClient = createDocumentClient(config),
+): HandlerDeps {
   const sqs = createSqsClient(config);
   return {
     jobs: new DynamoJobStore(db, config.tableName),

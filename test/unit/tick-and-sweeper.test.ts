@@ -23,9 +23,9 @@ describe("the sweeper", () => {
   it("sweeps each group it is sent and reports only the failed ones for retry", async () => {
     const deps = memoryDeps(NOW);
     const query = deps.jobs.queryDue.bind(deps.jobs);
-    deps.jobs.queryDue = async (dueKey, before, cursor) => {
+    deps.jobs.queryDue = async (dueKey: string, before: number) => {
       if (dueKey.endsWith("#0040")) throw new Error("throttled"); // shard 40 is in group 1
-      return query(dueKey, before, cursor);
+      return query(dueKey, before);
     };
     const handler = createSweepHandler(deps);
     const result = await handler(

@@ -1,0 +1,171 @@
+/**
+ * bench-spike: 1,000 jobs due at the same second, created 2 minutes ahead, leased by 4 workers.
+ * Everything runs in this process on the local stack (dynalite, fauxqs, the real use cases and
+ * adapters): jobs are created, the minute tick sweeps them a minute before they are due (runs
+ * enqueued with SQS delays), and 4 worker loops lease (10 at a time) and complete them.
+ *
+ *   npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120]
+ *
+ * Prints lateness (leased at - scheduled for) p50/p95/p99/max, the drain time, and the raw
+ * throughput of the emulators measured in the same run. Exits non-zero if p50 > 0.5 s or
+ * p99 > 2 s (issue 5's targets) or a run was not leased exactly once.
+ */
+import "../local/runtime-env";
+import { parseArgs } from "node:util";
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from "@aws-sdk/client-sqs";
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { createDocumentClient, createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
+import { completeRun } from "../lambdas/core/use-cases/complete-run";
+import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
+import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
+import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { ensureQueues, ensureTable } from "../local/bootstrap";
+import { startDynamo, startSqs } from "../local/emulators";
+import { oneOffJob, percentile, putJobs } from "./bench-support";
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: "string", default: "1000" },
+    workers: { type: "string", default: "4" },
+    ahead: { type: "string", default: "120" },
+    help: { type: "boolean" },
+  },
+});
+if (values.help) {
+  console.log("usage: npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120]");
+  process.exit(0);
+}
+const jobCount = Number(values.jobs);
+const workerCount = Number(values.workers);
+const aheadMs = Number(values.ahead) * 1000;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
+
+const dynamo = await startDynamo();
+const sqs = await startSqs();
+const config = {
+  region: "us-east-1",
+  tableName: "bench-spike",
+  runQueueUrl: "",
+  sweepQueueUrl: "",
+  dynamodbEndpoint: dynamo.endpoint,
+  sqsEndpoint: sqs.endpoint,
+  settings: CLOUD_SETTINGS,
+};
+await ensureTable(createDynamoClient(config), config.tableName);
+const sqsClient = createSqsClient(config);
+const urls = await ensureQueues(sqsClient, config.tableName);
+const deps = createSchedulerDeps({
+  ...config,
+  runQueueUrl: urls.get("runs") ?? "",
+  sweepQueueUrl: urls.get("sweeps") ?? "",
+});
+const db = createDocumentClient(config);
+
+// Create the jobs, all due on the same whole second, `ahead` from now.
+const dueAt = Math.ceil((Date.now() + aheadMs) / 1000) * 1000;
+await putJobs(
+  db,
+  config.tableName,
+  Array.from({ length: jobCount }, () => oneOffJob(dueAt, Date.now())),
+);
+console.log(`${jobCount} jobs due at ${new Date(dueAt).toISOString()}`);
+
+// The tick that first sees them: a minute ahead (lookahead ${CLOUD_SETTINGS.lookaheadSeconds} s).
+await sleep(dueAt - 60_000 - Date.now());
+const sweepStart = Date.now();
+const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
+console.log(
+  `tick: ${sweeps.reduce((s, x) => s + x.runsCreated, 0)} runs created and enqueued in ${Date.now() - sweepStart} ms`,
+);
+
+// Workers poll from a few seconds before the runs are due until all are done.
+await sleep(dueAt - 3_000 - Date.now());
+const lateness: number[] = [];
+const leasedKeys = new Set<string>();
+let duplicates = 0;
+let lastDone = 0;
+await Promise.all(
+  Array.from({ length: workerCount }, async (_, w) => {
+    while (lateness.length < jobCount && Date.now() < dueAt + 60_000) {
+      const leases = await leaseRuns(deps, { workerId: `w${w}`, types: ["bench"], max: 10, waitSeconds: 1 });
+      const leasedAt = Date.now();
+      for (const lease of leases) {
+        if (leasedKeys.has(lease.runKey)) duplicates += 1;
+        leasedKeys.add(lease.runKey);
+        lateness.push(leasedAt - Date.parse(lease.scheduledFor));
+      }
+      await Promise.all(
+        leases.map((l) => completeRun(deps, l.runId, { fence: l.fence, result: "succeeded" })),
+      );
+      if (leases.length > 0) lastDone = Date.now();
+    }
+  }),
+);
+
+// Raw emulator throughput, same process, same run.
+const ops = 1_000;
+let t = Date.now();
+for (let i = 0; i < ops; i += 10) {
+  await sqsClient.send(
+    new SendMessageBatchCommand({
+      QueueUrl: urls.get("runs-dlq") ?? "",
+      Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: `m${i + j}` })),
+    }),
+  );
+}
+const sqsSendPerS = (ops / (Date.now() - t)) * 1000;
+t = Date.now();
+for (let received = 0; received < ops; ) {
+  const { Messages = [] } = await sqsClient.send(
+    new ReceiveMessageCommand({ QueueUrl: urls.get("runs-dlq") ?? "", MaxNumberOfMessages: 10 }),
+  );
+  received += Messages.length;
+  if (Messages.length > 0) {
+    await sqsClient.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: urls.get("runs-dlq") ?? "",
+        Entries: Messages.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? "" })),
+      }),
+    );
+  }
+}
+const sqsReceivePerS = (ops / (Date.now() - t)) * 1000;
+t = Date.now();
+await Promise.all(
+  Array.from({ length: ops }, (_, i) =>
+    db.send(new PutCommand({ TableName: config.tableName, Item: { pk: `RAW#${i}`, sk: "RAW", n: i } })),
+  ),
+);
+const putsPerS = (ops / (Date.now() - t)) * 1000;
+t = Date.now();
+await Promise.all(
+  Array.from({ length: ops }, (_, i) =>
+    db.send(new GetCommand({ TableName: config.tableName, Key: { pk: `RAW#${i}`, sk: "RAW" } })),
+  ),
+);
+const getsPerS = (ops / (Date.now() - t)) * 1000;
+
+const sorted = [...lateness].sort((a, b) => a - b);
+const [p50, p95, p99] = [50, 95, 99].map((p) => percentile(sorted, p));
+console.log(
+  `machine: ${process.platform} ${process.arch}, Node ${process.version}, ${(await import("node:os")).cpus().length} cores`,
+);
+console.log(`leased: ${lateness.length}/${jobCount} by ${workerCount} workers, duplicates ${duplicates}`);
+console.log(
+  `lateness (leased at - scheduled for): p50 ${p50} ms, p95 ${p95} ms, p99 ${p99} ms, max ${sorted.at(-1)} ms, min ${sorted[0]} ms`,
+);
+console.log(`drain: all leased and completed ${lastDone - dueAt} ms after the due second`);
+console.log(
+  `emulators: SQS ${sqsSendPerS.toFixed(0)} sends/s (batched), ${sqsReceivePerS.toFixed(0)} receive+delete/s; DynamoDB ${putsPerS.toFixed(0)} puts/s, ${getsPerS.toFixed(0)} gets/s`,
+);
+const ok = lateness.length === jobCount && duplicates === 0 && (p50 ?? 1e9) <= 500 && (p99 ?? 1e9) <= 2000;
+console.log(ok ? "PASS" : "FAIL");
+process.exitCode = ok ? 0 : 1;
+await sqs.close();
+await dynamo.close();

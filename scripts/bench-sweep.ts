@@ -1,0 +1,97 @@
+/**
+ * bench-sweep: does the read capacity of a tick depend on how many jobs are stored, or only on
+ * how many are due? Two fresh tables on in-process dynalite and fauxqs: one holds the 1,000 jobs
+ * due in the next minute, the other the same plus 100,000 jobs due over the coming week. One
+ * tick (all 32 shard groups swept, as the fan-out does) runs on each; a client middleware adds
+ * up the consumed read units DynamoDB (dynalite) reports for every call.
+ *
+ *   npx tsx scripts/bench-sweep.ts [--stored 100000] [--due 1000]
+ *
+ * Prints both figures and their ratio; exits non-zero above 1.2 (issue 5's target).
+ */
+import "../local/runtime-env";
+import { parseArgs } from "node:util";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { createDocumentClient, createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
+import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
+import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
+import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { ensureQueues, ensureTable } from "../local/bootstrap";
+import { startDynamo, startSqs } from "../local/emulators";
+import { oneOffJob, putJobs } from "./bench-support";
+
+const { values } = parseArgs({
+  options: {
+    stored: { type: "string", default: "100000" },
+    due: { type: "string", default: "1000" },
+    help: { type: "boolean" },
+  },
+});
+if (values.help) {
+  console.log("usage: npx tsx scripts/bench-sweep.ts [--stored 100000] [--due 1000]");
+  process.exit(0);
+}
+const stored = Number(values.stored);
+const due = Number(values.due);
+
+const dynamo = await startDynamo();
+const sqs = await startSqs();
+
+async function tickReadUnits(name: string, extra: number) {
+  const config = {
+    region: "us-east-1",
+    tableName: `bench-${name}`,
+    runQueueUrl: "",
+    sweepQueueUrl: "",
+    dynamodbEndpoint: dynamo.endpoint,
+    sqsEndpoint: sqs.endpoint,
+    settings: CLOUD_SETTINGS,
+  };
+  const raw = createDynamoClient(config);
+  await ensureTable(raw, config.tableName);
+  const urls = await ensureQueues(createSqsClient(config), config.tableName);
+  const db = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
+  const now = Date.now();
+  const jobs = Array.from({ length: due }, (_, i) => oneOffJob(now + 5_000 + (i * 55_000) / due, now));
+  const later = Array.from({ length: extra }, (_, i) =>
+    oneOffJob(now + 3_600_000 + (i * 7 * 86_400_000) / extra, now),
+  );
+  const loadStart = Date.now();
+  await putJobs(db, config.tableName, [...jobs, ...later]);
+  const loadMs = Date.now() - loadStart;
+
+  const meter = meterCapacity(raw);
+  const deps = createSchedulerDeps(
+    { ...config, runQueueUrl: urls.get("runs") ?? "", sweepQueueUrl: urls.get("sweeps") ?? "" },
+    db,
+  );
+  const started = Date.now();
+  const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
+  const tickMs = Date.now() - started;
+  const created = sweeps.reduce((sum, s) => sum + s.runsCreated, 0);
+  return { reads: meter.reads(), writes: meter.writes(), created, tickMs, loadMs, calls: meter.calls() };
+}
+
+const small = await tickReadUnits("due-only", 0);
+const large = await tickReadUnits("with-backlog", stored);
+const ratio = large.reads / small.reads;
+console.log(
+  `machine: ${process.platform} ${process.arch}, Node ${process.version}, ${(await import("node:os")).cpus().length} cores`,
+);
+for (const [label, r, count] of [
+  [`${due} jobs stored, all due`, small, due],
+  [`${due + stored} jobs stored, ${due} due`, large, due + stored],
+] as const) {
+  console.log(
+    `${label.padEnd(36)} read units ${r.reads.toFixed(1).padStart(8)}   write units ${r.writes.toFixed(1).padStart(8)}   runs created ${r.created}   tick ${r.tickMs} ms   (loaded ${count} jobs in ${r.loadMs} ms)`,
+  );
+}
+console.log(
+  `queries per tick: ${large.calls.QueryCommand ?? 0}; read-unit ratio ${ratio.toFixed(3)} (target <= 1.2)`,
+);
+console.log(ratio <= 1.2 && small.created === due && large.created === due ? "PASS" : "FAIL");
+process.exitCode = ratio <= 1.2 ? 0 : 1;
+await sqs.close();
+await dynamo.close();
