@@ -12,7 +12,7 @@
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { createDocumentClient, createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
