@@ -26,6 +26,7 @@ import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { ensureQueues, ensureTable } from "../local/bootstrap";
+import { startDynamoProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
 import { oneOffJob, percentile, putJobs } from "./bench-support";
 
@@ -34,11 +35,14 @@ const { values } = parseArgs({
     jobs: { type: "string", default: "1000" },
     workers: { type: "string", default: "4" },
     ahead: { type: "string", default: "120" },
+    "same-process": { type: "boolean" },
     help: { type: "boolean" },
   },
 });
 if (values.help) {
-  console.log("usage: npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120]");
+  console.log(
+    "usage: npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120] [--same-process]",
+  );
   process.exit(0);
 }
 const jobCount = Number(values.jobs);
@@ -46,7 +50,9 @@ const workerCount = Number(values.workers);
 const aheadMs = Number(values.ahead) * 1000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
-const dynamo = await startDynamo();
+// By default dynalite gets a process (and a core) of its own; --same-process keeps it in this
+// one, as `npm start` does.
+const dynamo = values["same-process"] ? await startDynamo() : await startDynamoProcess();
 const sqs = await startSqs();
 const config = {
   region: "us-east-1",
