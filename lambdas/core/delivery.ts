@@ -21,6 +21,6 @@ export function delaySecondsUntil(dueAt: number, now: number): number {
  */
 export const EARLY_HOLD_MS = 1_500;
 
-export function runMessageOf(run: { runId: string; jobId: string; scheduledFor: number }): RunMessage {
-  return { runId: run.runId, jobId: run.jobId, scheduledFor: run.scheduledFor };
+export function runMessageOf(run: RunMessage): RunMessage {
+  return { runId: run.runId, jobId: run.jobId, scheduledFor: run.scheduledFor, type: run.type };
 }

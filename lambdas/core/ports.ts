@@ -17,6 +17,8 @@ export interface JobStore {
   /** Conditional put: "exists" (and nothing written) when a job with this id is stored. */
   createJob(job: Job): Promise<"created" | "exists">;
   getJob(jobId: string): Promise<Job | undefined>;
+  /** Several jobs in one call (the lease step reads a batch's jobs at once); missing ones are absent. */
+  getJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>>;
   /**
    * Jobs filed under `dueKey` whose next run is before `before`, oldest first, with the read
    * capacity units the query consumed (for the sweep's metrics).
@@ -68,7 +70,10 @@ export interface RunOutcome {
 }
 
 /** A run the repair pass should look at: it is in the repair index, so it has a check time. */
-export type RepairCandidate = Pick<Run, "runId" | "jobId" | "status" | "scheduledFor" | "leaseExpiresAt"> & {
+export type RepairCandidate = Pick<
+  Run,
+  "runId" | "jobId" | "type" | "status" | "scheduledFor" | "leaseExpiresAt"
+> & {
   readonly checkAt: number;
 };
 
@@ -82,10 +87,11 @@ export interface RunStore {
   /** The job's runs, newest first, a page at a time. */
   listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>>;
   /**
-   * Grants a lease: fence and attempt go up by one. Conditional on the run still carrying
-   * `expectedFence` and being leasable at `grant.now`; undefined when it was not.
+   * Grants a lease: fence and attempt go up by one, in one conditional update with no read
+   * first. Conditional on the run existing and being leasable at `grant.now` (pending, or its
+   * lease lapsed); undefined when it was not (finished, held by another worker, or gone).
    */
-  leaseRun(run: Run, expectedFence: number, grant: LeaseGrant): Promise<Run | undefined>;
+  leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined>;
   /**
    * Records a leased run's outcome if `fence` still holds the lease. Returns the receipt
    * handle of the message that delivered it, or undefined when the fence was stale.
@@ -100,7 +106,13 @@ export interface RunStore {
    * Ends a run that must not execute: `cancelled` (its job is gone or cancelled) or `missed`
    * (its job was paused before it started), with the reason.
    */
-  abandonRun(run: Run, status: "cancelled" | "missed", reason: string, now: number): Promise<void>;
+  abandonRun(
+    jobId: string,
+    scheduledFor: number,
+    status: "cancelled" | "missed",
+    reason: string,
+    now: number,
+  ): Promise<void>;
   /** Unfinished runs in one repair partition whose check time is at or before `before`. */
   queryRepairCandidates(
     repairKey: string,
@@ -122,6 +134,8 @@ export interface RunMessage {
   readonly runId: string;
   readonly jobId: string;
   readonly scheduledFor: number;
+  /** Lets the lease step skip runs of other types without reading them. */
+  readonly type: string;
 }
 
 export interface ReceivedRunMessage {

@@ -64,7 +64,7 @@ export const JOBS_TABLE = {
       name: "repair-index",
       partitionKey: { name: "repairKey", type: "S" },
       sortKey: { name: "checkAt", type: "N" },
-      projectedAttributes: ["runId", "jobId", "status", "scheduledFor", "leaseExpiresAt"],
+      projectedAttributes: ["runId", "jobId", "type", "status", "scheduledFor", "leaseExpiresAt"],
     },
     {
       name: "tenant-index",

@@ -133,10 +133,11 @@ describe("DynamoRunStore", () => {
       checkAt: NOW + 60_000,
       now: NOW,
     };
-    expect(await runs.leaseRun(run, 0, grant)).toBeUndefined();
+    expect(await runs.leaseRun(run.jobId, run.scheduledFor, grant)).toBeUndefined();
     expect(db).toHaveReceivedCommandWith(UpdateCommand, {
       ConditionExpression:
-        "fence = :fence AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
+        "attribute_exists(pk) AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
+      UpdateExpression: expect.stringContaining("ADD fence :one, attempt :one"),
     });
   });
 

@@ -11,7 +11,7 @@ import { SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
 const sqs = mockClient(SQSClient);
 const queue = new SqsRunQueue(new SQSClient({ region: "us-east-1" }), "https://sqs.local/q");
 const message = (i: number) => ({
-  message: { runId: `r${i}`, jobId: "j", scheduledFor: i },
+  message: { runId: `r${i}`, jobId: "j", scheduledFor: i, type: "x" },
   delaySeconds: i,
 });
 

@@ -65,6 +65,15 @@ export class MemoryJobStore implements JobStore {
     return { ...job, dueKey: this.dueKey(job.jobId, due, job.updatedAt) };
   }
 
+  async getJobs(jobIds: readonly string[]) {
+    const found = new Map<string, Job>();
+    for (const id of jobIds) {
+      const job = await this.getJob(id);
+      if (job) found.set(id, job);
+    }
+    return found;
+  }
+
   async getJob(jobId: string) {
     const stored = this.jobs.get(jobId);
     if (!stored) return undefined;
@@ -146,10 +155,10 @@ export class MemoryRunStore implements RunStore {
     };
   }
 
-  async leaseRun(run: Run, expectedFence: number, grant: LeaseGrant) {
-    const key = this.key(run.jobId, run.scheduledFor);
+  async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant) {
+    const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (!current || current.fence !== expectedFence || !isLeasable(current, grant.now)) return undefined;
+    if (!current || !isLeasable(current, grant.now)) return undefined;
     const leased: StoredRun = {
       ...current,
       status: RunStatus.Leased,
@@ -180,11 +189,16 @@ export class MemoryRunStore implements RunStore {
     return { receiptHandle: current.receiptHandle };
   }
 
-  async abandonRun(run: Run, status: "cancelled" | "missed", reason: string, now: number) {
-    const key = this.key(run.jobId, run.scheduledFor);
+  async abandonRun(
+    jobId: string,
+    scheduledFor: number,
+    status: "cancelled" | "missed",
+    reason: string,
+    now: number,
+  ) {
+    const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (!current || current.fence !== run.fence) return;
-    if (current.status !== RunStatus.Pending && current.status !== RunStatus.Leased) return;
+    if (!current || !isLeasable(current, now)) return;
     this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 

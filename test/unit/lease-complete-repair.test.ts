@@ -70,7 +70,7 @@ describe("leaseRuns", () => {
     const jobId = await deliveredRun(deps);
     const [first] = await lease(deps);
     deps.queue.ready.push({
-      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW },
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, type: "x" },
       receiptHandle: "dup",
     });
     expect(await lease(deps)).toEqual([]);
@@ -78,7 +78,7 @@ describe("leaseRuns", () => {
 
     await completeRun(deps, first?.runId ?? "", { fence: first?.fence, result: "succeeded" });
     deps.queue.ready.push({
-      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW },
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, type: "x" },
       receiptHandle: "late",
     });
     expect(await lease(deps)).toEqual([]);
@@ -88,7 +88,10 @@ describe("leaseRuns", () => {
   it("drops unreadable messages and messages for runs that do not exist", async () => {
     const deps = memoryDeps(NOW);
     deps.queue.ready.push({ message: undefined, receiptHandle: "garbage" });
-    deps.queue.ready.push({ message: { runId: "r", jobId: "j_x", scheduledFor: 1 }, receiptHandle: "ghost" });
+    deps.queue.ready.push({
+      message: { runId: "r", jobId: "j_x", scheduledFor: 1, type: "x" },
+      receiptHandle: "ghost",
+    });
     expect(await lease(deps)).toEqual([]);
     expect(deps.queue.deleted).toEqual(expect.arrayContaining(["garbage", "ghost"]));
   });
@@ -108,7 +111,7 @@ describe("leaseRuns", () => {
     if (!first) throw new Error("no lease");
     deps.clock.advance(deps.settings.leaseSeconds * 1000); // worker 1 went silent
     deps.queue.ready.push({
-      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW },
+      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, type: "x" },
       receiptHandle: "again",
     });
     const [second] = await lease(deps);

@@ -1,4 +1,5 @@
 import {
+  BatchGetCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -42,6 +43,27 @@ export class DynamoJobStore implements JobStore {
       }),
     );
     return Item ? fromJobItem(Item) : undefined;
+  }
+
+  async getJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>> {
+    const jobs = new Map<string, Job>();
+    const unique = [...new Set(jobIds)];
+    for (let start = 0; start < unique.length; start += 100) {
+      let keys: Record<string, unknown>[] = unique
+        .slice(start, start + 100)
+        .map((id) => ({ pk: jobPk(id), sk: JOB_SK }));
+      while (keys.length > 0) {
+        const result = await this.db.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[this.tableName] ?? []) {
+          const job = fromJobItem(item);
+          jobs.set(job.jobId, job);
+        }
+        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }
+    return jobs;
   }
 
   async queryDue(

@@ -8,6 +8,9 @@ import { decodeCursor, encodeCursor } from "./page-cursor";
 import { fromRepairItem, fromRunItem, RUN_SK_PREFIX, runKey, toRunItem } from "./run-item";
 
 const STATUS = { "#status": "status" };
+/** A run that exists and is pending, or whose lease has lapsed. */
+const LEASABLE =
+  "attribute_exists(pk) AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))";
 
 /** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
 export class DynamoRunStore implements RunStore {
@@ -58,23 +61,21 @@ export class DynamoRunStore implements RunStore {
     return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
   }
 
-  async leaseRun(run: Run, expectedFence: number, grant: LeaseGrant): Promise<Run | undefined> {
+  async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined> {
     try {
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: runKey(run.jobId, run.scheduledFor),
+          Key: runKey(jobId, scheduledFor),
           UpdateExpression:
-            "SET #status = :leased, fence = fence + :one, attempt = attempt + :one, leaseExpiresAt = :until, " +
-            "startedAt = :now, workerId = :worker, receiptHandle = :receipt, checkAt = :checkAt",
-          ConditionExpression:
-            "fence = :fence AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
+            "SET #status = :leased, leaseExpiresAt = :until, startedAt = :now, workerId = :worker, " +
+            "receiptHandle = :receipt, checkAt = :checkAt ADD fence :one, attempt :one",
+          ConditionExpression: LEASABLE,
           ExpressionAttributeNames: STATUS,
           ExpressionAttributeValues: {
             ":leased": "leased",
             ":pending": "pending",
             ":one": 1,
-            ":fence": expectedFence,
             ":until": grant.leaseExpiresAt,
             ":worker": grant.workerId,
             ":receipt": grant.receiptHandle,
@@ -119,21 +120,26 @@ export class DynamoRunStore implements RunStore {
     return done ? { receiptHandle } : undefined;
   }
 
-  async abandonRun(run: Run, status: "cancelled" | "missed", reason: string, now: number): Promise<void> {
+  async abandonRun(
+    jobId: string,
+    scheduledFor: number,
+    status: "cancelled" | "missed",
+    reason: string,
+    now: number,
+  ): Promise<void> {
     await applied(() =>
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: runKey(run.jobId, run.scheduledFor),
+          Key: runKey(jobId, scheduledFor),
           UpdateExpression:
             "SET #status = :status, finishedAt = :now, #error = :reason REMOVE repairKey, checkAt, receiptHandle",
-          ConditionExpression: "fence = :fence AND #status IN (:pending, :leased)",
+          ConditionExpression: LEASABLE,
           ExpressionAttributeNames: { ...STATUS, "#error": "error" },
           ExpressionAttributeValues: {
             ":status": status,
             ":reason": reason,
             ":now": now,
-            ":fence": run.fence,
             ":pending": "pending",
             ":leased": "leased",
           },

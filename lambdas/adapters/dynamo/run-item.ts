@@ -33,7 +33,7 @@ const runItemSchema = z.object({
 });
 
 const repairItemSchema = runItemSchema
-  .pick({ runId: true, jobId: true, status: true, scheduledFor: true, leaseExpiresAt: true })
+  .pick({ runId: true, jobId: true, type: true, status: true, scheduledFor: true, leaseExpiresAt: true })
   .extend({ checkAt: z.number() });
 
 export function toRunItem(run: Run) {

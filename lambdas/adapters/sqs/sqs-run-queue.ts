@@ -11,7 +11,12 @@ import type { ReceivedRunMessage, RunMessage, RunQueue } from "../../core/ports"
 /** SQS takes at most 10 messages per batch call. */
 const BATCH = 10;
 
-const runMessageSchema = z.object({ runId: z.string(), jobId: z.string(), scheduledFor: z.number() });
+const runMessageSchema = z.object({
+  runId: z.string(),
+  jobId: z.string(),
+  scheduledFor: z.number(),
+  type: z.string(),
+});
 
 function parseRunMessage(body: string | undefined): RunMessage | undefined {
   try {
