@@ -94,6 +94,13 @@ describe("sweepGroup", () => {
     expect(await deps.jobs.getSweepCursor(group)).toBe(bucketOf(NOW + 5 * HOUR - CURSOR_SAFETY_MS));
   });
 
+  it("reads the hour before on a group's very first sweep, so jobs accepted just before it are found", async () => {
+    const deps = memoryDeps(Date.UTC(2026, 10, 2, 8, 50));
+    const job = await dueJob(deps, Date.UTC(2026, 10, 2, 8, 59)); // filed under the 08:00 bucket
+    deps.clock.set(Date.UTC(2026, 10, 2, 9, 10)); // first sweep, in the next hour, no cursor yet
+    expect((await sweepGroup(deps, groupOf(job.jobId))).runsCreated).toBe(1);
+  });
+
   it("keeps the cursor on a bucket whose job another writer is still firing", async () => {
     const deps = memoryDeps(NOW);
     const job = await dueJob(deps, NOW + 60_000);

@@ -40,7 +40,9 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   const now = deps.clock.now();
   const horizon = now + deps.settings.lookaheadSeconds * 1000;
   const settled = bucketOf(now - CURSOR_SAFETY_MS);
-  const cursor = (await deps.jobs.getSweepCursor(group)) ?? settled;
+  // A group never swept before (a new table) also reads the hour before, so jobs accepted in
+  // the minutes before the first tick cannot fall behind its cursor.
+  const cursor = (await deps.jobs.getSweepCursor(group)) ?? settled - 1;
   const buckets = bucketsToRead(cursor, settled, bucketOf(horizon));
 
   const stats = {
