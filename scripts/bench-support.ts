@@ -1,31 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { BatchWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { toJobItem } from "../lambdas/adapters/dynamo/job-item";
-import { newJobId } from "../lambdas/core/ids";
 import type { Job } from "../lambdas/core/job";
+import { oneOffJob as buildJob } from "../test/support/jobs";
 
 /** Helpers the benchmark scripts share: bulk job creation and percentiles. */
 export function oneOffJob(runAt: number, now: number, type = "bench"): Job {
-  return {
-    jobId: newJobId((n) => randomBytes(n)),
-    tenant: "bench-tenant",
-    type,
-    payload: null,
-    schedule: { kind: "once", runAt },
-    status: "active",
-    nextRunAt: runAt,
-    missedRuns: "run-once",
-    maxLatenessMs: undefined,
-    maxAttempts: 5,
-    retry: { baseMs: 10_000, capMs: 3_600_000 },
-    leaseSeconds: 30,
-    idempotencyKey: undefined,
-    requestHash: "bench",
-    createdAt: now,
-    createdBy: "bench",
-    updatedAt: now,
-    audit: [],
-  };
+  return buildJob(runAt, now, { type, tenant: "bench-tenant", requestHash: "bench", createdBy: "bench" });
 }
 
 /** Writes jobs 25 at a time, several batches in flight, retrying unprocessed items. */

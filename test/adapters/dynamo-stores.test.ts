@@ -11,6 +11,7 @@ import { DynamoRunStore } from "../../lambdas/adapters/dynamo/dynamo-run-store";
 import type { Job } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../lambdas/core/keys";
 import { newRun } from "../../lambdas/core/run";
+import { oneOffJob } from "../support/jobs";
 
 const db = mockClient(DynamoDBDocumentClient);
 const client = createDocumentClient({ region: "us-east-1", dynamodbEndpoint: undefined });
@@ -22,26 +23,7 @@ const conditionFailed = () =>
   new ConditionalCheckFailedException({ message: "The conditional request failed", $metadata: {} });
 const throttled = () => new ProvisionedThroughputExceededException({ message: "slow down", $metadata: {} });
 
-const job: Job = {
-  jobId: "j_0123456789abcdefghjk",
-  tenant: "t",
-  type: "x",
-  payload: { a: 1 },
-  schedule: { kind: "once", runAt: NOW },
-  status: "active",
-  nextRunAt: NOW,
-  missedRuns: "run-once",
-  maxLatenessMs: undefined,
-  maxAttempts: 5,
-  retry: { baseMs: 10_000, capMs: 3_600_000 },
-  leaseSeconds: 30,
-  idempotencyKey: undefined,
-  requestHash: "h",
-  createdAt: NOW - 1000,
-  createdBy: "p",
-  updatedAt: NOW - 1000,
-  audit: [{ action: "created", by: "p", at: NOW - 1000 }],
-};
+const job: Job = { ...oneOffJob(NOW, NOW - 1000, { payload: { a: 1 } }), jobId: "j_0123456789abcdefghjk" };
 
 beforeEach(() => db.reset());
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
-import { type Job, JobStatus } from "../../lambdas/core/job";
+import type { Job } from "../../lambdas/core/job";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { IN_FLIGHT_MS } from "../../lambdas/core/use-cases/fire-jobs";
@@ -8,6 +8,7 @@ import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { startSqs } from "../../local/emulators";
+import { oneOffJob as buildJob } from "../support/jobs";
 import { OffsetClock } from "../support/offset-clock";
 import { createTestStack, recreateQueues, type TestStack } from "../support/stack";
 
@@ -16,27 +17,7 @@ import { createTestStack, recreateQueues, type TestStack } from "../support/stac
  * restarted with runs in it; afterwards every run executes exactly once.
  */
 async function oneOffJob(stack: TestStack, clock: OffsetClock, dueInMs: number): Promise<Job> {
-  const now = clock.now();
-  const job: Job = {
-    jobId: `j_${Math.random().toString(36).slice(2, 12).padEnd(20, "0")}`,
-    tenant: "t",
-    type: "x",
-    payload: null,
-    schedule: { kind: "once", runAt: now + dueInMs },
-    status: JobStatus.Active,
-    nextRunAt: now + dueInMs,
-    missedRuns: "run-once",
-    maxLatenessMs: undefined,
-    maxAttempts: 5,
-    retry: { baseMs: 10_000, capMs: 3_600_000 },
-    leaseSeconds: 30,
-    idempotencyKey: undefined,
-    requestHash: "h",
-    createdAt: now,
-    createdBy: "p",
-    updatedAt: now,
-    audit: [],
-  };
+  const job = buildJob(clock.now() + dueInMs, clock.now());
   await stack.deps.jobs.createJob(job);
   return job;
 }
