@@ -1,8 +1,8 @@
-// The child side of emulator-process.ts: start dynalite in memory, report its endpoint, run.
-import { startDynamo } from "./emulators";
+// The child side of emulator-process.ts: start one emulator in memory, report its endpoint, run.
+import { startDynamo, startSqs } from "./emulators";
 
-const dynamo = await startDynamo();
-process.send?.({ endpoint: dynamo.endpoint });
+const emulator = process.argv[2] === "sqs" ? await startSqs() : await startDynamo();
+process.send?.({ endpoint: emulator.endpoint });
 process.on("SIGTERM", () => {
-  void dynamo.close().then(() => process.exit(0));
+  void emulator.close().then(() => process.exit(0));
 });

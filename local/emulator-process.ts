@@ -3,18 +3,17 @@ import { resolve } from "node:path";
 import type { Emulator } from "./emulators";
 
 /**
- * dynalite in a child process of its own, so that it has a CPU core to itself instead of
- * sharing the event loop with the handlers and workers. For benchmarks that are bound by the
- * emulator's throughput.
+ * An emulator (dynalite or fauxqs) in a child process of its own, so that it does not share
+ * the event loop with the handlers and workers. For benchmarks bound by emulator throughput.
  */
-export async function startDynamoProcess(): Promise<Emulator> {
-  const child = fork(resolve(import.meta.dirname, "emulator-child.ts"), [], {
+export async function startEmulatorProcess(kind: "dynamodb" | "sqs"): Promise<Emulator> {
+  const child = fork(resolve(import.meta.dirname, "emulator-child.ts"), [kind], {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const endpoint = await new Promise<string>((done, fail) => {
     child.once("message", (message) => done(String((message as { endpoint: string }).endpoint)));
-    child.once("exit", (code) => fail(new Error(`dynalite process exited with ${code}`)));
+    child.once("exit", (code) => fail(new Error(`${kind} emulator process exited with ${code}`)));
   });
   return {
     endpoint,

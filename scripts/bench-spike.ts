@@ -27,7 +27,7 @@ import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { ensureQueues, ensureTable } from "../local/bootstrap";
-import { startDynamoProcess } from "../local/emulator-process";
+import { startEmulatorProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
 import { oneOffJob, percentile, putJobs } from "./bench-support";
 
@@ -51,10 +51,10 @@ const workerCount = Number(values.workers);
 const aheadMs = Number(values.ahead) * 1000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
-// By default dynalite gets a process (and a core) of its own; --same-process keeps it in this
-// one, as `npm start` does.
-const dynamo = values["same-process"] ? await startDynamo() : await startDynamoProcess();
-const sqs = await startSqs();
+// By default the emulators get processes of their own; --same-process keeps them in this one,
+// as `npm start` does.
+const dynamo = values["same-process"] ? await startDynamo() : await startEmulatorProcess("dynamodb");
+const sqs = values["same-process"] ? await startSqs() : await startEmulatorProcess("sqs");
 const config = {
   region: "us-east-1",
   tableName: "bench-spike",
