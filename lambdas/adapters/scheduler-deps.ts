@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { systemClock } from "../core/clock";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
 import { createDocumentClient, createSqsClient } from "./clients";
@@ -10,6 +9,7 @@ import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
 import { SqsRunQueue } from "./sqs/sqs-run-queue";
 import { SqsSweepQueue } from "./sqs/sqs-sweep-queue";
+import { systemClock } from "./system-clock";
 
 export type HandlerDeps = SchedulerDeps & {
   readonly randomBytes: RandomBytes;

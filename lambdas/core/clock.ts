@@ -8,12 +8,6 @@ export interface Clock {
   sleep(ms: number): Promise<void>;
 }
 
-/** The wall clock, for production. */
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms))),
-};
-
 /** A clock that always answers the same instant, moved only by `set` or `advance`. */
 export class FixedClock implements Clock {
   constructor(private current: number) {}
