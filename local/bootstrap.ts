@@ -5,7 +5,10 @@ import {
   ResourceInUseException,
 } from "@aws-sdk/client-dynamodb";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import type { RuntimeConfig } from "../lambdas/adapters/environment";
 import { ALL_QUEUES, type QueueDefinition } from "../lambdas/definitions/queues";
+import type { SchedulerSettings } from "../lambdas/definitions/settings";
 import { JOBS_TABLE, type TableDefinition } from "../lambdas/definitions/table";
 
 /**
@@ -90,4 +93,29 @@ async function ensureQueue(
   );
   if (!QueueUrl) throw new Error(`SQS returned no URL for ${queue.logicalName}`);
   return QueueUrl;
+}
+
+/**
+ * The whole local bootstrap: the table and every queue on the given emulators, and the runtime
+ * configuration that points the handlers at them. The local runtime, the tests and the
+ * benchmarks all start from this.
+ */
+export async function bootstrapStack(options: {
+  readonly dynamodbEndpoint: string;
+  readonly sqsEndpoint: string;
+  readonly tableName: string;
+  /** Physical queue names are `<prefix>-<logical name>`; default: the table name. */
+  readonly queuePrefix?: string;
+  readonly settings: SchedulerSettings;
+}): Promise<RuntimeConfig> {
+  const base = {
+    region: "us-east-1",
+    tableName: options.tableName,
+    dynamodbEndpoint: options.dynamodbEndpoint,
+    sqsEndpoint: options.sqsEndpoint,
+    settings: options.settings,
+  };
+  await ensureTable(createDynamoClient(base), base.tableName);
+  const queueUrls = await ensureQueues(createSqsClient(base), options.queuePrefix ?? options.tableName);
+  return { ...base, runQueueUrl: queueUrls.get("runs") ?? "", sweepQueueUrl: queueUrls.get("sweeps") ?? "" };
 }

@@ -1,13 +1,13 @@
 import "./runtime-env";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
-import { ensureQueues, ensureTable } from "./bootstrap";
+import { bootstrapStack } from "./bootstrap";
 import { lockDataDir } from "./data-lock";
 import { startDynamo, startSqs } from "./emulators";
 import { runExampleWorker } from "./example-worker";
@@ -35,20 +35,15 @@ try {
 const dynamo = await startDynamo({ path: dataDir });
 const sqs = await startSqs();
 
-const config = {
-  region: "us-east-1",
-  tableName: "jobsched-jobs",
-  runQueueUrl: "",
-  sweepQueueUrl: "",
+const config = await bootstrapStack({
   dynamodbEndpoint: dynamo.endpoint,
   sqsEndpoint: sqs.endpoint,
+  tableName: "jobsched-jobs",
+  queuePrefix: "jobsched",
   settings: LOCAL_SETTINGS,
-};
-await ensureTable(createDynamoClient(config), config.tableName);
+});
 const sqsClient = createSqsClient(config);
-const queueUrls = await ensureQueues(sqsClient, "jobsched");
-const sweepQueueUrl = queueUrls.get("sweeps") ?? "";
-const deps = createSchedulerDeps({ ...config, runQueueUrl: queueUrls.get("runs") ?? "", sweepQueueUrl });
+const deps = createSchedulerDeps(config);
 
 const credentials = loadLocalCredentials();
 const gateway = await startHttpGateway(
@@ -60,7 +55,7 @@ const gateway = await startHttpGateway(
 });
 const ticker = startTicker(deps, LOCAL_SETTINGS.tickSeconds * 1000);
 // The sweeper Lambda's SQS event source: groups of shards swept as their messages arrive.
-const sweeper = startSqsEventSource(sqsClient, sweepQueueUrl, createSweepHandler(deps), {
+const sweeper = startSqsEventSource(sqsClient, config.sweepQueueUrl, createSweepHandler(deps), {
   batchSize: 4,
   concurrency: 2,
   onError: (error) => deps.log.error("sweep poll failed", { error: String(error) }),

@@ -19,14 +19,14 @@ import {
   SendMessageBatchCommand,
 } from "@aws-sdk/client-sqs";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { createDocumentClient, createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { createDocumentClient, createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
-import { ensureQueues, ensureTable } from "../local/bootstrap";
+import { bootstrapStack } from "../local/bootstrap";
 import { startEmulatorProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
 import { oneOffJob, percentile, putJobs } from "./bench-support";
@@ -55,23 +55,16 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0,
 // as `npm start` does.
 const dynamo = values["same-process"] ? await startDynamo() : await startEmulatorProcess("dynamodb");
 const sqs = values["same-process"] ? await startSqs() : await startEmulatorProcess("sqs");
-const config = {
-  region: "us-east-1",
-  tableName: "bench-spike",
-  runQueueUrl: "",
-  sweepQueueUrl: "",
+const config = await bootstrapStack({
   dynamodbEndpoint: dynamo.endpoint,
   sqsEndpoint: sqs.endpoint,
+  tableName: "bench-spike",
   settings: CLOUD_SETTINGS,
-};
-await ensureTable(createDynamoClient(config), config.tableName);
-const sqsClient = createSqsClient(config);
-const urls = await ensureQueues(sqsClient, config.tableName);
-const deps = createSchedulerDeps({
-  ...config,
-  runQueueUrl: urls.get("runs") ?? "",
-  sweepQueueUrl: urls.get("sweeps") ?? "",
 });
+const sqsClient = createSqsClient(config);
+const deps = createSchedulerDeps(config);
+// Raw SQS throughput is measured on the sweep queue, which nothing consumes in this benchmark.
+const rawQueueUrl = config.sweepQueueUrl;
 const db = createDocumentClient(config);
 
 // Create the jobs, all due on the same whole second, `ahead` from now.
@@ -125,7 +118,7 @@ let t = Date.now();
 for (let i = 0; i < ops; i += 10) {
   await sqsClient.send(
     new SendMessageBatchCommand({
-      QueueUrl: urls.get("runs-dlq") ?? "",
+      QueueUrl: rawQueueUrl,
       Entries: Array.from({ length: 10 }, (_, j) => ({ Id: String(j), MessageBody: `m${i + j}` })),
     }),
   );
@@ -134,13 +127,13 @@ const sqsSendPerS = (ops / (Date.now() - t)) * 1000;
 t = Date.now();
 for (let received = 0; received < ops; ) {
   const { Messages = [] } = await sqsClient.send(
-    new ReceiveMessageCommand({ QueueUrl: urls.get("runs-dlq") ?? "", MaxNumberOfMessages: 10 }),
+    new ReceiveMessageCommand({ QueueUrl: rawQueueUrl, MaxNumberOfMessages: 10 }),
   );
   received += Messages.length;
   if (Messages.length > 0) {
     await sqsClient.send(
       new DeleteMessageBatchCommand({
-        QueueUrl: urls.get("runs-dlq") ?? "",
+        QueueUrl: rawQueueUrl,
         Entries: Messages.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? "" })),
       }),
     );

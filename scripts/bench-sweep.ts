@@ -12,13 +12,13 @@
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { createDynamoClient } from "../lambdas/adapters/clients";
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
-import { ensureQueues, ensureTable } from "../local/bootstrap";
+import { bootstrapStack } from "../local/bootstrap";
 import { startDynamo, startSqs } from "../local/emulators";
 import { oneOffJob, putJobs } from "./bench-support";
 
@@ -40,18 +40,14 @@ const dynamo = await startDynamo();
 const sqs = await startSqs();
 
 async function tickReadUnits(name: string, extra: number) {
-  const config = {
-    region: "us-east-1",
-    tableName: `bench-${name}`,
-    runQueueUrl: "",
-    sweepQueueUrl: "",
+  const config = await bootstrapStack({
     dynamodbEndpoint: dynamo.endpoint,
     sqsEndpoint: sqs.endpoint,
+    tableName: `bench-${name}`,
     settings: CLOUD_SETTINGS,
-  };
+  });
+  // The metered client is the one the adapters use, so every call of the tick is counted.
   const raw = createDynamoClient(config);
-  await ensureTable(raw, config.tableName);
-  const urls = await ensureQueues(createSqsClient(config), config.tableName);
   const db = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
   const now = Date.now();
   const jobs = Array.from({ length: due }, (_, i) => oneOffJob(now + 5_000 + (i * 55_000) / due, now));
@@ -63,10 +59,7 @@ async function tickReadUnits(name: string, extra: number) {
   const loadMs = Date.now() - loadStart;
 
   const meter = meterCapacity(raw);
-  const deps = createSchedulerDeps(
-    { ...config, runQueueUrl: urls.get("runs") ?? "", sweepQueueUrl: urls.get("sweeps") ?? "" },
-    db,
-  );
+  const deps = createSchedulerDeps(config, db);
   const started = Date.now();
   const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
   const tickMs = Date.now() - started;

@@ -68,20 +68,3 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     },
   };
 }
-
-/** The environment variables that carry `config`, for the local runtime and the stack. */
-export function environmentOf(config: RuntimeConfig): Record<string, string> {
-  const env: Record<string, string> = {
-    AWS_REGION: config.region,
-    TABLE_NAME: config.tableName,
-    RUN_QUEUE_URL: config.runQueueUrl,
-    SWEEP_QUEUE_URL: config.sweepQueueUrl,
-    TICK_SECONDS: String(config.settings.tickSeconds),
-    LOOKAHEAD_SECONDS: String(config.settings.lookaheadSeconds),
-    LEASE_SECONDS: String(config.settings.leaseSeconds),
-    REPAIR_GRACE_SECONDS: String(config.settings.repairGraceSeconds),
-  };
-  if (config.dynamodbEndpoint) env.DYNAMODB_ENDPOINT = config.dynamodbEndpoint;
-  if (config.sqsEndpoint) env.SQS_ENDPOINT = config.sqsEndpoint;
-  return env;
-}

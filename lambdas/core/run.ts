@@ -21,17 +21,6 @@ export const RunStatus = {
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
-const FINISHED: ReadonlySet<RunStatus> = new Set([
-  RunStatus.Succeeded,
-  RunStatus.Failed,
-  RunStatus.Cancelled,
-  RunStatus.Missed,
-]);
-
-export function isFinished(status: RunStatus): boolean {
-  return FINISHED.has(status);
-}
-
 export interface Run {
   readonly runId: string;
   readonly jobId: string;

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
-import { createDocumentClient, createDynamoClient, createSqsClient } from "../../lambdas/adapters/clients";
+import { createDocumentClient, createSqsClient } from "../../lambdas/adapters/clients";
 import type { RuntimeConfig } from "../../lambdas/adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../../lambdas/adapters/scheduler-deps";
 import type { Clock } from "../../lambdas/core/clock";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
-import { ensureQueues, ensureTable } from "../../local/bootstrap";
+import { bootstrapStack, ensureQueues } from "../../local/bootstrap";
 
 /**
  * A private table and queue set on the shared emulators, and the real adapters wired to them:
@@ -14,7 +14,6 @@ import { ensureQueues, ensureTable } from "../../local/bootstrap";
 export interface TestStack {
   readonly config: RuntimeConfig;
   readonly deps: HandlerDeps;
-  readonly queueUrls: ReadonlyMap<string, string>;
   readonly db: ReturnType<typeof createDocumentClient>;
   readonly sqs: ReturnType<typeof createSqsClient>;
 }
@@ -30,28 +29,17 @@ export async function createTestStack(
   options: { clock?: Clock; settings?: Partial<SchedulerSettings>; sqsEndpoint?: string } = {},
 ): Promise<TestStack> {
   const unique = `${name}-${randomBytes(4).toString("hex")}`;
-  const base = {
-    region: "us-east-1",
-    tableName: `test-${unique}`,
-    runQueueUrl: "",
-    sweepQueueUrl: "",
+  const config = await bootstrapStack({
     dynamodbEndpoint: inject("dynamoEndpoint"),
     sqsEndpoint: options.sqsEndpoint ?? inject("sqsEndpoint"),
+    tableName: `test-${unique}`,
     settings: { ...LOCAL_SETTINGS, ...options.settings },
-  };
-  await ensureTable(createDynamoClient(base), base.tableName);
-  const sqs = createSqsClient(base);
-  const queueUrls = await ensureQueues(sqs, base.tableName);
-  const config = {
-    ...base,
-    runQueueUrl: queueUrls.get("runs") ?? "",
-    sweepQueueUrl: queueUrls.get("sweeps") ?? "",
-  };
+  });
+  const sqs = createSqsClient(config);
   const deps = createSchedulerDeps(config);
   return {
     config,
     deps: options.clock ? { ...deps, clock: options.clock } : deps,
-    queueUrls,
     db: createDocumentClient(config),
     sqs,
   };
