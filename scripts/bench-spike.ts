@@ -2,10 +2,12 @@
  * bench-spike: 1,000 jobs due at the same second, created 2 minutes ahead, leased by 4 workers.
  * Everything runs on the local stack (dynalite, fauxqs, the real use cases and adapters): jobs
  * are created, the minute tick sweeps them a minute before they are due (runs enqueued with SQS
- * delays), and 4 worker loops lease (10 at a time) and complete them in the background, as a
- * worker with concurrency does, so leasing the next batch does not wait for the last one.
+ * delays), and 4 workers lease and complete them. Each worker keeps `--requests` lease requests
+ * of up to `--max` runs in flight (a worker of concurrency 300 does: 6 x 50) and completes each
+ * run `--work-ms` after its lease, in the background, as a worker with concurrency does.
  *
- *   npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120]
+ *   npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120] [--max 50]
+ *                                  [--requests 6] [--work-ms 0] [--same-process] [--trace]
  *
  * Prints lateness (leased at - scheduled for) p50/p95/p99/max, the drain time, and the raw
  * throughput of the emulators measured in the same run. Exits non-zero if p50 > 0.5 s or
@@ -21,6 +23,7 @@ import {
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { createDocumentClient, createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { DELIVERY_LEAD_SECONDS } from "../lambdas/core/delivery";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
@@ -37,18 +40,27 @@ const { values } = parseArgs({
     workers: { type: "string", default: "4" },
     ahead: { type: "string", default: "120" },
     "same-process": { type: "boolean" },
+    trace: { type: "boolean" },
+    "work-ms": { type: "string", default: "0" },
+    max: { type: "string", default: "50" },
+    requests: { type: "string", default: "6" },
     help: { type: "boolean" },
   },
 });
 if (values.help) {
   console.log(
-    "usage: npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120] [--same-process]",
+    "usage: npx tsx scripts/bench-spike.ts [--jobs 1000] [--workers 4] [--ahead 120] [--max 50] [--requests 6] [--work-ms 0] [--same-process] [--trace]",
   );
   process.exit(0);
 }
 const jobCount = Number(values.jobs);
 const workerCount = Number(values.workers);
 const aheadMs = Number(values.ahead) * 1000;
+const workMs = Number(values["work-ms"]);
+// A worker with free slots keeps several lease requests in flight (the worker SDK sizes them by
+// its concurrency); a request is held until its runs are due.
+const leaseMax = Number(values.max);
+const requestsPerWorker = Number(values.requests);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
 // By default the emulators get processes of their own; --same-process keeps them in this one,
@@ -63,6 +75,9 @@ const config = await bootstrapStack({
 });
 const sqsClient = createSqsClient(config);
 const deps = createSchedulerDeps(config);
+// In AWS, lease and completion calls are served by separate Lambda instances, each with its own
+// SDK clients; sharing one client here would queue leases behind completions on its sockets.
+const completionDeps = createSchedulerDeps(config);
 // Raw SQS throughput is measured on the sweep queue, which nothing consumes in this benchmark.
 const rawQueueUrl = config.sweepQueueUrl;
 const db = createDocumentClient(config);
@@ -85,16 +100,24 @@ console.log(
 );
 
 // Workers poll from a few seconds before the runs are due until all are done.
-await sleep(dueAt - 3_000 - Date.now());
+await sleep(dueAt - (DELIVERY_LEAD_SECONDS + 2) * 1000 - Date.now());
 const lateness: number[] = [];
 const leasedKeys = new Set<string>();
 let duplicates = 0;
 let lastDone = 0;
 const completions: Promise<unknown>[] = [];
 await Promise.all(
-  Array.from({ length: workerCount }, async (_, w) => {
+  Array.from({ length: workerCount * requestsPerWorker }, async (_, i) => {
+    const w = i % workerCount;
     while (lateness.length < jobCount && Date.now() < dueAt + 60_000) {
-      const leases = await leaseRuns(deps, { workerId: `w${w}`, types: ["bench"], max: 10, waitSeconds: 1 });
+      const t0 = Date.now() - dueAt;
+      const leases = await leaseRuns(deps, {
+        workerId: `w${w}`,
+        types: ["bench"],
+        max: leaseMax,
+        waitSeconds: 1,
+      });
+      if (values.trace) console.log(`req ${i}: ${t0} -> ${Date.now() - dueAt}: ${leases.length}`);
       const leasedAt = Date.now();
       for (const lease of leases) {
         if (leasedKeys.has(lease.runKey)) duplicates += 1;
@@ -102,9 +125,11 @@ await Promise.all(
         lateness.push(leasedAt - Date.parse(lease.scheduledFor));
         // Complete in the background, as a worker with concurrency does.
         completions.push(
-          completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }).then(() => {
-            lastDone = Date.now();
-          }),
+          sleep(workMs)
+            .then(() => completeRun(completionDeps, lease.runId, { fence: lease.fence, result: "succeeded" }))
+            .then(() => {
+              lastDone = Date.now();
+            }),
         );
       }
     }

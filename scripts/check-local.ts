@@ -56,11 +56,13 @@ try {
   for (const id of ids) {
     for (;;) {
       const job = (await call("GET", `/api/v1/jobs/${id}`)).body as {
-        runs: Array<{ scheduledFor: string; startedAt?: string; status: string }>;
+        runs: Array<{ scheduledFor: string; finishedAt?: string; status: string }>;
       };
       const run = job.runs[0];
-      if (run?.status === "succeeded" && run.startedAt) {
-        lateness.push(Date.parse(run.startedAt) - Date.parse(run.scheduledFor));
+      // The example worker completes a run as soon as it gets it, so "finished" bounds from
+      // above when the worker had it (the lease's startedAt is the due instant by design).
+      if (run?.status === "succeeded" && run.finishedAt) {
+        lateness.push(Date.parse(run.finishedAt) - Date.parse(run.scheduledFor));
         break;
       }
       if (Date.now() > deadline) throw new Error(`job ${id} did not run in time`);
@@ -73,7 +75,7 @@ try {
   const median = lateness[Math.floor(lateness.length / 2)] ?? 0;
   console.log(`start-up:          ${startupMs} ms (target < 60000)`);
   console.log(`runs:              ${lateness.length} one-off jobs, ${aheadMs / 1000} s ahead`);
-  console.log(`start lateness:    median ${median} ms, max ${max} ms (target < 3000)`);
+  console.log(`lateness:          median ${median} ms, max ${max} ms (target < 3000; completed at - due)`);
   console.log(`all lateness (ms): ${lateness.join(" ")}`);
   const ok = startupMs < 60_000 && max < 3_000;
   console.log(ok ? "PASS" : "FAIL");

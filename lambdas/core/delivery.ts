@@ -4,14 +4,26 @@ import type { RunMessage } from "./ports";
 export const MAX_DELAY_SECONDS = 900;
 
 /**
- * The delay after which a run's message becomes visible: SQS counts whole seconds, so this
- * rounds down and the message shows up at most a second before the run is due; the lease step
- * holds an early message until the due instant (see EARLY_HOLD_MS). Rounding up instead would
- * start runs up to a second late. Clamped to what SQS accepts; the sweep only enqueues runs
- * due within its lookahead, far below 15 minutes.
+ * How many seconds before its due second a run's message becomes visible. The lease step
+ * grants the lease at once and hands it over on the due instant, so the database work of a
+ * spike (a thousand runs due at 09:00:00) is done in the seconds before it instead of after.
+ */
+export const DELIVERY_LEAD_SECONDS = 5;
+
+/**
+ * The delay after which a run's message becomes visible: DELIVERY_LEAD_SECONDS to one second
+ * more before it is due (SQS counts whole seconds, so this rounds down; rounding up would start
+ * runs up to a second late). Clamped to what SQS accepts; the sweep only enqueues runs due
+ * within its lookahead, far below 15 minutes.
  */
 export function delaySecondsUntil(dueAt: number, now: number): number {
-  const seconds = Math.floor((dueAt - now) / 1000);
+  const seconds = Math.floor((dueAt - now) / 1000) - DELIVERY_LEAD_SECONDS;
+  return Math.min(MAX_DELAY_SECONDS, Math.max(0, seconds));
+}
+
+/** The delay after which a message is visible only once `instant` has passed (a lease's end). */
+export function delaySecondsAfter(instant: number, now: number): number {
+  const seconds = Math.ceil((instant - now) / 1000) + 1;
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, seconds));
 }
 
@@ -19,7 +31,7 @@ export function delaySecondsUntil(dueAt: number, now: number): number {
  * How early a run may be received and still be held in the lease step until its due instant.
  * A message visible earlier than this (a repair's resend, clock skew) goes back to the queue.
  */
-export const EARLY_HOLD_MS = 1_500;
+export const EARLY_HOLD_MS = (DELIVERY_LEAD_SECONDS + 1) * 1000;
 
 export function runMessageOf(run: RunMessage): RunMessage {
   return { runId: run.runId, jobId: run.jobId, scheduledFor: run.scheduledFor, type: run.type };

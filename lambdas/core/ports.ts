@@ -57,9 +57,11 @@ export interface JobStore {
 
 export interface LeaseGrant {
   readonly workerId: string;
+  /** When the worker gets the run: its due instant if the lease is granted a moment early. */
+  readonly startsAt: number;
   readonly leaseExpiresAt: number;
   readonly receiptHandle: string;
-  readonly checkAt: number;
+  /** The time of the grant; a lease that lapsed before it may be taken over. */
   readonly now: number;
 }
 
@@ -88,20 +90,22 @@ export interface RunStore {
   listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>>;
   /**
    * Grants a lease: fence and attempt go up by one, in one conditional update with no read
-   * first. Conditional on the run existing and being leasable at `grant.now` (pending, or its
+   * first. The repair check time is left alone (it is an index key, and writing it would cost
+   * an index write per lease): the repair pass finds a live lease there and looks again later. Conditional on the run existing and being leasable at `grant.now` (pending, or its
    * lease lapsed); undefined when it was not (finished, held by another worker, or gone).
    */
   leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined>;
   /**
    * Records a leased run's outcome if `fence` still holds the lease. Returns the receipt
-   * handle of the message that delivered it, or undefined when the fence was stale.
+   * handle of the message that delivered it and whether it was its job's last run, or
+   * undefined when the fence was stale.
    */
   finishRun(
     jobId: string,
     scheduledFor: number,
     fence: number,
     outcome: RunOutcome,
-  ): Promise<{ receiptHandle: string | undefined } | undefined>;
+  ): Promise<{ receiptHandle: string | undefined; final: boolean } | undefined>;
   /**
    * Ends a run that must not execute: `cancelled` (its job is gone or cancelled) or `missed`
    * (its job was paused before it started), with the reason.

@@ -41,6 +41,8 @@ export interface Run {
   readonly error: string | undefined;
   /** When the repair pass should next look at this run; undefined once finished. */
   readonly checkAt: number | undefined;
+  /** The job's last run (a one-off, or the last firing before endAt): finishing it ends the job. */
+  readonly final: boolean;
 }
 
 /** `jobId@scheduledFor`: stable across retries, for use as an idempotency key downstream. */
@@ -53,6 +55,7 @@ export function newRun(
   scheduledFor: number,
   now: number,
   repairGraceMs: number,
+  final = false,
 ): Run {
   return {
     runId: runIdOf(job.jobId, scheduledFor),
@@ -70,6 +73,7 @@ export function newRun(
     finishedAt: undefined,
     error: undefined,
     checkAt: Math.max(scheduledFor, now) + repairGraceMs,
+    final,
   };
 }
 

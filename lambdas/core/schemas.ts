@@ -120,7 +120,8 @@ export const leaseRequest = z
   .strictObject({
     workerId: z.string().min(1).max(128),
     types: z.array(jobType).min(1).max(32),
-    max: z.int().min(1).max(10).default(1),
+    /** Several SQS receives serve one request when more than 10 are asked for. */
+    max: z.int().min(1).max(100).default(1),
     /** Long-poll: how long to wait for a due run when none is ready. */
     waitSeconds: z.int().min(0).max(20).default(1),
   })

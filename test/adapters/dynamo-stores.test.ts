@@ -110,9 +110,9 @@ describe("DynamoRunStore", () => {
     db.on(UpdateCommand).rejects(conditionFailed());
     const grant = {
       workerId: "w",
+      startsAt: NOW,
       leaseExpiresAt: NOW + 30_000,
       receiptHandle: "rh",
-      checkAt: NOW + 60_000,
       now: NOW,
     };
     expect(await runs.leaseRun(run.jobId, run.scheduledFor, grant)).toBeUndefined();
@@ -121,14 +121,16 @@ describe("DynamoRunStore", () => {
         "attribute_exists(pk) AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))",
       UpdateExpression: expect.stringContaining("ADD fence :one, attempt :one"),
     });
+    // The repair check time is an index key: a lease leaves it alone.
+    expect(db.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).not.toContain("checkAt");
   });
 
   it("finishes a run for the current fence and hands back the delivering message's receipt", async () => {
     db.on(UpdateCommand)
-      .resolvesOnce({ Attributes: { receiptHandle: "rh-1" } })
+      .resolvesOnce({ Attributes: { receiptHandle: "rh-1", final: true } })
       .rejects(conditionFailed());
     const outcome = { status: "succeeded", error: undefined, now: NOW } as const;
-    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({ receiptHandle: "rh-1" });
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({ receiptHandle: "rh-1", final: true });
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toBeUndefined();
   });
 });

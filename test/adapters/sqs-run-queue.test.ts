@@ -59,6 +59,34 @@ describe("SqsRunQueue", () => {
     ]);
   });
 
+  it("fills a request for more than 10 with parallel receives that do not wait, once a poll comes back full", async () => {
+    const full = Array.from({ length: 10 }, (_, i) => ({
+      ReceiptHandle: `r${i}`,
+      Body: JSON.stringify(message(i).message),
+    }));
+    sqs
+      .on(ReceiveMessageCommand)
+      .resolvesOnce({ Messages: full })
+      .resolves({ Messages: full.slice(0, 3) });
+    const received = await queue.receive(25, 30, 2);
+    expect(received).toHaveLength(16);
+    expect(sqs).toHaveReceivedCommandTimes(ReceiveMessageCommand, 3);
+    expect(sqs).toHaveReceivedNthCommandWith(ReceiveMessageCommand, 2, {
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 0,
+    });
+    expect(sqs).toHaveReceivedNthCommandWith(ReceiveMessageCommand, 3, {
+      MaxNumberOfMessages: 5,
+      WaitTimeSeconds: 0,
+    });
+  });
+
+  it("does not ask again when the long poll comes back short", async () => {
+    sqs.on(ReceiveMessageCommand).resolves({ Messages: [] });
+    expect(await queue.receive(100, 30, 1)).toEqual([]);
+    expect(sqs).toHaveReceivedCommandTimes(ReceiveMessageCommand, 1);
+  });
+
   it("releases a message by making it visible at once", async () => {
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
     await queue.release("rh");

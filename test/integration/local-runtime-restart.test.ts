@@ -39,7 +39,8 @@ describe("the local runtime across a SIGKILL", () => {
   it("keeps every accepted job and runs a missed one-off job once after the restart", {
     timeout: 90_000,
   }, async () => {
-    // Prepare: one job due in 6 s (fired and enqueued at once), one due in an hour.
+    // Prepare: one job due in 10 s (fired and enqueued at once; its message shows up 5 s early,
+    // after the kill), one due in an hour.
     runtime = await startLocalRuntime(dataDir);
     const create = (runAt: number, payload: unknown) =>
       call(runtime?.url ?? "", "POST", "/api/v1/jobs", {
@@ -47,13 +48,13 @@ describe("the local runtime across a SIGKILL", () => {
         payload,
         runAt: new Date(runAt).toISOString(),
       });
-    const dueSoon = await create(Date.now() + 6_000, { which: "soon" });
+    const dueSoon = await create(Date.now() + 10_000, { which: "soon" });
     const dueLater = await create(Date.now() + 3_600_000, { which: "later" });
     expect([dueSoon.status, dueLater.status]).toEqual([201, 201]);
 
     // Act: kill it hard before the first job is due, stay down past its time, start again.
     expect(await runtime.kill("SIGKILL")).toBeNull();
-    await sleep(8_000);
+    await sleep(12_000);
     runtime = await startLocalRuntime(dataDir);
 
     // Assess: both jobs are there; the missed one ran exactly once.

@@ -213,7 +213,7 @@ const ENDPOINTS: Record<string, fc.Arbitrary<Case>> = {
       fc.constant({ workerId: "w", types: [] }),
       wrongType.map((types) => ({ workerId: "w", types })),
       fc
-        .oneof(fc.integer({ max: 0 }), fc.integer({ min: 11 }))
+        .oneof(fc.integer({ max: 0 }), fc.integer({ min: 101 }))
         .map((max) => ({ workerId: "w", types: ["x"], max })),
       fc.integer({ min: 21 }).map((waitSeconds) => ({ workerId: "w", types: ["x"], waitSeconds })),
       fc

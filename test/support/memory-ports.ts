@@ -164,11 +164,10 @@ export class MemoryRunStore implements RunStore {
       status: RunStatus.Leased,
       fence: current.fence + 1,
       attempt: current.attempt + 1,
-      startedAt: grant.now,
+      startedAt: grant.startsAt,
       leaseExpiresAt: grant.leaseExpiresAt,
       workerId: grant.workerId,
       receiptHandle: grant.receiptHandle,
-      checkAt: grant.checkAt,
     };
     this.runs.set(key, leased);
     return leased;
@@ -186,7 +185,7 @@ export class MemoryRunStore implements RunStore {
       checkAt: undefined,
       receiptHandle: undefined,
     });
-    return { receiptHandle: current.receiptHandle };
+    return { receiptHandle: current.receiptHandle, final: current.final };
   }
 
   async abandonRun(
@@ -229,6 +228,9 @@ export class MemoryRunQueue implements RunQueue {
   readonly released: string[] = [];
   readonly extended: Array<{ receiptHandle: string; seconds: number }> = [];
   failSends = false;
+  /** At most this many messages per receive, to mimic messages becoming visible one by one. */
+  perReceive = Number.POSITIVE_INFINITY;
+  receives = 0;
 
   async send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>) {
     if (this.failSends) throw new Error("queue unavailable");
@@ -236,7 +238,8 @@ export class MemoryRunQueue implements RunQueue {
   }
 
   async receive(max: number) {
-    return this.ready.splice(0, max);
+    this.receives += 1;
+    return this.ready.splice(0, Math.min(max, this.perReceive));
   }
 
   async release(receiptHandle: string) {

@@ -83,6 +83,7 @@ describe("instants and zones", () => {
       finishedAt: undefined,
       error: undefined,
       checkAt: undefined,
+      final: true,
     };
     expect(isLeasable(run, NOW)).toBe(true);
   });
@@ -171,7 +172,11 @@ describe("use cases under rarer conditions", () => {
     deps.queue.deliverAll();
     const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"] });
     const finish = deps.runs.finishRun.bind(deps.runs);
-    deps.runs.finishRun = async (...args) => ({ ...(await finish(...args)), receiptHandle: undefined });
+    deps.runs.finishRun = async (...args) => ({
+      final: true,
+      ...(await finish(...args)),
+      receiptHandle: undefined,
+    });
     deps.jobs.jobs.delete(jobId);
     await completeRun(deps, lease?.runId ?? "", { fence: 1, result: "failed", retryable: false });
     expect(deps.queue.deleted).toEqual([]);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
 import { IdempotencyConflictError, ValidationError } from "../../lambdas/core/errors";
 import { MAX_PAYLOAD_BYTES } from "../../lambdas/core/schemas";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -46,7 +47,7 @@ describe("createJob", () => {
     expect(deps.queue.sent).toEqual([
       {
         message: expect.objectContaining({ jobId: result.jobId, scheduledFor: NOW + 5_000 }),
-        delaySeconds: 5,
+        delaySeconds: 5 - DELIVERY_LEAD_SECONDS,
       },
     ]);
     expect((await deps.jobs.getJob(result.jobId))?.nextRunAt).toBeUndefined();

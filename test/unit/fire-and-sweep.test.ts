@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
 import type { DueJob } from "../../lambdas/core/job";
 import { bucketOf, SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { RunStatus } from "../../lambdas/core/run";
@@ -26,6 +27,34 @@ async function dueJob(deps: MemoryDeps, runAt: number): Promise<DueJob> {
 const groupOf = (jobId: string) => Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
 
 describe("fireJobs", () => {
+  it("marks a job's last run final: a one-off's run and the last firing before endAt, no other", async () => {
+    const deps = memoryDeps(NOW - HOUR); // created well ahead, so the API does not fire them
+    const oneOff = await dueJob(deps, NOW + 10_000);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      interval: { every: "1m" },
+      startAt: new Date(NOW + 60_000).toISOString(),
+      endAt: new Date(NOW + 150_000).toISOString(),
+    });
+    const recurring = await deps.jobs.getJob(jobId);
+    if (!recurring?.nextRunAt) throw new Error("no next run");
+    deps.clock.set(NOW);
+    await fireJobs(deps, [oneOff, { ...recurring, nextRunAt: recurring.nextRunAt }], NOW + 200_000);
+    const finals = [...deps.runs.runs.values()].map((r) => [
+      r.jobId === oneOff.jobId,
+      r.scheduledFor - NOW,
+      r.final,
+    ]);
+    expect(finals).toEqual(
+      expect.arrayContaining([
+        [true, 10_000, true],
+        [false, 60_000, false],
+        [false, 120_000, true],
+      ]),
+    );
+    expect(finals).toHaveLength(3);
+  });
+
   it("creates one run and one message when two sweepers race on the same job", async () => {
     const deps = memoryDeps(NOW);
     const job = await dueJob(deps, NOW + HOUR);
@@ -34,7 +63,7 @@ describe("fireJobs", () => {
     expect(a.created + b.created).toBe(1);
     expect(deps.runs.runs.size).toBe(1);
     expect(deps.queue.sent).toHaveLength(1);
-    expect(deps.queue.sent[0]?.delaySeconds).toBe(20);
+    expect(deps.queue.sent[0]?.delaySeconds).toBe(20 - DELIVERY_LEAD_SECONDS);
   });
 
   it("re-sends a run orphaned by a crash between create and send, then moves the job on", async () => {
@@ -124,6 +153,7 @@ describe("sweepGroup", () => {
       finishedAt: undefined,
       error: undefined,
       checkAt: NOW + 4 * HOUR,
+      final: true,
     });
     const stats = await sweepGroup(deps, group);
     expect(stats.deferred).toBe(1);

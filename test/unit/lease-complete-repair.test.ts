@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
@@ -49,11 +50,65 @@ describe("leaseRuns", () => {
     );
   });
 
+  it("grants the lease of a run that arrives early at once, hands it over on its due instant", async () => {
+    const deps = memoryDeps(NOW - 2_600);
+    await deliveredRun(deps);
+    const granting = lease(deps);
+    const [granted] = await granting;
+    const run = [...deps.runs.runs.values()][0];
+    expect(run).toMatchObject({ status: "leased", fence: 1, startedAt: NOW });
+    expect(deps.clock.now()).toBe(NOW);
+    expect(granted?.leaseExpiresAt).toBe(
+      new Date(NOW + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
+    );
+  });
+
+  it("keeps gathering runs while its hand-over is more than a poll away, up to max", async () => {
+    const deps = memoryDeps(NOW - 2_900);
+    for (let i = 0; i < 5; i++) await deliveredRun(deps);
+    deps.queue.perReceive = 1; // the spike's messages become visible one at a time
+    const granted = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 4 });
+    expect(granted).toHaveLength(4);
+    expect(deps.queue.receives).toBe(4);
+    expect(deps.queue.ready).toHaveLength(1);
+  });
+
+  it("stops gathering at a poll that brings nothing, and when the hand-over is close", async () => {
+    const quiet = memoryDeps(NOW - 2_900);
+    await deliveredRun(quiet);
+    expect(await leaseRuns(quiet, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
+    expect(quiet.queue.receives).toBe(2);
+
+    const close = memoryDeps(NOW - 1_000);
+    for (let i = 0; i < 3; i++) await deliveredRun(close);
+    close.queue.perReceive = 1;
+    expect(await leaseRuns(close, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
+    expect(close.queue.receives).toBe(1);
+  });
+
+  it("sends runs due noticeably after a batch's earliest back for another request", async () => {
+    const deps = memoryDeps(NOW - 2_000);
+    await deliveredRun(deps); // due at NOW
+    const { jobId: later } = await createJob(deps, caller, {
+      type: "x",
+      runAt: new Date(NOW + 800).toISOString(),
+    });
+    deps.queue.deliverAll();
+    const granted = await lease(deps);
+    expect(granted.map((g) => g.jobId)).not.toContain(later);
+    expect(granted).toHaveLength(1);
+    expect(deps.queue.released).toHaveLength(1);
+    expect(deps.clock.now()).toBe(NOW);
+    // It stopped gathering there: its next poll would only have brought the same run back.
+    expect(deps.queue.receives).toBe(1);
+  });
+
   it("puts a run that shows up seconds early back in the queue until it is due", async () => {
-    const deps = memoryDeps(NOW - 5_000);
+    const early = EARLY_HOLD_MS + 2_000; // a repair's resend, say
+    const deps = memoryDeps(NOW - early);
     await deliveredRun(deps);
     expect(await lease(deps)).toEqual([]);
-    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 5 }]);
+    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: early / 1000 }]);
     expect([...deps.runs.runs.values()][0]?.status).toBe("pending");
   });
 
@@ -130,7 +185,7 @@ describe("leaseRuns", () => {
     await expect(leaseRuns(deps, { workerId: "w", types: [], max: 1 })).rejects.toBeInstanceOf(
       ValidationError,
     );
-    await expect(leaseRuns(deps, { workerId: "w", types: ["x"], max: 11 })).rejects.toMatchObject({
+    await expect(leaseRuns(deps, { workerId: "w", types: ["x"], max: 101 })).rejects.toMatchObject({
       field: "max",
     });
   });
@@ -153,6 +208,21 @@ describe("completeRun", () => {
       checkAt: undefined,
     });
     expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("leaves a recurring job active when one of its runs completes", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      interval: { every: "1m" },
+      startAt: new Date(NOW + 5_000).toISOString(),
+    });
+    deps.queue.deliverAll();
+    deps.clock.set(NOW + 5_000);
+    const [granted] = await lease(deps);
+    await completeRun(deps, granted?.runId ?? "", { fence: 1, result: "succeeded" });
+    expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "succeeded", final: false });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
   });
 
   it("records a failure with its error", async () => {
@@ -224,7 +294,10 @@ describe("repairRuns", () => {
     const stats = await repairRuns(deps, { queueWasReset: true });
     expect(stats).toMatchObject({ inspected: 2, resent: 2 });
     const delays = deps.queue.sent.map((s) => [s.message.runId === held?.runId, s.delaySeconds]);
-    expect(delays).toEqual(expect.arrayContaining([[true, deps.settings.leaseSeconds - 1]]));
+    // Visible only after the lease has ended: a copy that comes back earlier would be dropped.
+    const leaseLeft = Date.parse(held?.leaseExpiresAt ?? "") - deps.clock.now();
+    expect(delays).toEqual(expect.arrayContaining([[true, Math.ceil(leaseLeft / 1000) + 1]]));
+    expect(leaseLeft).toBeGreaterThan(0);
   });
 
   it("pages through many candidates in one pass, each once even as re-sent runs move down the index", async () => {

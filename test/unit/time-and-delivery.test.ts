@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { FixedClock } from "../../lambdas/core/clock";
-import { delaySecondsUntil, MAX_DELAY_SECONDS } from "../../lambdas/core/delivery";
+import {
+  DELIVERY_LEAD_SECONDS,
+  delaySecondsUntil,
+  EARLY_HOLD_MS,
+  MAX_DELAY_SECONDS,
+} from "../../lambdas/core/delivery";
 import { formatInstant, parseInstant } from "../../lambdas/core/instant";
 import { isLeasable, newRun, RunStatus, runKeyOf } from "../../lambdas/core/run";
 
@@ -27,9 +32,12 @@ describe("instants", () => {
 });
 
 describe("delivery delay", () => {
-  it("rounds down: the message shows up less than a second early and the lease step holds it", () => {
-    expect(delaySecondsUntil(T, T - 9_263)).toBe(9);
-    expect(delaySecondsUntil(T, T - 10_000)).toBe(10);
+  it("rounds down and leads: the message shows up DELIVERY_LEAD_SECONDS to a second more early", () => {
+    expect(delaySecondsUntil(T, T - 9_263)).toBe(9 - DELIVERY_LEAD_SECONDS);
+    expect(delaySecondsUntil(T, T - 10_000)).toBe(10 - DELIVERY_LEAD_SECONDS);
+    expect(delaySecondsUntil(T, T - 1_500)).toBe(0);
+    // The lease step holds anything that early.
+    expect(EARLY_HOLD_MS).toBeGreaterThanOrEqual((DELIVERY_LEAD_SECONDS + 1) * 1000);
   });
 
   it("is zero for overdue runs and at most what SQS accepts", () => {

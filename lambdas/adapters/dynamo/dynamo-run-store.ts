@@ -68,8 +68,8 @@ export class DynamoRunStore implements RunStore {
           TableName: this.tableName,
           Key: runKey(jobId, scheduledFor),
           UpdateExpression:
-            "SET #status = :leased, leaseExpiresAt = :until, startedAt = :now, workerId = :worker, " +
-            "receiptHandle = :receipt, checkAt = :checkAt ADD fence :one, attempt :one",
+            "SET #status = :leased, leaseExpiresAt = :until, startedAt = :starts, workerId = :worker, " +
+            "receiptHandle = :receipt ADD fence :one, attempt :one",
           ConditionExpression: LEASABLE,
           ExpressionAttributeNames: STATUS,
           ExpressionAttributeValues: {
@@ -79,8 +79,8 @@ export class DynamoRunStore implements RunStore {
             ":until": grant.leaseExpiresAt,
             ":worker": grant.workerId,
             ":receipt": grant.receiptHandle,
-            ":checkAt": grant.checkAt,
             ":now": grant.now,
+            ":starts": grant.startsAt,
           },
           ReturnValues: "ALL_NEW",
         }),
@@ -94,6 +94,7 @@ export class DynamoRunStore implements RunStore {
 
   async finishRun(jobId: string, scheduledFor: number, fence: number, outcome: RunOutcome) {
     let receiptHandle: string | undefined;
+    let final = false;
     const done = await applied(async () => {
       const { Attributes } = await this.db.send(
         new UpdateCommand({
@@ -116,8 +117,9 @@ export class DynamoRunStore implements RunStore {
         }),
       );
       receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
+      final = Attributes?.final === true;
     });
-    return done ? { receiptHandle } : undefined;
+    return done ? { receiptHandle, final } : undefined;
   }
 
   async abandonRun(

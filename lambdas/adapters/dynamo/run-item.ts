@@ -30,6 +30,7 @@ const runItemSchema = z.object({
   finishedAt: z.number().optional(),
   error: z.string().optional(),
   checkAt: z.number().optional(),
+  final: z.boolean().default(false),
 });
 
 const repairItemSchema = runItemSchema

@@ -55,11 +55,30 @@ export class SqsRunQueue implements RunQueue {
     }
   }
 
+  /**
+   * Receives up to `max` messages: one long poll, and when that comes back full (a backlog),
+   * the rest in parallel receives that do not wait.
+   */
   async receive(max: number, visibilitySeconds: number, waitSeconds: number): Promise<ReceivedRunMessage[]> {
+    const first = await this.receiveBatch(Math.min(max, BATCH), visibilitySeconds, waitSeconds);
+    if (first.length < BATCH || max <= BATCH) return first;
+    const more = await Promise.all(
+      Array.from({ length: Math.ceil((max - BATCH) / BATCH) }, (_, i) =>
+        this.receiveBatch(Math.min(BATCH, max - BATCH * (i + 1)), visibilitySeconds, 0),
+      ),
+    );
+    return [...first, ...more.flat()];
+  }
+
+  private async receiveBatch(
+    count: number,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ): Promise<ReceivedRunMessage[]> {
     const { Messages } = await this.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: this.queueUrl,
-        MaxNumberOfMessages: Math.min(max, BATCH),
+        MaxNumberOfMessages: count,
         VisibilityTimeout: visibilitySeconds,
         WaitTimeSeconds: waitSeconds,
       }),

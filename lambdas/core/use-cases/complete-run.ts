@@ -1,7 +1,6 @@
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
-import { JobStatus } from "../job";
 import { RunStatus } from "../run";
 import { completeRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -14,7 +13,8 @@ export interface CompletionResult {
 /**
  * Records a worker's outcome. Only the holder of the run's current fence may complete it: a
  * worker that paused past its lease and was replaced gets a StaleFenceError (409) and changes
- * nothing. Then the delivering message is deleted and a one-off job is marked completed.
+ * nothing. Then the delivering message is deleted and, after a job's last run, the job is marked
+ * completed.
  */
 export async function completeRun(
   deps: SchedulerDeps,
@@ -48,9 +48,8 @@ export async function completeRun(
     });
   }
 
-  const job = await deps.jobs.getJob(key.jobId);
-  if (job?.status === JobStatus.Active && job.nextRunAt === undefined)
-    await deps.jobs.completeJob(key.jobId, now);
+  // Only the job's last run ends it; completeJob is conditional on the job still being active.
+  if (finished.final) await deps.jobs.completeJob(key.jobId, now);
 
   deps.log.info("run completed", { runId, status, fence: request.fence });
   return { runId, status };

@@ -98,7 +98,8 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   let deferred = false;
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
-      const run = newRun(job, scheduledFor, now, graceMs);
+      const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
+      const run = newRun(job, scheduledFor, now, graceMs, final);
       if ((await deps.runs.createRun(run)) === "created") {
         created.push(run);
         toSend.push(run);

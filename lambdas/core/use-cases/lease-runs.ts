@@ -25,23 +25,79 @@ export interface Lease {
  * The batch's jobs are read in one call. Messages for runs that are finished, already held, or
  * gone fail that condition and are dropped here, so a duplicate delivery (or a repair's resend)
  * never executes a finished run; runs of cancelled jobs are cancelled, of paused jobs missed.
+ *
+ * A message shows up to a second before its run is due (SQS delays are whole seconds). Its
+ * lease is granted at once, while the worker waits, and handed over on the due instant: the
+ * database work of a top-of-the-hour spike is done in the second before it.
  */
 export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lease[]> {
   const request = parseWith(leaseRequest, body);
-  const leaseSeconds = deps.settings.leaseSeconds;
-  const received = await deps.queue.receive(request.max, leaseSeconds, request.waitSeconds);
-  const jobs = await deps.jobs.getJobs(received.flatMap((r) => (r.message ? [r.message.jobId] : [])));
-  const leases = await Promise.all(received.map((r) => leaseOne(deps, request, r, leaseSeconds, jobs)));
-  return leases.filter((lease): lease is Lease => lease !== undefined);
+  // The message stays hidden for the hold and the lease, plus a margin, so that a copy only
+  // comes back once the lease has lapsed.
+  const visibility = deps.settings.leaseSeconds + Math.ceil(EARLY_HOLD_MS / 1000) + 1;
+  const leasing: Promise<Granted | undefined>[] = [];
+  let handOver: number | undefined;
+  let waitSeconds = request.waitSeconds;
+  // While the hand-over is more than a poll away, keep gathering runs (up to max) with short
+  // long-polls: a spike's runs are then leased in the seconds before they are due. A poll costs
+  // the same whether the request is holding or the worker would have asked again.
+  for (;;) {
+    const received = await deps.queue.receive(request.max - leasing.length, visibility, waitSeconds);
+    const now = deps.clock.now();
+    const dueTimes = received.flatMap((r) => (r.message ? [r.message.scheduledFor] : []));
+    handOver ??= dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
+    const batch = await sendBackLaterRuns(deps, received, handOver, now);
+    const jobs = await deps.jobs.getJobs(batch.flatMap((r) => (r.message ? [r.message.jobId] : [])));
+    leasing.push(...batch.map((r) => leaseOne(deps, request, r, jobs)));
+    const timeLeft = handOver === undefined ? 0 : handOver - deps.clock.now();
+    const quiet = received.length === 0 && waitSeconds > 0; // a whole poll brought nothing
+    // Runs sent back would only come back to this request's next poll: leave them to others.
+    const sentBack = batch.length < received.length;
+    if (leasing.length >= request.max || timeLeft < GATHER_POLL_MS || quiet || sentBack) break;
+    waitSeconds = 1;
+  }
+  const granted = (await Promise.all(leasing)).filter((lease): lease is Granted => lease !== undefined);
+  const startsAt = Math.max(0, ...granted.map((g) => g.startsAt));
+  const wait = startsAt - deps.clock.now();
+  if (wait > 0) await deps.clock.sleep(wait); // start on the due instant, not before
+  return granted.map((g) => g.lease);
+}
+
+/** Runs due within this much of a batch's earliest are handed over together. */
+const HAND_OVER_SPREAD_MS = 250;
+/** A one-second long poll plus its round trip: gathering stops when less is left. */
+const GATHER_POLL_MS = 1_300;
+
+/**
+ * A request's runs are handed over together, when the earliest is due; runs due noticeably
+ * after that go back to the queue for another request, so that no run waits for a later one.
+ */
+async function sendBackLaterRuns(
+  deps: SchedulerDeps,
+  received: readonly ReceivedRunMessage[],
+  handOver: number | undefined,
+  now: number,
+): Promise<ReceivedRunMessage[]> {
+  if (handOver === undefined) return [...received];
+  const later = received.filter((r) => {
+    const due = r.message?.scheduledFor;
+    return due !== undefined && due > handOver && due - now <= EARLY_HOLD_MS;
+  });
+  await Promise.all(later.map((r) => deps.queue.release(r.receiptHandle)));
+  return received.filter((r) => !later.includes(r));
+}
+
+interface Granted {
+  readonly lease: Lease;
+  readonly startsAt: number;
 }
 
 async function leaseOne(
   deps: SchedulerDeps,
   request: LeaseRequest,
   { message, receiptHandle }: ReceivedRunMessage,
-  leaseSeconds: number,
   jobs: ReadonlyMap<string, Job>,
-): Promise<Lease | undefined> {
+): Promise<Granted | undefined> {
   const drop = async (reason: string) => {
     deps.log.info("dropping run message", { reason, runId: message?.runId });
     await deps.queue.delete(receiptHandle);
@@ -52,14 +108,13 @@ async function leaseOne(
     await deps.queue.release(receiptHandle);
     return undefined;
   }
-  const early = message.scheduledFor - deps.clock.now();
+  const now = deps.clock.now();
+  const early = message.scheduledFor - now;
   if (early > EARLY_HOLD_MS) {
     await deps.queue.extend(receiptHandle, Math.ceil(early / 1000));
     return undefined;
   }
-  if (early > 0) await deps.clock.sleep(early); // delays are whole seconds: start on the due instant
 
-  const now = deps.clock.now();
   const job = jobs.get(message.jobId);
   if (!job || job.status === JobStatus.Cancelled) {
     await deps.runs.abandonRun(
@@ -83,22 +138,24 @@ async function leaseOne(
     return drop("job is paused");
   }
 
-  const jobLease = job.leaseSeconds;
-  const leaseExpiresAt = now + jobLease * 1000;
+  const startsAt = Math.max(now, message.scheduledFor);
+  const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
     workerId: request.workerId,
+    startsAt,
     leaseExpiresAt,
     receiptHandle,
-    checkAt: leaseExpiresAt + deps.settings.repairGraceSeconds * 1000,
     now,
   });
   // Finished, held by a live lease (this is a second copy: the holder's own message comes back
   // if it fails), or gone.
   if (!leased) return drop("run is finished, held by another worker, or gone");
-  if (jobLease !== leaseSeconds) await deps.queue.extend(receiptHandle, jobLease);
+  if (job.leaseSeconds !== deps.settings.leaseSeconds) {
+    await deps.queue.extend(receiptHandle, Math.ceil((leaseExpiresAt - now) / 1000) + 1);
+  }
 
   deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId: request.workerId });
-  return {
+  const lease: Lease = {
     runId: leased.runId,
     runKey: runKeyOf(leased.jobId, leased.scheduledFor),
     jobId: leased.jobId,
@@ -109,4 +166,5 @@ async function leaseOne(
     leaseExpiresAt: formatInstant(leaseExpiresAt),
     payload: job.payload,
   };
+  return { lease, startsAt };
 }

@@ -1,4 +1,4 @@
-import { delaySecondsUntil, runMessageOf } from "../delivery";
+import { delaySecondsAfter, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { allRepairKeys } from "../keys";
 import type { RepairCandidate } from "../ports";
@@ -73,6 +73,8 @@ async function repairOne(
   if (!(await deps.runs.rescheduleCheck(run, run.checkAt, Math.max(now, visibleAt) + graceMs))) {
     return "skipped";
   }
-  await deps.queue.send([{ message: runMessageOf(run), delaySeconds: delaySecondsUntil(visibleAt, now) }]);
+  // A held run's copy must not show up before the lease ends (the lease step would drop it).
+  const delaySeconds = leaseLive ? delaySecondsAfter(leaseEnd, now) : delaySecondsUntil(visibleAt, now);
+  await deps.queue.send([{ message: runMessageOf(run), delaySeconds }]);
   return "resent";
 }
