@@ -25,6 +25,7 @@ export class JobsTable extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      timeToLiveAttribute: JOBS_TABLE.timeToLiveAttribute,
       globalSecondaryIndexes: JOBS_TABLE.indexes.map((index) => ({
         indexName: index.name,
         partitionKey: attribute(index.partitionKey),

@@ -22,6 +22,7 @@ export class JobschedStack extends Stack {
     const functions = new SchedulerFunctions(this, "Functions", {
       table,
       runQueue: queues.runQueue,
+      laneArns: queues.laneArns,
       sweepQueue: queues.sweepQueue,
       settings,
     });

@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, Stack } from "aws-cdk-lib";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import {
@@ -12,9 +12,15 @@ import {
 /**
  * The run queue and the sweep fan-out queue, each with its dead-letter queue, from
  * lambdas/definitions/queues.ts. Encrypted at rest (SQS-managed keys), reachable only over TLS.
+ *
+ * The run queue is the template of the per-(tenant, type) lanes the Lambdas create on first use
+ * (lambdas/adapters/sqs/lane-directory.ts): lanes copy its attributes and are named after it,
+ * `<run queue name>-<hash>`, so `laneArns` grants exactly this stack's lanes.
  */
 export class RunQueues extends Construct {
   readonly runQueue: Queue;
+  /** ARN pattern of the lanes (and the run queue itself). */
+  readonly laneArns: string;
   readonly deadLetterQueue: Queue;
   readonly sweepQueue: Queue;
   readonly sweepDeadLetterQueue: Queue;
@@ -22,13 +28,17 @@ export class RunQueues extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
     this.deadLetterQueue = this.queue("DeadLetters", RUN_DEAD_LETTER_QUEUE);
-    this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue);
+    const stack = Stack.of(this);
+    const runQueueName = `${stack.stackName.slice(0, 40)}-runs`;
+    this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue, runQueueName);
+    this.laneArns = stack.formatArn({ service: "sqs", resource: `${runQueueName}*` });
     this.sweepDeadLetterQueue = this.queue("SweepDeadLetters", SWEEP_DEAD_LETTER_QUEUE);
     this.sweepQueue = this.queue("Sweeps", SWEEP_QUEUE, this.sweepDeadLetterQueue);
   }
 
-  private queue(id: string, definition: QueueDefinition, deadLetters?: Queue): Queue {
+  private queue(id: string, definition: QueueDefinition, deadLetters?: Queue, queueName?: string): Queue {
     return new Queue(this, id, {
+      ...(queueName ? { queueName } : {}),
       retentionPeriod: Duration.seconds(definition.retentionSeconds),
       visibilityTimeout: Duration.seconds(definition.visibilityTimeoutSeconds),
       encryption: QueueEncryption.SQS_MANAGED,

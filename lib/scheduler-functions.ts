@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { Duration } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
+import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -13,6 +14,8 @@ const ROOT = join(import.meta.dirname, "..");
 export interface SchedulerFunctionsProps {
   readonly table: TableV2;
   readonly runQueue: Queue;
+  /** ARN pattern of the run lanes, created on demand (see RunQueues). */
+  readonly laneArns: string;
   readonly sweepQueue: Queue;
   readonly settings: SchedulerSettings;
 }
@@ -38,6 +41,7 @@ export class SchedulerFunctions extends Construct {
       LOOKAHEAD_SECONDS: String(props.settings.lookaheadSeconds),
       LEASE_SECONDS: String(props.settings.leaseSeconds),
       REPAIR_GRACE_SECONDS: String(props.settings.repairGraceSeconds),
+      TENANT_RUNS_PER_SECOND: String(props.settings.tenantRunsPerSecond),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
     const make = (name: string, entry: string, timeout: Duration) =>
@@ -76,24 +80,23 @@ export class SchedulerFunctions extends Construct {
       }),
     );
 
-    const read = ["dynamodb:GetItem", "dynamodb:Query"];
+    const read = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"];
     const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
     props.table.grant(this.api, ...read, ...write);
     props.table.grant(this.internal, ...read, ...write);
-    props.table.grant(this.tick, ...read, ...write);
+    // The tick counts the dead letters (a Scan of the sparse dead-letter index).
+    props.table.grant(this.tick, ...read, ...write, "dynamodb:Scan");
     props.table.grant(this.sweeper, ...read, ...write);
 
-    // The API fires near-term jobs itself; the sweeper sends due runs, the tick repaired ones.
-    props.runQueue.grantSendMessages(this.api);
-    props.runQueue.grantSendMessages(this.tick);
-    props.runQueue.grantSendMessages(this.sweeper);
-    props.sweepQueue.grantSendMessages(this.tick);
-    props.runQueue.grant(
-      this.internal,
-      "sqs:ReceiveMessage",
-      "sqs:DeleteMessage",
-      "sqs:ChangeMessageVisibility",
-      "sqs:GetQueueAttributes",
+    // Every sender may create a lane on first use (copying the run queue's attributes): the API
+    // fires near-term jobs and replays, the sweeper sends due runs, the tick repaired ones, the
+    // lease protocol retries. Only the lease protocol receives.
+    const send = ["sqs:SendMessage", "sqs:CreateQueue", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"];
+    const lanes = (...actions: string[]) => new PolicyStatement({ actions, resources: [props.laneArns] });
+    for (const fn of [this.api, this.tick, this.sweeper]) fn.addToRolePolicy(lanes(...send));
+    this.internal.addToRolePolicy(
+      lanes(...send, "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
     );
+    props.sweepQueue.grantSendMessages(this.tick);
   }
 }

@@ -6,8 +6,13 @@ import { runTick } from "../lambdas/core/use-cases/tick";
  * tick after a start tells the repair pass that the (memory-only) queue emulator lost all its
  * messages, so every unfinished run is re-sent straight away.
  */
-export function startTicker(deps: SchedulerDeps, periodMs: number): { stop(): Promise<void> } {
+export function startTicker(
+  deps: SchedulerDeps,
+  periodMs: number,
+  print: (line: string) => void = console.log,
+): { stop(): Promise<void> } {
   let stopped = false;
+  let deadLetters = 0;
   let first = true;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -15,8 +20,13 @@ export function startTicker(deps: SchedulerDeps, periodMs: number): { stop(): Pr
   const loop = () => {
     if (stopped) return;
     running = runTick(deps, { queueWasReset: first })
-      .then(() => {
+      .then((result) => {
         first = false;
+        // The local stand-in for the dead-letter alarm: say when the depth changes.
+        if (result.deadLetters !== deadLetters) {
+          deadLetters = result.deadLetters;
+          print(`[jobsched] dead letters: ${deadLetters} (GET /api/v1/dead-letters, jobsched dlq list)`);
+        }
       })
       .catch((error: unknown) =>
         deps.log.error("tick failed; retrying next period", { error: String(error) }),

@@ -19,6 +19,7 @@ const environmentSchema = z.object({
   LOOKAHEAD_SECONDS: seconds(CLOUD_SETTINGS.lookaheadSeconds),
   LEASE_SECONDS: seconds(CLOUD_SETTINGS.leaseSeconds),
   REPAIR_GRACE_SECONDS: seconds(CLOUD_SETTINGS.repairGraceSeconds),
+  TENANT_RUNS_PER_SECOND: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantRunsPerSecond),
   /** JSON object: principal or role ARN -> tenant name. Optional. */
   TENANT_MAPPING: z
     .string()
@@ -65,6 +66,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
       lookaheadSeconds: e.LOOKAHEAD_SECONDS,
       leaseSeconds: e.LEASE_SECONDS,
       repairGraceSeconds: e.REPAIR_GRACE_SECONDS,
+      tenantRunsPerSecond: e.TENANT_RUNS_PER_SECOND,
     },
   };
 }

@@ -4,9 +4,11 @@ import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
 import { createDocumentClient, createSqsClient } from "./clients";
 import { DynamoJobStore } from "./dynamo/dynamo-job-store";
+import { DynamoRateLimiter } from "./dynamo/dynamo-rate-limiter";
 import { DynamoRunStore } from "./dynamo/dynamo-run-store";
 import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
+import { LaneDirectory } from "./sqs/lane-directory";
 import { SqsRunQueue } from "./sqs/sqs-run-queue";
 import { SqsSweepQueue } from "./sqs/sqs-sweep-queue";
 import { systemClock } from "./system-clock";
@@ -26,10 +28,12 @@ export function createSchedulerDeps(
   return {
     jobs: new DynamoJobStore(db, config.tableName),
     runs: new DynamoRunStore(db, config.tableName),
-    queue: new SqsRunQueue(sqs, config.runQueueUrl),
+    queue: new SqsRunQueue(sqs, new LaneDirectory(sqs, db, config.tableName, config.runQueueUrl)),
     sweeps: new SqsSweepQueue(sqs, config.sweepQueueUrl),
     clock: systemClock,
     settings: config.settings,
+    rateLimiter: new DynamoRateLimiter(db, config.tableName, config.settings.tenantRunsPerSecond),
+    random: Math.random,
     log,
     randomBytes: (size) => randomBytes(size),
     tenantMapping: config.tenantMapping ?? {},

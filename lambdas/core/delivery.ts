@@ -2,6 +2,8 @@ import type { RunMessage } from "./ports";
 
 /** SQS accepts DelaySeconds from 0 to 900. */
 export const MAX_DELAY_SECONDS = 900;
+/** ...and visibility timeouts up to 12 hours. */
+export const MAX_VISIBILITY_SECONDS = 43_200;
 
 /**
  * How many seconds before its due second a run's message becomes visible. The lease step
@@ -33,6 +35,15 @@ export function delaySecondsAfter(instant: number, now: number): number {
  */
 export const EARLY_HOLD_MS = (DELIVERY_LEAD_SECONDS + 1) * 1000;
 
-export function runMessageOf(run: RunMessage): RunMessage {
-  return { runId: run.runId, jobId: run.jobId, scheduledFor: run.scheduledFor, type: run.type };
+export function runMessageOf(
+  run: Omit<RunMessage, "notBefore"> & { readonly retryAt?: number | undefined },
+): RunMessage {
+  return {
+    runId: run.runId,
+    jobId: run.jobId,
+    scheduledFor: run.scheduledFor,
+    tenant: run.tenant,
+    type: run.type,
+    ...(run.retryAt === undefined ? {} : { notBefore: run.retryAt }),
+  };
 }

@@ -1,6 +1,7 @@
 import type { SchedulerSettings } from "../definitions/settings";
+import type { Random } from "./backoff";
 import type { Clock } from "./clock";
-import type { JobStore, RunQueue, RunStore, SweepQueue } from "./ports";
+import type { JobStore, RateLimiter, RunQueue, RunStore, SweepQueue } from "./ports";
 
 /** Structured logging as the core needs it; Powertools' Logger satisfies it. */
 export interface Log {
@@ -17,5 +18,9 @@ export interface SchedulerDeps {
   readonly sweeps: SweepQueue;
   readonly clock: Clock;
   readonly settings: SchedulerSettings;
+  /** Starts per tenant and second, when settings.tenantRunsPerSecond is set. */
+  readonly rateLimiter: RateLimiter;
+  /** Jitter for retry backoff. */
+  readonly random: Random;
   readonly log: Log;
 }

@@ -66,15 +66,24 @@ export interface LeaseGrant {
 }
 
 export interface RunOutcome {
-  readonly status: Extract<RunStatus, "succeeded" | "failed">;
+  readonly status: Extract<RunStatus, "succeeded" | "dead-lettered">;
   readonly error: string | undefined;
+  readonly now: number;
+}
+
+export interface RetryPlan {
+  readonly error: string | undefined;
+  /** Not leased again before this instant. */
+  readonly retryAt: number;
+  /** When the repair pass should look, should the retry's message be lost. */
+  readonly checkAt: number;
   readonly now: number;
 }
 
 /** A run the repair pass should look at: it is in the repair index, so it has a check time. */
 export type RepairCandidate = Pick<
   Run,
-  "runId" | "jobId" | "type" | "status" | "scheduledFor" | "leaseExpiresAt"
+  "runId" | "jobId" | "tenant" | "type" | "status" | "scheduledFor" | "leaseExpiresAt" | "retryAt"
 > & {
   readonly checkAt: number;
 };
@@ -107,6 +116,40 @@ export interface RunStore {
     outcome: RunOutcome,
   ): Promise<{ receiptHandle: string | undefined; final: boolean } | undefined>;
   /**
+   * Puts a failed run back to pending for a retry at `plan.retryAt` if `fence` still holds the
+   * lease. Returns the receipt handle of the message that delivered it, or undefined when stale.
+   */
+  retryRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    plan: RetryPlan,
+  ): Promise<{ receiptHandle: string | undefined } | undefined>;
+  /**
+   * Extends a live lease held with `fence` to `leaseExpiresAt`. Returns the receipt handle of
+   * the delivering message, or undefined when the fence is stale or the lease has lapsed.
+   */
+  heartbeatRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    leaseExpiresAt: number,
+    now: number,
+  ): Promise<{ receiptHandle: string | undefined } | undefined>;
+  /** A tenant's dead-lettered runs, most recent first. */
+  listDeadLetters(tenant: string, limit: number, cursor?: string): Promise<Page<Run>>;
+  /** How many runs are dead-lettered, across tenants (the dead-letter depth an alarm watches). */
+  countDeadLetters(): Promise<number>;
+  /**
+   * Returns a dead-lettered run to pending with its attempts reset, counting the replay.
+   * Undefined when the run is not dead-lettered (any more).
+   */
+  replayRun(
+    jobId: string,
+    scheduledFor: number,
+    replay: { readonly by: string; readonly now: number; readonly checkAt: number },
+  ): Promise<Run | undefined>;
+  /**
    * Ends a run that must not execute: `cancelled` (its job is gone or cancelled) or `missed`
    * (its job was paused before it started), with the reason.
    */
@@ -138,8 +181,11 @@ export interface RunMessage {
   readonly runId: string;
   readonly jobId: string;
   readonly scheduledFor: number;
-  /** Lets the lease step skip runs of other types without reading them. */
+  /** The queue is split by tenant and type: each (tenant, type) has a lane of its own. */
+  readonly tenant: string;
   readonly type: string;
+  /** A retry's message: not to be started before this instant. */
+  readonly notBefore?: number | undefined;
 }
 
 export interface ReceivedRunMessage {
@@ -147,14 +193,32 @@ export interface ReceivedRunMessage {
   readonly receiptHandle: string;
 }
 
-/** Delivery of due runs. The message's visibility timeout is the lease. */
+/**
+ * Delivery of due runs, in one lane per (tenant, type), so that a worker only sees the types
+ * it asks for and one tenant's backlog does not hold up another's runs. The message's
+ * visibility timeout is the lease.
+ */
 export interface RunQueue {
-  /** Sends each message with its delay (0-900 s); rejects if any could not be sent. */
+  /** Sends each message to its lane with its delay (0-900 s); rejects if any could not be sent. */
   send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void>;
-  receive(max: number, visibilitySeconds: number, waitSeconds: number): Promise<ReceivedRunMessage[]>;
+  /** Up to `max` messages of the given types, a fair share from each tenant's lane. */
+  receive(
+    types: readonly string[],
+    max: number,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ): Promise<ReceivedRunMessage[]>;
   /** Makes a received message visible again at once, for another worker. */
   release(receiptHandle: string): Promise<void>;
   /** Keeps a received message invisible for `seconds` from now: the lease's new length. */
   extend(receiptHandle: string, seconds: number): Promise<void>;
   delete(receiptHandle: string): Promise<void>;
+}
+
+/**
+ * Per-tenant rate limit on starting runs. `take` grants up to `count` starts for `tenant` in
+ * the second of `now` and returns how many it granted; the rest wait (they are never dropped).
+ */
+export interface RateLimiter {
+  take(tenant: string, count: number, now: number): Promise<number>;
 }

@@ -6,15 +6,18 @@ import type { DueJob } from "./job";
  * A run: one execution of a job at one scheduled instant. Its key (job id, scheduled instant)
  * is unique, so two sweepers can never both create the 09:00 run.
  *
- *   pending --lease--> leased --complete--> succeeded | failed
- *                        |  ^
- *                        +--+ lease lapsed, leased again with a higher fence
+ *   pending --lease--> leased --complete(succeeded)--> succeeded
+ *      ^                |  ^ \--complete(failed, retryable, attempts left)--> pending, retryAt
+ *      |                |  +--- lease lapsed: leased again with a higher fence
+ *      |                +--complete(failed, permanent or last attempt)--> dead-lettered
+ *      +------------------------- replay (attempts reset, lineage kept) ------------+
  */
 export const RunStatus = {
   Pending: "pending",
   Leased: "leased",
   Succeeded: "succeeded",
-  Failed: "failed",
+  /** Failed for good (a permanent error, or no attempts left); waits for an operator's replay. */
+  DeadLettered: "dead-lettered",
   Cancelled: "cancelled",
   /** Never started: its firing was missed (outage, pause, maxLateness); `error` says why. */
   Missed: "missed",
@@ -43,6 +46,17 @@ export interface Run {
   readonly checkAt: number | undefined;
   /** The job's last run (a one-off, or the last firing before endAt): finishing it ends the job. */
   readonly final: boolean;
+  /** A failed attempt's retry is not leased before this instant. */
+  readonly retryAt?: number | undefined;
+  /** How often an operator replayed it from the dead letters, the last time and by whom. */
+  readonly replays?: number | undefined;
+  readonly replayedAt?: number | undefined;
+  readonly replayedBy?: string | undefined;
+}
+
+/** When a pending run may start: its scheduled instant, or a retry's. */
+export function availableAt(run: Pick<Run, "scheduledFor" | "retryAt">): number {
+  return Math.max(run.scheduledFor, run.retryAt ?? 0);
 }
 
 /** `jobId@scheduledFor`: stable across retries, for use as an idempotency key downstream. */
@@ -94,7 +108,7 @@ export function missedRun(
 }
 
 /** A pending run, or a leased one whose lease has lapsed, may be leased again. */
-export function isLeasable(run: Run, now: number): boolean {
-  if (run.status === RunStatus.Pending) return true;
+export function isLeasable(run: Run, now: number, startsAt = now): boolean {
+  if (run.status === RunStatus.Pending) return (run.retryAt ?? 0) <= startsAt;
   return run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
 }

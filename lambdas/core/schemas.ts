@@ -137,3 +137,9 @@ export const completeRequest = z
   })
   .meta({ id: "CompleteRequest" });
 export type CompleteRequest = z.output<typeof completeRequest>;
+
+export const heartbeatRequest = z
+  .strictObject({
+    fence: z.int().min(1),
+  })
+  .meta({ id: "HeartbeatRequest" });

@@ -22,7 +22,11 @@ export const ROUTES = [
   { method: "POST", path: "/api/v1/jobs/{jobId}/resume", function: "api" },
   { method: "GET", path: "/api/v1/schedules/preview", function: "api" },
   { method: "GET", path: "/api/v1/openapi.json", function: "api" },
+  { method: "GET", path: "/api/v1/dead-letters", function: "api" },
+  { method: "POST", path: "/api/v1/dead-letters/replay", function: "api" },
+  { method: "POST", path: "/api/v1/dead-letters/{runId}/replay", function: "api" },
   { method: "POST", path: "/internal/leases", function: "internal" },
+  { method: "POST", path: "/internal/leases/{runId}/heartbeat", function: "internal" },
   { method: "POST", path: "/internal/leases/{runId}/complete", function: "internal" },
 ] as const satisfies readonly RouteDefinition[];
 

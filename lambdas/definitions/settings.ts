@@ -16,6 +16,8 @@ export interface SchedulerSettings {
    * lease may stay unclaimed before the repair pass assumes its message was lost.
    */
   readonly repairGraceSeconds: number;
+  /** Runs one tenant may start per second; excess runs wait, none is dropped. 0: no limit. */
+  readonly tenantRunsPerSecond: number;
 }
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
@@ -23,6 +25,7 @@ export const CLOUD_SETTINGS: SchedulerSettings = {
   lookaheadSeconds: 90,
   leaseSeconds: 30,
   repairGraceSeconds: 120,
+  tenantRunsPerSecond: 0,
 };
 
 export const LOCAL_SETTINGS: SchedulerSettings = {
@@ -30,4 +33,5 @@ export const LOCAL_SETTINGS: SchedulerSettings = {
   lookaheadSeconds: 30,
   leaseSeconds: 30,
   repairGraceSeconds: 30,
+  tenantRunsPerSecond: 0,
 };

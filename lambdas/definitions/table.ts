@@ -26,6 +26,8 @@ export interface TableDefinition {
   readonly partitionKey: KeyAttribute;
   readonly sortKey: KeyAttribute;
   readonly indexes: readonly IndexDefinition[];
+  /** Items carrying this attribute (epoch seconds) expire: rate-limit counters. */
+  readonly timeToLiveAttribute: string;
 }
 
 /**
@@ -39,9 +41,12 @@ export interface TableDefinition {
  * repair-index (sparse): runs that are not finished, keyed by a repair partition and ordered
  * by the time the repair pass should look at them again.
  * tenant-index: jobs (only jobs carry `jobTenant`) by tenant, newest first, for listing.
+ * dead-letter-index (sparse): dead-lettered runs (only they carry `deadTenant`) by tenant,
+ * most recent first: the dead-letter queue's listing, replay and depth.
  */
 export const JOBS_TABLE = {
   logicalName: "jobs",
+  timeToLiveAttribute: "expiresAt",
   partitionKey: { name: "pk", type: "S" },
   sortKey: { name: "sk", type: "S" },
   indexes: [
@@ -64,7 +69,16 @@ export const JOBS_TABLE = {
       name: "repair-index",
       partitionKey: { name: "repairKey", type: "S" },
       sortKey: { name: "checkAt", type: "N" },
-      projectedAttributes: ["runId", "jobId", "type", "status", "scheduledFor", "leaseExpiresAt"],
+      projectedAttributes: [
+        "runId",
+        "jobId",
+        "tenant",
+        "type",
+        "status",
+        "scheduledFor",
+        "leaseExpiresAt",
+        "retryAt",
+      ],
     },
     {
       name: "tenant-index",
@@ -72,9 +86,34 @@ export const JOBS_TABLE = {
       sortKey: { name: "createdAt", type: "N" },
       projectedAttributes: ["jobId", "type", "status", "schedule", "nextRunAt", "updatedAt"],
     },
+    {
+      name: "dead-letter-index",
+      partitionKey: { name: "deadTenant", type: "S" },
+      sortKey: { name: "finishedAt", type: "N" },
+      projectedAttributes: [
+        "runId",
+        "jobId",
+        "tenant",
+        "type",
+        "scheduledFor",
+        "status",
+        "attempt",
+        "fence",
+        "createdAt",
+        "startedAt",
+        "leaseExpiresAt",
+        "workerId",
+        "error",
+        "final",
+        "replays",
+        "replayedAt",
+        "replayedBy",
+      ],
+    },
   ],
 } as const satisfies TableDefinition;
 
 export const DUE_INDEX = JOBS_TABLE.indexes[0];
 export const REPAIR_INDEX = JOBS_TABLE.indexes[1];
 export const TENANT_INDEX = JOBS_TABLE.indexes[2];
+export const DEAD_LETTER_INDEX = JOBS_TABLE.indexes[3];

@@ -4,6 +4,7 @@ import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-dep
 import { previewSchedule } from "../core/schedule/preview";
 import { controlJob, type JobAction } from "../core/use-cases/control-job";
 import { createJob } from "../core/use-cases/create-job";
+import { listDeadLetters, replayAllDeadLetters, replayDeadLetter } from "../core/use-cases/dead-letters";
 import { getJob } from "../core/use-cases/get-job";
 import { listJobs, listRuns } from "../core/use-cases/list-jobs";
 import { httpErrors } from "./http/error-middleware";
@@ -48,6 +49,15 @@ export function createApiHandler(deps: HandlerDeps) {
       return json(200, previewSchedule(query(event), deps.clock.now()));
     },
     "GET /api/v1/openapi.json": async () => json(200, openApiDocument()),
+    "GET /api/v1/dead-letters": async (event) =>
+      json(200, await listDeadLetters(deps, callerOf(event, deps.tenantMapping), query(event))),
+    "POST /api/v1/dead-letters/replay": async (event) =>
+      json(200, await replayAllDeadLetters(deps, callerOf(event, deps.tenantMapping))),
+    "POST /api/v1/dead-letters/{runId}/replay": async (event) =>
+      json(
+        200,
+        await replayDeadLetter(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "runId")),
+      ),
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);
 }

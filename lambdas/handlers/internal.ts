@@ -2,6 +2,7 @@ import middy from "@middy/core";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-deps";
 import { completeRun } from "../core/use-cases/complete-run";
+import { heartbeatRun } from "../core/use-cases/heartbeat-run";
 import { leaseRuns } from "../core/use-cases/lease-runs";
 import { httpErrors } from "./http/error-middleware";
 import { callerOf, type HttpEvent, jsonBody, pathParameter } from "./http/request";
@@ -14,6 +15,10 @@ export function createInternalHandler(deps: HandlerDeps) {
     "POST /internal/leases": async (event) => {
       callerOf(event, deps.tenantMapping);
       return json(200, await leaseRuns(deps, jsonBody(event)));
+    },
+    "POST /internal/leases/{runId}/heartbeat": async (event) => {
+      callerOf(event, deps.tenantMapping);
+      return json(200, await heartbeatRun(deps, pathParameter(event, "runId"), jsonBody(event)));
     },
     "POST /internal/leases/{runId}/complete": async (event) => {
       callerOf(event, deps.tenantMapping);

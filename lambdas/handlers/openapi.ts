@@ -1,7 +1,14 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
-import { completeRequest, createJobRequest, leaseRequest, listJobsQuery, pageQuery } from "../core/schemas";
+import {
+  completeRequest,
+  createJobRequest,
+  heartbeatRequest,
+  leaseRequest,
+  listJobsQuery,
+  pageQuery,
+} from "../core/schemas";
 import { ROUTES } from "../definitions/routes";
 
 /**
@@ -25,7 +32,7 @@ const run = z
     runId: z.string(),
     runKey: z.string().meta({ description: "jobId@scheduledFor: use it as an idempotency key downstream" }),
     scheduledFor: instant,
-    status: z.enum(["pending", "leased", "succeeded", "failed", "cancelled", "missed"]),
+    status: z.enum(["pending", "leased", "succeeded", "dead-lettered", "cancelled", "missed"]),
     attempt: z.int(),
     fence: z.int(),
     startedAt: instant.optional(),
@@ -34,6 +41,15 @@ const run = z
     error: z.string().optional().meta({ description: "Last error, or why the run was missed" }),
   })
   .meta({ id: "Run" });
+
+const deadLetter = run
+  .extend({
+    jobId: z.string(),
+    type: z.string(),
+    deadLetteredAt: instant.optional(),
+    replays: z.int().meta({ description: "How often it was replayed before" }),
+  })
+  .meta({ id: "DeadLetter" });
 
 const scheduleFields = {
   runAt: instant.optional(),
@@ -183,10 +199,57 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
       body: { content: { "application/json": { schema: completeRequest } } },
     },
     responses: {
-      200: jsonContent(z.object({ runId: z.string(), status: z.enum(["succeeded", "failed"]) }), "Recorded"),
+      200: jsonContent(
+        z.object({
+          runId: z.string(),
+          status: z.enum(["succeeded", "retrying", "dead-lettered"]),
+          retryAt: instant.optional().meta({ description: "When a retry will be leased" }),
+        }),
+        "Recorded: succeeded, retrying after the job's backoff, or dead-lettered",
+      ),
       ...errors,
       404: jsonContent(errorBody, "No such run"),
       409: jsonContent(errorBody, "The fence no longer holds the lease"),
+    },
+  },
+  "POST /internal/leases/{runId}/heartbeat": {
+    summary: "Workers: extend a live lease by its job's lease length",
+    request: {
+      params: z.object({ runId: z.string() }),
+      body: { content: { "application/json": { schema: heartbeatRequest } } },
+    },
+    responses: {
+      200: jsonContent(
+        z.object({ runId: z.string(), fence: z.int(), leaseExpiresAt: instant }),
+        "The lease's new end",
+      ),
+      ...errors,
+      404: jsonContent(errorBody, "No such run"),
+      409: jsonContent(errorBody, "The fence no longer holds a live lease"),
+    },
+  },
+  "GET /api/v1/dead-letters": {
+    summary: "The caller's dead-lettered runs with their last error, most recent first",
+    request: { query: pageQuery },
+    responses: {
+      200: jsonContent(
+        z.object({ deadLetters: z.array(deadLetter), cursor: z.string().optional() }),
+        "A page",
+      ),
+      ...errors,
+    },
+  },
+  "POST /api/v1/dead-letters/replay": {
+    summary: "Replay every one of the caller's dead letters",
+    responses: { 200: jsonContent(z.object({ replayed: z.int() }), "How many were replayed"), ...errors },
+  },
+  "POST /api/v1/dead-letters/{runId}/replay": {
+    summary: "Replay one dead letter: same run key, attempts reset, replay counted",
+    request: { params: z.object({ runId: z.string() }) },
+    responses: {
+      200: jsonContent(deadLetter, "The run, pending again"),
+      ...errors,
+      404: jsonContent(errorBody, "No such dead letter"),
     },
   },
 };

@@ -1,5 +1,10 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { SendMessageBatchCommand, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from "@aws-sdk/client-sqs";
 import {
   DynamoDBDocumentClient,
   GetCommand,
@@ -121,6 +126,9 @@ describe("POST /api/v1/jobs", () => {
     db.on(PutCommand).resolves({});
     db.on(UpdateCommand).resolves({});
     sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    // Its tenant's lane is created on first use, from the template queue's attributes.
+    sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { VisibilityTimeout: "30" } });
+    sqs.on(CreateQueueCommand).resolves({ QueueUrl: "https://sqs.local/runs-lane" });
     const soon = new Date(Date.now() + 2_000).toISOString();
     const { status } = await invoke(
       api,
@@ -128,6 +136,9 @@ describe("POST /api/v1/jobs", () => {
     );
     expect(status).toBe(201);
     expect(sqs).toHaveReceivedCommandTimes(SendMessageBatchCommand, 1);
+    expect(sqs).toHaveReceivedCommandWith(SendMessageBatchCommand, {
+      QueueUrl: "https://sqs.local/runs-lane",
+    });
   });
 });
 

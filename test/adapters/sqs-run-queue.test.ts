@@ -1,33 +1,95 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   ChangeMessageVisibilityCommand,
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
-import { SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
+import { LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
+import { MAX_LANES_PER_RECEIVE, SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
 
 const sqs = mockClient(SQSClient);
-const queue = new SqsRunQueue(new SQSClient({ region: "us-east-1" }), "https://sqs.local/q");
-const message = (i: number) => ({
-  message: { runId: `r${i}`, jobId: "j", scheduledFor: i, type: "x" },
+const db = mockClient(DynamoDBDocumentClient);
+const TEMPLATE = "https://sqs.local/000000000000/jobsched-runs";
+const lane = (n: number) => `https://sqs.local/000000000000/jobsched-runs-lane${n}`;
+
+function newQueue() {
+  const sqsClient = new SQSClient({ region: "us-east-1" });
+  const docClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: "us-east-1" }));
+  return new SqsRunQueue(
+    sqsClient,
+    new LaneDirectory(sqsClient, docClient, "t", TEMPLATE),
+    async () => undefined,
+  );
+}
+
+const message = (i: number, tenant = "a", type = "x") => ({
+  message: { runId: `r${i}`, jobId: "j", scheduledFor: i, tenant, type },
   delaySeconds: i,
 });
 
-beforeEach(() => sqs.reset());
+const messages = (count: number, queue = 0) =>
+  Array.from({ length: count }, (_, i) => ({
+    ReceiptHandle: `h${queue}-${i}`,
+    Body: JSON.stringify(message(i).message),
+  }));
 
-describe("SqsRunQueue", () => {
-  it("sends in batches of ten, each message with its own delay", async () => {
+/** Lanes known to the directory for every type. */
+function knownLanes(count: number) {
+  db.on(QueryCommand).resolves({
+    Items: Array.from({ length: count }, (_, i) => ({ queueUrl: lane(i) })),
+  });
+}
+
+beforeEach(() => {
+  sqs.reset();
+  db.reset();
+  sqs
+    .on(GetQueueAttributesCommand)
+    .resolves({ Attributes: { VisibilityTimeout: "30", RedrivePolicy: "{}" } });
+  sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({
+    QueueUrl: `https://sqs.local/000000000000/${input.QueueName}`,
+  }));
+  db.on(PutCommand).resolves({});
+});
+
+describe("SqsRunQueue: sending to lanes", () => {
+  it("creates one lane per (tenant, type) from the template's attributes, records it, and batches by ten", async () => {
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
-    await queue.send(Array.from({ length: 15 }, (_, i) => message(i)));
-    expect(sqs).toHaveReceivedCommandTimes(SendMessageBatchCommand, 2);
-    const second = sqs.commandCalls(SendMessageBatchCommand)[1]?.args[0].input;
-    expect(second?.Entries).toHaveLength(5);
-    expect(second?.Entries?.[4]).toMatchObject({
+    const queue = newQueue();
+    await queue.send([
+      ...Array.from({ length: 15 }, (_, i) => message(i)),
+      message(20, "b"),
+      message(21, "a", "y"),
+    ]);
+    const created = sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input);
+    expect(created).toHaveLength(3);
+    expect(created[0]).toMatchObject({
+      QueueName: expect.stringMatching(/^jobsched-runs-[0-9a-f]{16}$/),
+      Attributes: { VisibilityTimeout: "30", RedrivePolicy: "{}" },
+    });
+    expect(new Set(created.map((c) => c.QueueName)).size).toBe(3);
+    expect(db.commandCalls(PutCommand).map((c) => c.args[0].input.Item?.pk)).toEqual(
+      expect.arrayContaining(["LANE#x", "LANE#y"]),
+    );
+    const batches = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input);
+    expect(batches.map((b) => b.Entries?.length).sort()).toEqual([1, 1, 10, 5].sort());
+    const tenantA = batches
+      .filter((b) => b.QueueUrl === batches[0]?.QueueUrl)
+      .flatMap((b) => b.Entries ?? []);
+    expect(tenantA.at(-1)).toMatchObject({
       DelaySeconds: 14,
       MessageBody: JSON.stringify(message(14).message),
     });
+
+    await queue.send([message(30)]); // a lane is created once per process
+    expect(sqs).toHaveReceivedCommandTimes(CreateQueueCommand, 3);
   });
 
   it("fails loudly when SQS refuses part of a batch, so the caller does not move the job on", async () => {
@@ -35,64 +97,99 @@ describe("SqsRunQueue", () => {
       Successful: [],
       Failed: [{ Id: "0", Code: "InternalError", SenderFault: false, Message: "try again" }],
     });
-    await expect(queue.send([message(1)])).rejects.toThrow(/refused 1 of 1.*InternalError/);
+    await expect(newQueue().send([message(1)])).rejects.toThrow(/refused 1 of 1.*InternalError/);
+  });
+});
+
+describe("SqsRunQueue: receiving fairly", () => {
+  it("takes a fair share from each lane of the requested types, with the lease as visibility", async () => {
+    knownLanes(2);
+    sqs.on(ReceiveMessageCommand, { QueueUrl: lane(0) }).resolves({ Messages: messages(10, 0) });
+    sqs.on(ReceiveMessageCommand, { QueueUrl: lane(1) }).resolves({ Messages: messages(3, 1) });
+    const received = await newQueue().receive(["x"], 20, 37, 1);
+    const asked = sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input);
+    expect(asked.slice(0, 2)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          QueueUrl: lane(0),
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 37,
+          WaitTimeSeconds: 0,
+        }),
+        expect.objectContaining({ QueueUrl: lane(1), MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+      ]),
+    );
+    // Lane 0 filled its share and is topped up with what lane 1 left: 7 more.
+    expect(asked[2]).toMatchObject({ QueueUrl: lane(0), MaxNumberOfMessages: 7 });
+    expect(received).toHaveLength(23);
+    const first = received.find((r) => r.receiptHandle === `${lane(0)} h0-0`);
+    expect(first?.message).toEqual(message(0).message);
   });
 
-  it("receives with the lease as visibility timeout and parses each body, unreadable ones as undefined", async () => {
-    sqs.on(ReceiveMessageCommand).resolves({
-      Messages: [
-        { ReceiptHandle: "a", Body: JSON.stringify(message(1).message) },
-        { ReceiptHandle: "b", Body: "{not json" },
-        { ReceiptHandle: "c", Body: JSON.stringify({ runId: 5 }) },
-      ],
-    });
-    const received = await queue.receive(25, 30, 2);
-    expect(sqs).toHaveReceivedCommandWith(ReceiveMessageCommand, {
-      MaxNumberOfMessages: 10,
-      VisibilityTimeout: 30,
-      WaitTimeSeconds: 2,
-    });
-    expect(received).toEqual([
-      { message: message(1).message, receiptHandle: "a" },
-      { message: undefined, receiptHandle: "b" },
-      { message: undefined, receiptHandle: "c" },
-    ]);
-  });
-
-  it("fills a request for more than 10 with parallel receives that do not wait, once a poll comes back full", async () => {
-    const full = Array.from({ length: 10 }, (_, i) => ({
-      ReceiptHandle: `r${i}`,
-      Body: JSON.stringify(message(i).message),
-    }));
+  it("long-polls every lane at once only when nothing was ready, and parses unreadable bodies as undefined", async () => {
+    knownLanes(1);
     sqs
       .on(ReceiveMessageCommand)
-      .resolvesOnce({ Messages: full })
-      .resolves({ Messages: full.slice(0, 3) });
-    const received = await queue.receive(25, 30, 2);
-    expect(received).toHaveLength(16);
-    expect(sqs).toHaveReceivedCommandTimes(ReceiveMessageCommand, 3);
-    expect(sqs).toHaveReceivedNthCommandWith(ReceiveMessageCommand, 2, {
-      MaxNumberOfMessages: 10,
-      WaitTimeSeconds: 0,
-    });
-    expect(sqs).toHaveReceivedNthCommandWith(ReceiveMessageCommand, 3, {
-      MaxNumberOfMessages: 5,
-      WaitTimeSeconds: 0,
-    });
+      .resolvesOnce({})
+      .resolves({ Messages: [{ ReceiptHandle: "b", Body: "{not json" }] });
+    const received = await newQueue().receive(["x"], 5, 30, 2);
+    expect(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.WaitTimeSeconds)).toEqual([
+      0, 2,
+    ]);
+    expect(received).toEqual([{ message: undefined, receiptHandle: `${lane(0)} b` }]);
   });
 
-  it("does not ask again when the long poll comes back short", async () => {
-    sqs.on(ReceiveMessageCommand).resolves({ Messages: [] });
-    expect(await queue.receive(100, 30, 1)).toEqual([]);
-    expect(sqs).toHaveReceivedCommandTimes(ReceiveMessageCommand, 1);
+  it("polls at most MAX_LANES_PER_RECEIVE lanes, a different set each time", async () => {
+    knownLanes(MAX_LANES_PER_RECEIVE + 5);
+    sqs.on(ReceiveMessageCommand).resolves({});
+    const queue = newQueue();
+    await queue.receive(["x"], 100, 30, 0);
+    const first = new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl));
+    expect(first.size).toBe(MAX_LANES_PER_RECEIVE);
+    sqs.resetHistory();
+    await queue.receive(["x"], 100, 30, 0);
+    const second = new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl));
+    expect(second).not.toEqual(first);
   });
 
-  it("releases a message by making it visible at once", async () => {
+  it("skips a lane whose queue is gone, and waits out the poll when there are no lanes", async () => {
+    knownLanes(1);
+    sqs.on(ReceiveMessageCommand).rejects(Object.assign(new Error("gone"), { name: "QueueDoesNotExist" }));
+    expect(await newQueue().receive(["x"], 5, 30, 0)).toEqual([]);
+    db.on(QueryCommand).resolves({ Items: [] });
+    let slept = 0;
+    const sqsClient = new SQSClient({ region: "us-east-1" });
+    const docClient = DynamoDBDocumentClient.from(new DynamoDBClient({ region: "us-east-1" }));
+    const empty = new SqsRunQueue(
+      sqsClient,
+      new LaneDirectory(sqsClient, docClient, "t", TEMPLATE),
+      async (ms) => {
+        slept += ms;
+      },
+    );
+    expect(await empty.receive(["x"], 5, 30, 3)).toEqual([]);
+    expect(slept).toBe(3000);
+  });
+
+  it("rethrows other receive errors", async () => {
+    knownLanes(1);
+    sqs.on(ReceiveMessageCommand).rejects(new Error("throttled"));
+    await expect(newQueue().receive(["x"], 5, 30, 0)).rejects.toThrow("throttled");
+  });
+});
+
+describe("SqsRunQueue: handles", () => {
+  it("releases, extends and deletes on the lane the message came from", async () => {
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
-    await queue.release("rh");
-    expect(sqs).toHaveReceivedCommandWith(ChangeMessageVisibilityCommand, {
-      ReceiptHandle: "rh",
-      VisibilityTimeout: 0,
-    });
+    sqs.on(DeleteMessageCommand).resolves({});
+    const queue = newQueue();
+    await queue.release(`${lane(3)} rh`);
+    await queue.extend(`${lane(3)} rh`, 45);
+    await queue.delete(`${lane(3)} rh`);
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input)).toEqual([
+      { QueueUrl: lane(3), ReceiptHandle: "rh", VisibilityTimeout: 0 },
+      { QueueUrl: lane(3), ReceiptHandle: "rh", VisibilityTimeout: 45 },
+    ]);
+    expect(sqs).toHaveReceivedCommandWith(DeleteMessageCommand, { QueueUrl: lane(3), ReceiptHandle: "rh" });
   });
 });

@@ -1,11 +1,10 @@
-import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { FixedClock } from "../../lambdas/core/clock";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
-import { createTestStack } from "../support/stack";
+import { createTestStack, laneMessageCount } from "../support/stack";
 
 describe("two sweepers racing on the same due job", () => {
   it("leave exactly one run row and one enqueued message", async () => {
@@ -38,16 +37,7 @@ describe("two sweepers racing on the same due job", () => {
       }),
     );
     expect(rows.Items).toHaveLength(1);
-    const { Attributes } = await stack.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: stack.config.runQueueUrl,
-        AttributeNames: ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesDelayed"],
-      }),
-    );
-    const messages =
-      Number(Attributes?.ApproximateNumberOfMessages) +
-      Number(Attributes?.ApproximateNumberOfMessagesDelayed);
-    expect(messages).toBe(1);
+    expect(await laneMessageCount(stack, "x")).toBe(1);
 
     // And a later sweep, once the job has moved on, changes nothing.
     const again = await sweepGroup(stack.deps, group);

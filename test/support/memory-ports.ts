@@ -6,8 +6,10 @@ import type {
   JobStore,
   LeaseGrant,
   Page,
+  RateLimiter,
   ReceivedRunMessage,
   RepairCandidate,
+  RetryPlan,
   RunMessage,
   RunOutcome,
   RunQueue,
@@ -158,7 +160,7 @@ export class MemoryRunStore implements RunStore {
   async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (!current || !isLeasable(current, grant.now)) return undefined;
+    if (!current || !isLeasable(current, grant.now, grant.startsAt)) return undefined;
     const leased: StoredRun = {
       ...current,
       status: RunStatus.Leased,
@@ -184,8 +186,83 @@ export class MemoryRunStore implements RunStore {
       error: outcome.error,
       checkAt: undefined,
       receiptHandle: undefined,
+      retryAt: undefined,
     });
     return { receiptHandle: current.receiptHandle, final: current.final };
+  }
+
+  private held(jobId: string, scheduledFor: number, fence: number) {
+    const current = this.runs.get(this.key(jobId, scheduledFor));
+    return current && current.fence === fence && current.status === RunStatus.Leased ? current : undefined;
+  }
+
+  async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
+    const current = this.held(jobId, scheduledFor, fence);
+    if (!current) return undefined;
+    this.runs.set(this.key(jobId, scheduledFor), {
+      ...current,
+      status: RunStatus.Pending,
+      retryAt: plan.retryAt,
+      checkAt: plan.checkAt,
+      error: plan.error,
+      leaseExpiresAt: undefined,
+      receiptHandle: undefined,
+    });
+    return { receiptHandle: current.receiptHandle };
+  }
+
+  async heartbeatRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    leaseExpiresAt: number,
+    now: number,
+  ) {
+    const current = this.held(jobId, scheduledFor, fence);
+    if (!current || (current.leaseExpiresAt ?? 0) <= now) return undefined;
+    this.runs.set(this.key(jobId, scheduledFor), { ...current, leaseExpiresAt });
+    return { receiptHandle: current.receiptHandle };
+  }
+
+  private deadLetters(tenant?: string) {
+    return [...this.runs.values()]
+      .filter((r) => r.status === RunStatus.DeadLettered && (tenant === undefined || r.tenant === tenant))
+      .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
+      .map(({ receiptHandle: _, ...run }) => run);
+  }
+
+  async listDeadLetters(tenant: string, limit: number, cursor?: string) {
+    const all = this.deadLetters(tenant);
+    const start = cursor === undefined ? 0 : Number(cursor);
+    return {
+      items: all.slice(start, start + limit),
+      cursor: start + limit < all.length ? String(start + limit) : undefined,
+    };
+  }
+
+  async countDeadLetters() {
+    return this.deadLetters().length;
+  }
+
+  async replayRun(jobId: string, scheduledFor: number, replay: { by: string; now: number; checkAt: number }) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (current?.status !== RunStatus.DeadLettered) return undefined;
+    const replayed: StoredRun = {
+      ...current,
+      status: RunStatus.Pending,
+      attempt: 0,
+      checkAt: replay.checkAt,
+      replays: (current.replays ?? 0) + 1,
+      replayedAt: replay.now,
+      replayedBy: replay.by,
+      finishedAt: undefined,
+      retryAt: undefined,
+      leaseExpiresAt: undefined,
+      receiptHandle: undefined,
+    };
+    this.runs.set(key, replayed);
+    return replayed;
   }
 
   async abandonRun(
@@ -237,9 +314,19 @@ export class MemoryRunQueue implements RunQueue {
     this.sent.push(...messages);
   }
 
-  async receive(max: number) {
+  /** Hands out ready messages of the given types (as the lanes do), oldest first. */
+  async receive(types: readonly string[], max: number) {
     this.receives += 1;
-    return this.ready.splice(0, Math.min(max, this.perReceive));
+    const limit = Math.min(max, this.perReceive);
+    const taken: ReceivedRunMessage[] = [];
+    for (let i = 0; i < this.ready.length && taken.length < limit; ) {
+      const item = this.ready[i];
+      if (item && (!item.message || types.includes(item.message.type))) {
+        taken.push(item);
+        this.ready.splice(i, 1);
+      } else i += 1;
+    }
+    return taken;
   }
 
   async release(receiptHandle: string) {
@@ -259,6 +346,19 @@ export class MemoryRunQueue implements RunQueue {
     for (const [i, { message }] of this.sent.splice(0).entries()) {
       this.ready.push({ message, receiptHandle: `rh-${message.runId}-${i}-${this.deleted.length}` });
     }
+  }
+}
+
+/** A per-second counter per tenant, as the DynamoDB limiter keeps. */
+export class MemoryRateLimiter implements RateLimiter {
+  constructor(private readonly perSecond: () => number) {}
+  readonly used = new Map<string, number>();
+
+  async take(tenant: string, count: number, now: number) {
+    const key = `${tenant}@${Math.floor(now / 1000)}`;
+    const before = this.used.get(key) ?? 0;
+    this.used.set(key, before + count);
+    return Math.max(0, Math.min(count, this.perSecond() - before));
   }
 }
 
@@ -284,13 +384,17 @@ export interface MemoryDeps extends SchedulerDeps {
 export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {}): MemoryDeps {
   const warnings: string[] = [];
   let seed = 1;
+  const merged = { ...LOCAL_SETTINGS, ...settings };
   return {
     jobs: new MemoryJobStore(),
     runs: new MemoryRunStore(),
     queue: new MemoryRunQueue(),
     sweeps: new MemorySweepQueue(),
     clock: new FixedClock(now),
-    settings: { ...LOCAL_SETTINGS, ...settings },
+    settings: merged,
+    rateLimiter: new MemoryRateLimiter(() => merged.tenantRunsPerSecond),
+    // Jitter in the middle of its range, so backoff tests know the delay.
+    random: () => 0.5,
     log: {
       info: () => undefined,
       warn: (message) => warnings.push(message),

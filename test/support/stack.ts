@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { createDocumentClient, createSqsClient } from "../../lambdas/adapters/clients";
 import type { RuntimeConfig } from "../../lambdas/adapters/environment";
@@ -43,4 +45,38 @@ export async function createTestStack(
     db: createDocumentClient(config),
     sqs,
   };
+}
+
+/** The lane queues (one per tenant) that hold runs of `type`, from the table's lane records. */
+export async function laneQueueUrls(stack: TestStack, type: string): Promise<string[]> {
+  const { Items = [] } = await stack.db.send(
+    new QueryCommand({
+      TableName: stack.config.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": `LANE#${type}` },
+    }),
+  );
+  return Items.map((item) => String(item.queueUrl));
+}
+
+/** Messages waiting (visible, delayed or in flight) in all lanes of `type`. */
+export async function laneMessageCount(stack: TestStack, type: string): Promise<number> {
+  let total = 0;
+  for (const QueueUrl of await laneQueueUrls(stack, type)) {
+    const { Attributes } = await stack.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl,
+        AttributeNames: [
+          "ApproximateNumberOfMessages",
+          "ApproximateNumberOfMessagesDelayed",
+          "ApproximateNumberOfMessagesNotVisible",
+        ],
+      }),
+    );
+    total +=
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+  return total;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
+import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
@@ -108,16 +108,19 @@ describe("leaseRuns", () => {
     const deps = memoryDeps(NOW - early);
     await deliveredRun(deps);
     expect(await lease(deps)).toEqual([]);
-    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: early / 1000 }]);
+    // Hidden until it is back inside the hold window.
+    const seconds = early / 1000 - DELIVERY_LEAD_SECONDS;
+    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds }]);
+    expect(early - seconds * 1000).toBeLessThanOrEqual(EARLY_HOLD_MS);
     expect([...deps.runs.runs.values()][0]?.status).toBe("pending");
   });
 
-  it("puts back runs of other types for other workers", async () => {
+  it("never hands out runs of types the worker did not ask for", async () => {
     const deps = memoryDeps(NOW);
     await deliveredRun(deps, "other");
     expect(await lease(deps)).toEqual([]);
-    expect(deps.queue.released).toHaveLength(1);
-    expect(deps.queue.deleted).toHaveLength(0);
+    expect(deps.queue.ready).toHaveLength(1); // still there for a worker of its type
+    expect(await lease(deps, ["other"])).toHaveLength(1);
   });
 
   it("drops a second copy of a run someone holds, and any copy of a finished run", async () => {
@@ -125,7 +128,7 @@ describe("leaseRuns", () => {
     const jobId = await deliveredRun(deps);
     const [first] = await lease(deps);
     deps.queue.ready.push({
-      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, type: "x" },
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, tenant: "t", type: "x" },
       receiptHandle: "dup",
     });
     expect(await lease(deps)).toEqual([]);
@@ -133,7 +136,7 @@ describe("leaseRuns", () => {
 
     await completeRun(deps, first?.runId ?? "", { fence: first?.fence, result: "succeeded" });
     deps.queue.ready.push({
-      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, type: "x" },
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, tenant: "t", type: "x" },
       receiptHandle: "late",
     });
     expect(await lease(deps)).toEqual([]);
@@ -144,7 +147,7 @@ describe("leaseRuns", () => {
     const deps = memoryDeps(NOW);
     deps.queue.ready.push({ message: undefined, receiptHandle: "garbage" });
     deps.queue.ready.push({
-      message: { runId: "r", jobId: "j_x", scheduledFor: 1, type: "x" },
+      message: { runId: "r", jobId: "j_x", scheduledFor: 1, tenant: "t", type: "x" },
       receiptHandle: "ghost",
     });
     expect(await lease(deps)).toEqual([]);
@@ -166,7 +169,7 @@ describe("leaseRuns", () => {
     if (!first) throw new Error("no lease");
     deps.clock.advance(deps.settings.leaseSeconds * 1000); // worker 1 went silent
     deps.queue.ready.push({
-      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, type: "x" },
+      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "t", type: "x" },
       receiptHandle: "again",
     });
     const [second] = await lease(deps);
@@ -225,7 +228,7 @@ describe("completeRun", () => {
     expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
   });
 
-  it("records a failure with its error", async () => {
+  it("dead-letters a permanent failure at once, with its error", async () => {
     const deps = memoryDeps(NOW);
     await deliveredRun(deps);
     const [granted] = await lease(deps);
@@ -235,7 +238,7 @@ describe("completeRun", () => {
       error: "boom",
       retryable: false,
     });
-    expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "failed", error: "boom" });
+    expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "dead-lettered", error: "boom" });
   });
 
   it("answers not found for an unknown or malformed run id", async () => {

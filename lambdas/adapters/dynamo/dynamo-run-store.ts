@@ -1,7 +1,14 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import type { LeaseGrant, Page, RepairCandidate, RunOutcome, RunStore } from "../../core/ports";
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { repairKeyOf } from "../../core/keys";
+import type { LeaseGrant, Page, RepairCandidate, RetryPlan, RunOutcome, RunStore } from "../../core/ports";
 import type { Run } from "../../core/run";
-import { REPAIR_INDEX } from "../../definitions/table";
+import { DEAD_LETTER_INDEX, REPAIR_INDEX } from "../../definitions/table";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { jobPk } from "./job-item";
 import { decodeCursor, encodeCursor } from "./page-cursor";
@@ -9,8 +16,14 @@ import { fromRepairItem, fromRunItem, RUN_SK_PREFIX, runKey, toRunItem } from ".
 
 const STATUS = { "#status": "status" };
 /** A run that exists and is pending, or whose lease has lapsed. */
-const LEASABLE =
+const UNSTARTED_OR_LAPSED =
   "attribute_exists(pk) AND (#status = :pending OR (#status = :leased AND leaseExpiresAt <= :now))";
+/** ...and, for a retry, whose retry time has come by the time the lease starts. */
+const LEASABLE =
+  "attribute_exists(pk) AND ((#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :starts)) " +
+  "OR (#status = :leased AND leaseExpiresAt <= :now))";
+/** A leased run whose lease is held with :fence. */
+const HELD = "fence = :fence AND #status = :leased";
 
 /** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
 export class DynamoRunStore implements RunStore {
@@ -96,15 +109,17 @@ export class DynamoRunStore implements RunStore {
     let receiptHandle: string | undefined;
     let final = false;
     const done = await applied(async () => {
+      // A dead letter is filed in the dead-letter index under its tenant.
+      const deadLetter = outcome.status === "dead-lettered" ? ", deadTenant = tenant" : "";
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: runKey(jobId, scheduledFor),
           UpdateExpression:
             outcome.error === undefined
-              ? "SET #status = :status, finishedAt = :now REMOVE repairKey, checkAt, receiptHandle, #error"
-              : "SET #status = :status, finishedAt = :now, #error = :error REMOVE repairKey, checkAt, receiptHandle",
-          ConditionExpression: "fence = :fence AND #status = :leased",
+              ? `SET #status = :status, finishedAt = :now${deadLetter} REMOVE repairKey, checkAt, receiptHandle, #error, retryAt`
+              : `SET #status = :status, finishedAt = :now, #error = :error${deadLetter} REMOVE repairKey, checkAt, receiptHandle, retryAt`,
+          ConditionExpression: HELD,
           ExpressionAttributeNames: { ...STATUS, "#error": "error" },
           ExpressionAttributeValues: {
             ":status": outcome.status,
@@ -122,6 +137,144 @@ export class DynamoRunStore implements RunStore {
     return done ? { receiptHandle, final } : undefined;
   }
 
+  async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
+    return this.updateHeld(jobId, scheduledFor, fence, {
+      UpdateExpression:
+        "SET #status = :pending, retryAt = :retryAt, checkAt = :checkAt, repairKey = :repairKey, #error = :error " +
+        "REMOVE leaseExpiresAt, receiptHandle",
+      ExpressionAttributeNames: { "#error": "error" },
+      ExpressionAttributeValues: {
+        ":pending": "pending",
+        ":retryAt": plan.retryAt,
+        ":checkAt": plan.checkAt,
+        ":repairKey": repairKeyOf(jobId),
+        ":error": plan.error ?? "failed",
+      },
+    });
+  }
+
+  async heartbeatRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    leaseExpiresAt: number,
+    now: number,
+  ) {
+    return this.updateHeld(
+      jobId,
+      scheduledFor,
+      fence,
+      {
+        UpdateExpression: "SET leaseExpiresAt = :until",
+        ExpressionAttributeValues: { ":until": leaseExpiresAt, ":now": now },
+      },
+      " AND leaseExpiresAt > :now",
+    );
+  }
+
+  /** A conditional update of a run held with `fence`; the old receipt handle, or undefined. */
+  private async updateHeld(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    update: {
+      UpdateExpression: string;
+      ExpressionAttributeNames?: Record<string, string>;
+      ExpressionAttributeValues: Record<string, unknown>;
+    },
+    extraCondition = "",
+  ): Promise<{ receiptHandle: string | undefined } | undefined> {
+    let receiptHandle: string | undefined;
+    const done = await applied(async () => {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(jobId, scheduledFor),
+          UpdateExpression: update.UpdateExpression,
+          ConditionExpression: HELD + extraCondition,
+          ExpressionAttributeNames: { ...STATUS, ...update.ExpressionAttributeNames },
+          ExpressionAttributeValues: {
+            ...update.ExpressionAttributeValues,
+            ":fence": fence,
+            ":leased": "leased",
+          },
+          ReturnValues: "ALL_OLD",
+        }),
+      );
+      receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
+    });
+    return done ? { receiptHandle } : undefined;
+  }
+
+  async listDeadLetters(tenant: string, limit: number, cursor?: string): Promise<Page<Run>> {
+    const result = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: DEAD_LETTER_INDEX.name,
+        KeyConditionExpression: "deadTenant = :t",
+        ExpressionAttributeValues: { ":t": tenant },
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: decodeCursor(cursor, (key) => key.deadTenant === tenant),
+      }),
+    );
+    return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+  }
+
+  async countDeadLetters(): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          IndexName: DEAD_LETTER_INDEX.name,
+          Select: "COUNT",
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return count;
+  }
+
+  async replayRun(
+    jobId: string,
+    scheduledFor: number,
+    replay: { readonly by: string; readonly now: number; readonly checkAt: number },
+  ): Promise<Run | undefined> {
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(jobId, scheduledFor),
+          UpdateExpression:
+            "SET #status = :pending, attempt = :zero, checkAt = :checkAt, repairKey = :repairKey, " +
+            "replayedAt = :now, replayedBy = :by ADD replays :one " +
+            "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle",
+          ConditionExpression: "#status = :dead",
+          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeValues: {
+            ":pending": "pending",
+            ":dead": "dead-lettered",
+            ":zero": 0,
+            ":one": 1,
+            ":checkAt": replay.checkAt,
+            ":repairKey": repairKeyOf(jobId),
+            ":now": replay.now,
+            ":by": replay.by,
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return Attributes ? fromRunItem(Attributes) : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
   async abandonRun(
     jobId: string,
     scheduledFor: number,
@@ -136,7 +289,7 @@ export class DynamoRunStore implements RunStore {
           Key: runKey(jobId, scheduledFor),
           UpdateExpression:
             "SET #status = :status, finishedAt = :now, #error = :reason REMOVE repairKey, checkAt, receiptHandle",
-          ConditionExpression: LEASABLE,
+          ConditionExpression: UNSTARTED_OR_LAPSED,
           ExpressionAttributeNames: { ...STATUS, "#error": "error" },
           ExpressionAttributeValues: {
             ":status": status,

@@ -12,7 +12,7 @@ export function runKey(jobId: string, scheduledFor: number) {
   return { pk: jobPk(jobId), sk: runSk(scheduledFor) };
 }
 
-const statusSchema = z.enum(["pending", "leased", "succeeded", "failed", "cancelled", "missed"]);
+const statusSchema = z.enum(["pending", "leased", "succeeded", "dead-lettered", "cancelled", "missed"]);
 
 const runItemSchema = z.object({
   runId: z.string(),
@@ -31,10 +31,23 @@ const runItemSchema = z.object({
   error: z.string().optional(),
   checkAt: z.number().optional(),
   final: z.boolean().default(false),
+  retryAt: z.number().optional(),
+  replays: z.number().optional(),
+  replayedAt: z.number().optional(),
+  replayedBy: z.string().optional(),
 });
 
 const repairItemSchema = runItemSchema
-  .pick({ runId: true, jobId: true, type: true, status: true, scheduledFor: true, leaseExpiresAt: true })
+  .pick({
+    runId: true,
+    jobId: true,
+    tenant: true,
+    type: true,
+    status: true,
+    scheduledFor: true,
+    leaseExpiresAt: true,
+    retryAt: true,
+  })
   .extend({ checkAt: z.number() });
 
 export function toRunItem(run: Run) {

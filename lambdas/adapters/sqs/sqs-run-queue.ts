@@ -7,15 +7,20 @@ import {
 } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 import type { ReceivedRunMessage, RunMessage, RunQueue } from "../../core/ports";
+import type { LaneDirectory } from "./lane-directory";
 
 /** SQS takes at most 10 messages per batch call. */
 const BATCH = 10;
+/** The most lanes one receive polls; the rotation gives the others their turn next time. */
+export const MAX_LANES_PER_RECEIVE = 10;
 
 const runMessageSchema = z.object({
   runId: z.string(),
   jobId: z.string(),
   scheduledFor: z.number(),
+  tenant: z.string(),
   type: z.string(),
+  notBefore: z.number().optional(),
 });
 
 function parseRunMessage(body: string | undefined): RunMessage | undefined {
@@ -27,64 +32,177 @@ function parseRunMessage(body: string | undefined): RunMessage | undefined {
   }
 }
 
-/** RunQueue on one SQS standard queue; the visibility timeout of a received message is the lease. */
+/** Our receipt handles say which lane the message came from: `<queue URL> <SQS handle>`. */
+function handleOf(queueUrl: string, receiptHandle: string): string {
+  return `${queueUrl} ${receiptHandle}`;
+}
+
+function splitHandle(handle: string): { queueUrl: string; receiptHandle: string } {
+  const space = handle.indexOf(" ");
+  return { queueUrl: handle.slice(0, space), receiptHandle: handle.slice(space + 1) };
+}
+
+function isQueueGone(error: unknown): boolean {
+  return (
+    error instanceof Error && /NonExistentQueue|QueueDoesNotExist/.test(`${error.name} ${error.message}`)
+  );
+}
+
+/**
+ * RunQueue on SQS lanes (see LaneDirectory). A receive takes a fair share from each lane of the
+ * requested types, the lanes in rotating order: a tenant with 5,000 ready runs gets no more of
+ * a request than one with 50, and a backlog of type Y is never in the way of type X.
+ */
 export class SqsRunQueue implements RunQueue {
+  private turn = Math.floor(Math.random() * 1_000);
+
   constructor(
     private readonly sqs: SQSClient,
-    private readonly queueUrl: string,
+    private readonly lanes: LaneDirectory,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) =>
+      new Promise((done) => setTimeout(done, ms)),
   ) {}
 
   async send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void> {
-    for (let start = 0; start < messages.length; start += BATCH) {
-      const batch = messages.slice(start, start + BATCH);
-      const result = await this.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: this.queueUrl,
-          Entries: batch.map(({ message, delaySeconds }, i) => ({
-            Id: String(i),
-            MessageBody: JSON.stringify(message),
-            DelaySeconds: delaySeconds,
-          })),
-        }),
-      );
-      const failed = result.Failed ?? [];
-      if (failed.length > 0) {
-        const reasons = failed.map((f) => `${f.Code ?? "?"}: ${f.Message ?? ""}`).join("; ");
-        throw new Error(`SQS refused ${failed.length} of ${batch.length} run messages (${reasons})`);
-      }
+    const byLane = new Map<string, Array<{ message: RunMessage; delaySeconds: number }>>();
+    for (const entry of messages) {
+      const key = `${entry.message.tenant}\n${entry.message.type}`;
+      byLane.set(key, [...(byLane.get(key) ?? []), entry]);
+    }
+    await Promise.all(
+      [...byLane.values()].map(async (entries) => {
+        const first = entries[0];
+        if (!first) return;
+        const { tenant, type } = first.message;
+        for (let start = 0; start < entries.length; start += BATCH) {
+          const batch = entries.slice(start, start + BATCH);
+          const queueUrl = await this.lanes.laneFor(tenant, type);
+          try {
+            await this.sendBatch(queueUrl, batch);
+          } catch (error) {
+            if (!isQueueGone(error)) throw error;
+            // The lane's queue is gone (a restarted local emulator): create it again, once.
+            this.lanes.forget(queueUrl);
+            await this.sendBatch(await this.lanes.laneFor(tenant, type), batch);
+          }
+        }
+      }),
+    );
+  }
+
+  private async sendBatch(
+    queueUrl: string,
+    batch: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>,
+  ) {
+    const result = await this.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: batch.map(({ message, delaySeconds }, i) => ({
+          Id: String(i),
+          MessageBody: JSON.stringify(message),
+          DelaySeconds: delaySeconds,
+        })),
+      }),
+    );
+    const failed = result.Failed ?? [];
+    if (failed.length > 0) {
+      const reasons = failed.map((f) => `${f.Code ?? "?"}: ${f.Message ?? ""}`).join("; ");
+      throw new Error(`SQS refused ${failed.length} of ${batch.length} run messages (${reasons})`);
     }
   }
 
   /**
-   * Receives up to `max` messages: one long poll, and when that comes back full (a backlog),
-   * the rest in parallel receives that do not wait.
+   * One pass over (up to MAX_LANES_PER_RECEIVE of) the lanes with a share of `max` each; lanes
+   * that filled their share are topped up with what the others left. Only when nothing at all
+   * was ready does it long-poll, all those lanes at once.
    */
-  async receive(max: number, visibilitySeconds: number, waitSeconds: number): Promise<ReceivedRunMessage[]> {
-    const first = await this.receiveBatch(Math.min(max, BATCH), visibilitySeconds, waitSeconds);
-    if (first.length < BATCH || max <= BATCH) return first;
-    const more = await Promise.all(
-      Array.from({ length: Math.ceil((max - BATCH) / BATCH) }, (_, i) =>
-        this.receiveBatch(Math.min(BATCH, max - BATCH * (i + 1)), visibilitySeconds, 0),
-      ),
+  async receive(
+    types: readonly string[],
+    max: number,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ): Promise<ReceivedRunMessage[]> {
+    const all = await this.lanes.lanesOf(types);
+    if (all.length === 0) {
+      if (waitSeconds > 0) await this.sleep(waitSeconds * 1000); // nothing to poll yet
+      return [];
+    }
+    const start = this.turn++ % all.length;
+    const lanes = [...all.slice(start), ...all.slice(0, start)].slice(0, MAX_LANES_PER_RECEIVE);
+
+    let received = await this.pass(lanes, max, visibilitySeconds, 0);
+    let total = received.reduce((sum, r) => sum + r.messages.length, 0);
+    if (total === 0 && waitSeconds > 0) {
+      received = await this.pass(lanes, max, visibilitySeconds, waitSeconds);
+      total = received.reduce((sum, r) => sum + r.messages.length, 0);
+    }
+    const full = received.filter((r) => r.messages.length > 0 && r.messages.length === r.share);
+    if (total < max && full.length > 0) {
+      const more = await this.pass(
+        full.map((r) => r.queueUrl),
+        max - total,
+        visibilitySeconds,
+        0,
+      );
+      received = [...received, ...more];
+    }
+    return received.flatMap((r) => r.messages);
+  }
+
+  private pass(lanes: readonly string[], max: number, visibilitySeconds: number, waitSeconds: number) {
+    const base = Math.floor(max / lanes.length);
+    const extra = max % lanes.length;
+    return Promise.all(
+      lanes.map(async (queueUrl, i) => {
+        const share = base + (i < extra ? 1 : 0);
+        const messages =
+          share > 0 ? await this.receiveFrom(queueUrl, share, visibilitySeconds, waitSeconds) : [];
+        return { queueUrl, share, messages };
+      }),
     );
-    return [...first, ...more.flat()];
+  }
+
+  /** Up to `max` from one lane: one poll, and when that comes back full, the rest in parallel. */
+  private async receiveFrom(
+    queueUrl: string,
+    max: number,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ): Promise<ReceivedRunMessage[]> {
+    try {
+      const first = await this.receiveBatch(queueUrl, Math.min(max, BATCH), visibilitySeconds, waitSeconds);
+      if (first.length < BATCH || max <= BATCH) return first;
+      const more = await Promise.all(
+        Array.from({ length: Math.ceil((max - BATCH) / BATCH) }, (_, i) =>
+          this.receiveBatch(queueUrl, Math.min(BATCH, max - BATCH * (i + 1)), visibilitySeconds, 0),
+        ),
+      );
+      return [...first, ...more.flat()];
+    } catch (error) {
+      if (!isQueueGone(error)) throw error;
+      this.lanes.forget(queueUrl);
+      return [];
+    }
   }
 
   private async receiveBatch(
+    queueUrl: string,
     count: number,
     visibilitySeconds: number,
     waitSeconds: number,
   ): Promise<ReceivedRunMessage[]> {
     const { Messages } = await this.sqs.send(
       new ReceiveMessageCommand({
-        QueueUrl: this.queueUrl,
+        QueueUrl: queueUrl,
         MaxNumberOfMessages: count,
         VisibilityTimeout: visibilitySeconds,
         WaitTimeSeconds: waitSeconds,
       }),
     );
     return (Messages ?? []).flatMap((m) =>
-      m.ReceiptHandle ? [{ message: parseRunMessage(m.Body), receiptHandle: m.ReceiptHandle }] : [],
+      m.ReceiptHandle
+        ? [{ message: parseRunMessage(m.Body), receiptHandle: handleOf(queueUrl, m.ReceiptHandle) }]
+        : [],
     );
   }
 
@@ -92,17 +210,19 @@ export class SqsRunQueue implements RunQueue {
     return this.extend(receiptHandle, 0);
   }
 
-  async extend(receiptHandle: string, seconds: number): Promise<void> {
+  async extend(handle: string, seconds: number): Promise<void> {
+    const { queueUrl, receiptHandle } = splitHandle(handle);
     await this.sqs.send(
       new ChangeMessageVisibilityCommand({
-        QueueUrl: this.queueUrl,
+        QueueUrl: queueUrl,
         ReceiptHandle: receiptHandle,
         VisibilityTimeout: seconds,
       }),
     );
   }
 
-  async delete(receiptHandle: string): Promise<void> {
-    await this.sqs.send(new DeleteMessageCommand({ QueueUrl: this.queueUrl, ReceiptHandle: receiptHandle }));
+  async delete(handle: string): Promise<void> {
+    const { queueUrl, receiptHandle } = splitHandle(handle);
+    await this.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle }));
   }
 }

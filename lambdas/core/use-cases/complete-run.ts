@@ -1,20 +1,32 @@
+import { retryDelayMs } from "../backoff";
+import { delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
-import { RunStatus } from "../run";
-import { completeRequest } from "../schemas";
+import { formatInstant } from "../instant";
+import { type Run, RunStatus } from "../run";
+import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";
 
 export interface CompletionResult {
   readonly runId: string;
-  readonly status: "succeeded" | "failed";
+  readonly status: "succeeded" | "retrying" | "dead-lettered";
+  /** For a retry: when it will be leased again. */
+  readonly retryAt?: string | undefined;
 }
 
 /**
  * Records a worker's outcome. Only the holder of the run's current fence may complete it: a
  * worker that paused past its lease and was replaced gets a StaleFenceError (409) and changes
- * nothing. Then the delivering message is deleted and, after a job's last run, the job is marked
- * completed.
+ * nothing.
+ *
+ * - succeeded: the run is finished; after a job's last run, the job is marked completed.
+ * - failed and retryable with attempts left: the run goes back to pending with a retry time
+ *   from the job's backoff (equal jitter), and a new message is sent with that delay.
+ * - failed otherwise (`retryable: false`, or the last attempt): the run is dead-lettered with
+ *   its error, for an operator to replay.
+ *
+ * The delivering message is deleted once the outcome is recorded.
  */
 export async function completeRun(
   deps: SchedulerDeps,
@@ -24,33 +36,95 @@ export async function completeRun(
   const request = parseWith(completeRequest, body);
   const key = parseRunId(runId);
   if (!key) throw new NotFoundError(`run ${runId} not found`, "runId");
-
   const now = deps.clock.now();
-  const status = request.result === "succeeded" ? RunStatus.Succeeded : RunStatus.Failed;
+
+  if (request.result === "succeeded") {
+    const finished = await deps.runs.finishRun(key.jobId, key.scheduledFor, request.fence, {
+      status: RunStatus.Succeeded,
+      error: undefined,
+      now,
+    });
+    if (!finished) throw await staleFence(deps, runId, key, request.fence);
+    await deleteMessage(deps, runId, finished.receiptHandle);
+    // Only the job's last run ends it; completeJob is conditional on the job still being active.
+    if (finished.final) await deps.jobs.completeJob(key.jobId, now);
+    deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
+    return { runId, status: "succeeded" };
+  }
+  return recordFailure(deps, runId, key, request, now);
+}
+
+async function recordFailure(
+  deps: SchedulerDeps,
+  runId: string,
+  key: { jobId: string; scheduledFor: number },
+  request: CompleteRequest,
+  now: number,
+): Promise<CompletionResult> {
+  const [run, job] = await Promise.all([
+    deps.runs.getRun(key.jobId, key.scheduledFor),
+    deps.jobs.getJob(key.jobId),
+  ]);
+  if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
+  if (run.fence !== request.fence || run.status !== RunStatus.Leased)
+    throw staleFenceOf(runId, run, request.fence);
+
+  const error = request.error ?? "failed (no error given)";
+  const attemptsLeft = job !== undefined && run.attempt < job.maxAttempts;
+  if (request.retryable && attemptsLeft) {
+    const retryAt = now + retryDelayMs(run.attempt, job.retry, deps.random);
+    const retried = await deps.runs.retryRun(key.jobId, key.scheduledFor, request.fence, {
+      error,
+      retryAt,
+      checkAt: retryAt + deps.settings.repairGraceSeconds * 1000,
+      now,
+    });
+    if (!retried) throw await staleFence(deps, runId, key, request.fence);
+    // Send the retry before deleting the old message: a crash in between leaves a copy that the
+    // lease step drops (the run is not leasable before retryAt), never no message at all.
+    await deps.queue.send([
+      { message: runMessageOf({ ...run, retryAt }), delaySeconds: delaySecondsUntil(retryAt, now) },
+    ]);
+    await deleteMessage(deps, runId, retried.receiptHandle);
+    deps.log.info("run failed; retrying", { runId, attempt: run.attempt, retryAt, error });
+    return { runId, status: "retrying", retryAt: formatInstant(retryAt) };
+  }
+
   const finished = await deps.runs.finishRun(key.jobId, key.scheduledFor, request.fence, {
-    status,
-    error: request.error,
+    status: RunStatus.DeadLettered,
+    error: request.retryable
+      ? `${error} (attempt ${run.attempt} of ${job?.maxAttempts ?? run.attempt})`
+      : error,
     now,
   });
-  if (!finished) {
-    const run = await deps.runs.getRun(key.jobId, key.scheduledFor);
-    if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
-    throw new StaleFenceError(
-      `fence ${request.fence} does not hold the lease of run ${runId} (fence ${run.fence}, status ${run.status})`,
-      "fence",
-    );
-  }
+  if (!finished) throw await staleFence(deps, runId, key, request.fence);
+  await deleteMessage(deps, runId, finished.receiptHandle);
+  deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
+  return { runId, status: "dead-lettered" };
+}
 
-  if (finished.receiptHandle !== undefined) {
-    // If the handle is stale (the queue lost the message), the lease step drops any copy later.
-    await deps.queue.delete(finished.receiptHandle).catch((error: unknown) => {
-      deps.log.warn("could not delete the run's message", { runId, error });
-    });
-  }
+async function deleteMessage(deps: SchedulerDeps, runId: string, receiptHandle: string | undefined) {
+  if (receiptHandle === undefined) return;
+  // If the handle is stale (the queue lost the message), the lease step drops any copy later.
+  await deps.queue.delete(receiptHandle).catch((error: unknown) => {
+    deps.log.warn("could not delete the run's message", { runId, error });
+  });
+}
 
-  // Only the job's last run ends it; completeJob is conditional on the job still being active.
-  if (finished.final) await deps.jobs.completeJob(key.jobId, now);
+async function staleFence(
+  deps: SchedulerDeps,
+  runId: string,
+  key: { jobId: string; scheduledFor: number },
+  fence: number,
+): Promise<Error> {
+  const run = await deps.runs.getRun(key.jobId, key.scheduledFor);
+  if (!run) return new NotFoundError(`run ${runId} not found`, "runId");
+  return staleFenceOf(runId, run, fence);
+}
 
-  deps.log.info("run completed", { runId, status, fence: request.fence });
-  return { runId, status };
+function staleFenceOf(runId: string, run: Run, fence: number): Error {
+  return new StaleFenceError(
+    `fence ${fence} does not hold the lease of run ${runId} (fence ${run.fence}, status ${run.status})`,
+    "fence",
+  );
 }

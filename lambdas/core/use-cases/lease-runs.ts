@@ -1,9 +1,9 @@
-import { EARLY_HOLD_MS } from "../delivery";
+import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS, MAX_VISIBILITY_SECONDS } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
-import type { ReceivedRunMessage } from "../ports";
-import { runKeyOf } from "../run";
+import type { ReceivedRunMessage, RunMessage } from "../ports";
+import { RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 
@@ -25,6 +25,8 @@ export interface Lease {
  * The batch's jobs are read in one call. Messages for runs that are finished, already held, or
  * gone fail that condition and are dropped here, so a duplicate delivery (or a repair's resend)
  * never executes a finished run; runs of cancelled jobs are cancelled, of paused jobs missed.
+ * A run whose leases lapsed maxAttempts times without a completion is dead-lettered.
+ * With a per-tenant rate limit, runs over a tenant's limit wait a second in the queue.
  *
  * A message shows up to a second before its run is due (SQS delays are whole seconds). Its
  * lease is granted at once, while the worker waits, and handed over on the due instant: the
@@ -42,11 +44,17 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
   // long-polls: a spike's runs are then leased in the seconds before they are due. A poll costs
   // the same whether the request is holding or the worker would have asked again.
   for (;;) {
-    const received = await deps.queue.receive(request.max - leasing.length, visibility, waitSeconds);
+    const received = await deps.queue.receive(
+      request.types,
+      request.max - leasing.length,
+      visibility,
+      waitSeconds,
+    );
     const now = deps.clock.now();
-    const dueTimes = received.flatMap((r) => (r.message ? [r.message.scheduledFor] : []));
+    const dueTimes = received.flatMap((r) => (r.message ? [dueOf(r.message)] : []));
     handOver ??= dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
-    const batch = await sendBackLaterRuns(deps, received, handOver, now);
+    const inTime = await sendBackLaterRuns(deps, received, handOver, now);
+    const batch = await holdBackOverLimit(deps, inTime, now);
     const jobs = await deps.jobs.getJobs(batch.flatMap((r) => (r.message ? [r.message.jobId] : [])));
     leasing.push(...batch.map((r) => leaseOne(deps, request, r, jobs)));
     const timeLeft = handOver === undefined ? 0 : handOver - deps.clock.now();
@@ -61,6 +69,39 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
   const wait = startsAt - deps.clock.now();
   if (wait > 0) await deps.clock.sleep(wait); // start on the due instant, not before
   return granted.map((g) => g.lease);
+}
+
+/** When a message's run may start: its scheduled instant, or its retry's. */
+function dueOf(message: RunMessage): number {
+  return Math.max(message.scheduledFor, message.notBefore ?? 0);
+}
+
+/**
+ * The per-tenant rate limit: runs over a tenant's allowance for this second go back to the
+ * queue for a second (their lane keeps them; nothing is dropped).
+ */
+async function holdBackOverLimit(
+  deps: SchedulerDeps,
+  received: readonly ReceivedRunMessage[],
+  now: number,
+): Promise<ReceivedRunMessage[]> {
+  if (deps.settings.tenantRunsPerSecond <= 0) return [...received];
+  const byTenant = new Map<string, ReceivedRunMessage[]>();
+  for (const r of received) {
+    const tenant = r.message?.tenant ?? "";
+    byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), r]);
+  }
+  const kept: ReceivedRunMessage[] = [];
+  await Promise.all(
+    [...byTenant].map(async ([tenant, messages]) => {
+      const granted = await deps.rateLimiter.take(tenant, messages.length, now);
+      kept.push(...messages.slice(0, granted));
+      const over = messages.slice(granted);
+      if (over.length > 0) deps.log.info("rate limit: runs wait", { tenant, waiting: over.length });
+      await Promise.all(over.map((r) => deps.queue.extend(r.receiptHandle, 1)));
+    }),
+  );
+  return kept;
 }
 
 /** Runs due within this much of a batch's earliest are handed over together. */
@@ -80,7 +121,7 @@ async function sendBackLaterRuns(
 ): Promise<ReceivedRunMessage[]> {
   if (handOver === undefined) return [...received];
   const later = received.filter((r) => {
-    const due = r.message?.scheduledFor;
+    const due = r.message ? dueOf(r.message) : undefined;
     return due !== undefined && due > handOver && due - now <= EARLY_HOLD_MS;
   });
   await Promise.all(later.map((r) => deps.queue.release(r.receiptHandle)));
@@ -104,14 +145,16 @@ async function leaseOne(
     return undefined;
   };
   if (!message) return drop("unreadable message");
-  if (!request.types.includes(message.type)) {
-    await deps.queue.release(receiptHandle);
-    return undefined;
-  }
   const now = deps.clock.now();
-  const early = message.scheduledFor - now;
+  const due = dueOf(message);
+  const early = due - now;
   if (early > EARLY_HOLD_MS) {
-    await deps.queue.extend(receiptHandle, Math.ceil(early / 1000));
+    // A repair's resend, or a retry later than SQS can delay a message: hide it again so that it
+    // comes back within the hold window (visibility timeouts go up to 12 hours).
+    await deps.queue.extend(
+      receiptHandle,
+      Math.min(MAX_VISIBILITY_SECONDS, Math.floor(early / 1000) - DELIVERY_LEAD_SECONDS),
+    );
     return undefined;
   }
 
@@ -138,7 +181,7 @@ async function leaseOne(
     return drop("job is paused");
   }
 
-  const startsAt = Math.max(now, message.scheduledFor);
+  const startsAt = Math.max(now, due);
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
     workerId: request.workerId,
@@ -150,6 +193,16 @@ async function leaseOne(
   // Finished, held by a live lease (this is a second copy: the holder's own message comes back
   // if it fails), or gone.
   if (!leased) return drop("run is finished, held by another worker, or gone");
+  if (leased.attempt > job.maxAttempts) {
+    // Every attempt so far lapsed (workers died or hung): this one is not handed out.
+    const error = `${job.maxAttempts} lease(s) lapsed without a completion`;
+    await deps.runs.finishRun(leased.jobId, leased.scheduledFor, leased.fence, {
+      status: RunStatus.DeadLettered,
+      error: leased.error ?? error,
+      now,
+    });
+    return drop("attempts exhausted by lapsed leases: dead-lettered");
+  }
   if (job.leaseSeconds !== deps.settings.leaseSeconds) {
     await deps.queue.extend(receiptHandle, Math.ceil((leaseExpiresAt - now) / 1000) + 1);
   }

@@ -2,7 +2,7 @@ import { delaySecondsAfter, delaySecondsUntil, runMessageOf } from "../delivery"
 import type { SchedulerDeps } from "../deps";
 import { allRepairKeys } from "../keys";
 import type { RepairCandidate } from "../ports";
-import { RunStatus } from "../run";
+import { availableAt, RunStatus } from "../run";
 
 /** Candidates read per repair partition and page. */
 const PAGE = 100;
@@ -69,7 +69,7 @@ async function repairOne(
   if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) return "skipped";
 
   // Claim the repair first: of two concurrent repair passes only one resends.
-  const visibleAt = leaseLive ? leaseEnd : run.scheduledFor;
+  const visibleAt = leaseLive ? leaseEnd : availableAt(run);
   if (!(await deps.runs.rescheduleCheck(run, run.checkAt, Math.max(now, visibleAt) + graceMs))) {
     return "skipped";
   }

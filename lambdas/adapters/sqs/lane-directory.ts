@@ -1,0 +1,136 @@
+import { createHash } from "node:crypto";
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+
+/**
+ * Lanes: one SQS queue per (tenant, type), so a worker asking for type X never sees Y, and one
+ * tenant's backlog sits in its own queue instead of in front of everyone else's runs.
+ *
+ * A lane is created on first use, with the attributes of the stack's template run queue
+ * (visibility timeout = default lease, retention, redrive to the run dead-letter queue,
+ * encryption), named `<template queue name>-<hash of tenant and type>` so that IAM can grant
+ * exactly the queues of this stack. Each lane is recorded in the table (pk LANE#<type>,
+ * sk TENANT#<tenant>) so the lease step can find the lanes of the types a worker asks for.
+ */
+export class LaneDirectory {
+  private readonly created = new Map<string, Promise<string>>();
+  private readonly byType = new Map<string, { urls: Promise<string[]>; at: number }>();
+  private template: Promise<Record<string, string>> | undefined;
+
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly templateQueueUrl: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The lane's queue URL; creates the queue and records it on this process's first use. */
+  laneFor(tenant: string, type: string): Promise<string> {
+    const key = `${tenant}\n${type}`;
+    let url = this.created.get(key);
+    if (!url) {
+      url = this.create(tenant, type);
+      url.catch(() => this.created.delete(key)); // try again next time
+      this.created.set(key, url);
+    }
+    return url;
+  }
+
+  /** The lanes holding runs of these types, read again at most every LANE_CACHE_MS. */
+  async lanesOf(types: readonly string[]): Promise<string[]> {
+    const lists = await Promise.all(types.map((type) => this.lanesOfType(type)));
+    return [...new Set(lists.flat())];
+  }
+
+  /** A lane whose queue is gone (the local emulator restarted) is created again on next use. */
+  forget(url: string): void {
+    const name = queueNameOf(url);
+    for (const key of [...this.created.keys()]) {
+      const [tenant = "", type = ""] = key.split("\n");
+      if (`${queueNameOf(this.templateQueueUrl)}-${laneHash(tenant, type)}` === name)
+        this.created.delete(key);
+    }
+    this.byType.clear();
+  }
+
+  private lanesOfType(type: string): Promise<string[]> {
+    const cached = this.byType.get(type);
+    if (cached && this.now() - cached.at < LANE_CACHE_MS) return cached.urls;
+    const urls = this.queryLanes(type);
+    urls.catch(() => this.byType.delete(type));
+    this.byType.set(type, { urls, at: this.now() });
+    return urls;
+  }
+
+  private async queryLanes(type: string): Promise<string[]> {
+    const urls: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": lanePk(type) },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) if (typeof item.queueUrl === "string") urls.push(item.queueUrl);
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return urls;
+  }
+
+  private async create(tenant: string, type: string): Promise<string> {
+    const name = `${queueNameOf(this.templateQueueUrl)}-${laneHash(tenant, type)}`;
+    const { QueueUrl } = await this.sqs.send(
+      new CreateQueueCommand({ QueueName: name, Attributes: await this.templateAttributes() }),
+    );
+    if (!QueueUrl) throw new Error(`SQS returned no URL for lane ${name}`);
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: lanePk(type), sk: `TENANT#${tenant}`, tenant, type, queueUrl: QueueUrl },
+      }),
+    );
+    this.byType.delete(type);
+    return QueueUrl;
+  }
+
+  private templateAttributes(): Promise<Record<string, string>> {
+    this.template ??= this.sqs
+      .send(
+        new GetQueueAttributesCommand({
+          QueueUrl: this.templateQueueUrl,
+          AttributeNames: [
+            "VisibilityTimeout",
+            "MessageRetentionPeriod",
+            "RedrivePolicy",
+            "SqsManagedSseEnabled",
+          ],
+        }),
+      )
+      .then(({ Attributes = {} }) =>
+        Object.fromEntries(
+          Object.entries(Attributes).filter(([, value]) => value !== undefined && value !== ""),
+        ),
+      );
+    this.template.catch(() => {
+      this.template = undefined;
+    });
+    return this.template;
+  }
+}
+
+/** How long the lease step trusts its list of lanes; a new lane is seen within this. */
+export const LANE_CACHE_MS = 2_000;
+
+const lanePk = (type: string) => `LANE#${type}`;
+
+function laneHash(tenant: string, type: string): string {
+  return createHash("sha256").update(`${tenant}\n${type}`).digest("hex").slice(0, 16);
+}
+
+function queueNameOf(url: string): string {
+  return url.slice(url.lastIndexOf("/") + 1);
+}

@@ -1,0 +1,312 @@
+import { describe, expect, it } from "vitest";
+import { retryDelayMs } from "../../lambdas/core/backoff";
+import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
+import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/core/errors";
+import { RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import {
+  listDeadLetters,
+  replayAllDeadLetters,
+  replayDeadLetter,
+} from "../../lambdas/core/use-cases/dead-letters";
+import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { runTick } from "../../lambdas/core/use-cases/tick";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const alice = { tenant: "a", principal: "arn:aws:iam::1:user/alice" };
+const bob = { tenant: "b", principal: "arn:aws:iam::1:user/bob" };
+
+async function dueRun(deps: MemoryDeps, extra: Record<string, unknown> = {}, caller = alice) {
+  const { jobId } = await createJob(deps, caller, {
+    type: "x",
+    runAt: new Date(deps.clock.now()).toISOString(),
+    ...extra,
+  });
+  deps.queue.deliverAll();
+  return jobId;
+}
+
+async function leaseOne(deps: MemoryDeps) {
+  const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 });
+  if (!lease) throw new Error("nothing leased");
+  return lease;
+}
+
+const fail = (deps: MemoryDeps, lease: { runId: string; fence: number }, retryable = true) =>
+  completeRun(deps, lease.runId, { fence: lease.fence, result: "failed", retryable, error: "boom" });
+
+const theRun = (deps: MemoryDeps) => {
+  const run = [...deps.runs.runs.values()][0];
+  if (!run) throw new Error("no run");
+  return run;
+};
+
+describe("retries", () => {
+  it("puts a retryable failure back to pending after the job's backoff, and re-sends it with that delay", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { retry: { base: "PT20S", cap: "PT10M" } });
+    const lease = await leaseOne(deps);
+    deps.queue.sent.length = 0;
+    const result = await fail(deps, lease);
+    const delay = retryDelayMs(1, { baseMs: 20_000, capMs: 600_000 }, () => 0.5);
+    expect(delay).toBe(15_000); // equal jitter: half certain, half random
+    expect(result).toEqual({ runId: lease.runId, status: "retrying", retryAt: "2026-11-02T09:00:15Z" });
+    expect(theRun(deps)).toMatchObject({
+      status: "pending",
+      retryAt: NOW + delay,
+      error: "boom",
+      attempt: 1,
+    });
+    expect(deps.queue.sent).toEqual([
+      {
+        message: expect.objectContaining({ runId: lease.runId, notBefore: NOW + delay }),
+        delaySeconds: delay / 1000 - DELIVERY_LEAD_SECONDS,
+      },
+    ]);
+    expect(deps.queue.deleted).toHaveLength(1); // the first attempt's message
+  });
+
+  it("does not lease a retry before its time, even from an early copy; then leases it with a higher fence", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps);
+    const first = await leaseOne(deps);
+    await fail(deps, first);
+    deps.queue.deliverAll();
+    // A stale copy of the first message shows up now: the retry is not due, so it is dropped.
+    deps.queue.ready.push({
+      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
+      receiptHandle: "stale",
+    });
+    const early = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 });
+    expect(early).toEqual([]);
+    expect(deps.queue.deleted).toContain("stale");
+    deps.queue.deliverAll();
+    const retryAt = theRun(deps).retryAt ?? 0;
+    deps.queue.ready.push({
+      message: {
+        runId: first.runId,
+        jobId: first.jobId,
+        scheduledFor: NOW,
+        tenant: "a",
+        type: "x",
+        notBefore: retryAt,
+      },
+      receiptHandle: "retry",
+    });
+    deps.clock.set(retryAt - 2_000); // visible a little early, as SQS delays deliver it
+    const second = await leaseOne(deps);
+    expect(deps.clock.now()).toBe(retryAt); // handed over on the retry's instant
+    expect(second).toMatchObject({ runKey: first.runKey, attempt: 2, fence: 2 });
+  });
+
+  it("hides a retry that shows up long before its time until it is nearly due", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps);
+    const first = await leaseOne(deps);
+    deps.queue.ready.push({
+      message: {
+        runId: first.runId,
+        jobId: first.jobId,
+        scheduledFor: NOW,
+        tenant: "a",
+        type: "x",
+        notBefore: NOW + 3_600_000,
+      },
+      receiptHandle: "far",
+    });
+    expect(await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(deps.queue.extended).toContainEqual({
+      receiptHandle: "far",
+      seconds: 3_600 - DELIVERY_LEAD_SECONDS,
+    });
+  });
+
+  it("dead-letters on the last attempt with the last error, and at once for retryable: false", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { maxAttempts: 2 });
+    await fail(deps, await leaseOne(deps));
+    deps.clock.set(theRun(deps).retryAt ?? 0);
+    deps.queue.deliverAll();
+    const result = await fail(deps, await leaseOne(deps));
+    expect(result.status).toBe("dead-lettered");
+    expect(theRun(deps)).toMatchObject({
+      status: "dead-lettered",
+      error: "boom (attempt 2 of 2)",
+      attempt: 2,
+    });
+
+    const permanent = memoryDeps(NOW);
+    await dueRun(permanent);
+    expect((await fail(permanent, await leaseOne(permanent), false)).status).toBe("dead-lettered");
+    expect(theRun(permanent)).toMatchObject({ status: "dead-lettered", error: "boom", attempt: 1 });
+  });
+
+  it("dead-letters a run whose leases all lapsed instead of handing it out again", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { maxAttempts: 1 });
+    const first = await leaseOne(deps);
+    deps.clock.advance(deps.settings.leaseSeconds * 1000 + 1_000); // the worker died
+    deps.queue.ready.push({
+      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
+      receiptHandle: "again",
+    });
+    expect(await leaseRuns(deps, { workerId: "w2", types: ["x"], max: 10 })).toEqual([]);
+    expect(theRun(deps)).toMatchObject({
+      status: "dead-lettered",
+      error: "1 lease(s) lapsed without a completion",
+    });
+    expect(deps.queue.deleted).toContain("again");
+  });
+});
+
+describe("fences and the run state machine", () => {
+  it("refuses a second completion, and any completion with an old fence, changing nothing", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps);
+    const lease = await leaseOne(deps);
+    await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
+    const before = theRun(deps);
+    await expect(
+      completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(StaleFenceError);
+    await expect(fail(deps, lease)).rejects.toBeInstanceOf(StaleFenceError);
+    await expect(completeRun(deps, lease.runId, { fence: 7, result: "failed" })).rejects.toMatchObject({
+      field: "fence",
+    });
+    expect(theRun(deps)).toEqual(before);
+  });
+
+  it("lets a run leased before its job was cancelled finish; a completion after that is refused", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps);
+    const lease = await leaseOne(deps);
+    await controlJob(deps, alice, jobId, "cancel");
+    expect(await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" })).toMatchObject({
+      status: "succeeded",
+    });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled"); // stays cancelled
+    await expect(
+      completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(StaleFenceError);
+  });
+
+  it("answers 404 for a failure report on a run that does not exist", async () => {
+    const deps = memoryDeps(NOW);
+    await expect(fail(deps, { runId: "r_0000000000000000000a_1", fence: 1 })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+  });
+});
+
+describe("heartbeats", () => {
+  it("extend a live lease by the job's lease length, in the store and on the message", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { leaseSeconds: 60 });
+    const lease = await leaseOne(deps);
+    deps.clock.advance(20_000);
+    const beat = await heartbeatRun(deps, lease.runId, { fence: lease.fence });
+    expect(beat).toEqual({ runId: lease.runId, fence: 1, leaseExpiresAt: "2026-11-02T09:01:20Z" });
+    expect(theRun(deps).leaseExpiresAt).toBe(NOW + 80_000);
+    expect(deps.queue.extended.at(-1)).toEqual({ receiptHandle: expect.any(String), seconds: 61 });
+  });
+
+  it("are refused with an old fence or after the lease lapsed, and for unknown runs", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps);
+    const lease = await leaseOne(deps);
+    await expect(heartbeatRun(deps, lease.runId, { fence: 9 })).rejects.toBeInstanceOf(StaleFenceError);
+    deps.clock.advance(deps.settings.leaseSeconds * 1000);
+    await expect(heartbeatRun(deps, lease.runId, { fence: lease.fence })).rejects.toMatchObject({
+      field: "fence",
+    });
+    await expect(heartbeatRun(deps, "r_nope", { fence: 1 })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(heartbeatRun(deps, lease.runId, { fence: 0 })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it("still count when the message cannot be extended: the store holds the lease", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps);
+    const lease = await leaseOne(deps);
+    deps.queue.extend = async () => {
+      throw new Error("receipt handle expired");
+    };
+    await expect(heartbeatRun(deps, lease.runId, { fence: 1 })).resolves.toMatchObject({ fence: 1 });
+    expect(deps.warnings).toContain("could not extend the run's message");
+  });
+});
+
+describe("dead letters", () => {
+  async function deadLetter(deps: MemoryDeps, caller = alice) {
+    await dueRun(deps, {}, caller);
+    const lease = await leaseOne(deps);
+    await fail(deps, lease, false);
+    return lease;
+  }
+
+  it("are listed to their own tenant only, with the last error", async () => {
+    const deps = memoryDeps(NOW);
+    const mine = await deadLetter(deps);
+    await deadLetter(deps, bob);
+    const list = await listDeadLetters(deps, alice, {});
+    expect(list.deadLetters).toEqual([
+      expect.objectContaining({ runId: mine.runId, status: "dead-lettered", error: "boom", replays: 0 }),
+    ]);
+    expect((await runTick(deps)).deadLetters).toBe(2);
+  });
+
+  it("replay runs again under the same run key with attempts reset, the replay counted", async () => {
+    const deps = memoryDeps(NOW);
+    const first = await deadLetter(deps);
+    deps.queue.sent.length = 0;
+    const replayed = await replayDeadLetter(deps, alice, first.runId);
+    expect(replayed).toMatchObject({
+      runId: first.runId,
+      status: "pending",
+      attempt: 0,
+      replays: 1,
+      error: "boom",
+    });
+    expect(theRun(deps)).toMatchObject({ replayedBy: alice.principal, replayedAt: NOW });
+    expect(deps.queue.sent).toEqual([
+      { message: expect.objectContaining({ runId: first.runId }), delaySeconds: 0 },
+    ]);
+    deps.queue.deliverAll();
+    const again = await leaseOne(deps);
+    expect(again).toMatchObject({ runKey: first.runKey, attempt: 1, fence: 2 });
+    expect((await listDeadLetters(deps, alice, {})).deadLetters).toEqual([]);
+  });
+
+  it("cannot be replayed by another tenant, twice, or when not dead-lettered", async () => {
+    const deps = memoryDeps(NOW);
+    const first = await deadLetter(deps);
+    await expect(replayDeadLetter(deps, bob, first.runId)).rejects.toBeInstanceOf(NotFoundError);
+    await replayDeadLetter(deps, alice, first.runId);
+    await expect(replayDeadLetter(deps, alice, first.runId)).rejects.toMatchObject({ field: "runId" });
+    await expect(replayDeadLetter(deps, alice, "junk")).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("replay all replays every one of the tenant's dead letters and no one else's", async () => {
+    const deps = memoryDeps(NOW);
+    for (let i = 0; i < 3; i++) await deadLetter(deps);
+    await deadLetter(deps, bob);
+    expect(await replayAllDeadLetters(deps, alice)).toEqual({ replayed: 3 });
+    expect((await listDeadLetters(deps, bob, {})).deadLetters).toHaveLength(1);
+    expect([...deps.runs.runs.values()].filter((r) => r.status === RunStatus.Pending)).toHaveLength(3);
+  });
+});
+
+describe("per-tenant rate limit", () => {
+  it("delays runs over a tenant's limit by a second and never drops them", async () => {
+    const deps = memoryDeps(NOW, { tenantRunsPerSecond: 2 });
+    for (let i = 0; i < 5; i++) await dueRun(deps);
+    await dueRun(deps, {}, bob);
+    const leased = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 });
+    expect(leased).toHaveLength(3); // 2 of alice's, 1 of bob's
+    expect(deps.queue.extended.filter((e) => e.seconds === 1)).toHaveLength(3);
+    expect([...deps.runs.runs.values()].filter((r) => r.status === RunStatus.Pending)).toHaveLength(3);
+  });
+});
