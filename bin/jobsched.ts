@@ -8,10 +8,13 @@
  * (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE / --profile, SSO, instance roles...).
  * --endpoint (or JOBSCHED_ENDPOINT) picks the local runtime or a deployed API.
  */
+
+import { spawn } from "node:child_process";
 import { fromNodeProviderChain } from "@aws-sdk/credential-providers";
 import { Command, CommanderError, Option } from "commander";
 import { createSignedFetch } from "../client/signed-fetch";
 import { table } from "../client/tables";
+import { createWorker, type LeasedRun, PermanentError } from "../client/worker";
 import { ValidationError } from "../lambdas/core/errors";
 import { type Preview, previewSchedule } from "../lambdas/core/schedule/preview";
 
@@ -253,10 +256,107 @@ export function buildProgram(out: Out, exitCodes: { code: number }) {
         print(await call(method, `/api/v1/jobs/${encodeURIComponent(jobId)}${suffix}`), jobTable),
       );
   }
+
+  const dlq = program.command("dlq").description("dead-lettered runs: list and replay (signed API calls)");
+  dlq
+    .command("list")
+    .description("your dead-lettered runs, most recent first, with their last error")
+    .option("--limit <n>", "page size, 1-100")
+    .option("--cursor <cursor>", "from a previous page")
+    .action(async (o: { limit?: string; cursor?: string }) =>
+      print(
+        await call("GET", "/api/v1/dead-letters", { query: { limit: o.limit, cursor: o.cursor } }),
+        (b) => {
+          const rows = ((b.deadLetters as Json[]) ?? []).map((r) => [
+            str(r.runId),
+            str(r.type),
+            str(r.scheduledFor),
+            str(r.attempt),
+            str(r.replays),
+            str(r.error),
+          ]);
+          const more = b.cursor ? `\nmore: --cursor ${str(b.cursor)}` : "";
+          return `${table(["RUN", "TYPE", "SCHEDULED FOR", "ATTEMPTS", "REPLAYS", "LAST ERROR"], rows)}${more}`;
+        },
+      ),
+    );
+  dlq
+    .command("replay [runId]")
+    .description("replay one dead letter (same run key, attempts reset), or all with --all")
+    .option("--all", "replay every one of your dead letters")
+    .action(async (runId: string | undefined, o: { all?: boolean }) => {
+      if (!runId && !o.all) throw new CliError("give a run id, or --all");
+      if (runId && o.all) throw new CliError("give a run id or --all, not both");
+      const path = runId
+        ? `/api/v1/dead-letters/${encodeURIComponent(runId)}/replay`
+        : "/api/v1/dead-letters/replay";
+      print(await call("POST", path), (b) =>
+        runId ? `replayed ${str(b.runId)} (replay ${str(b.replays)})` : `replayed ${str(b.replayed)} run(s)`,
+      );
+    });
+
+  program
+    .command("worker")
+    .description("run a worker: lease runs of some types and execute a command for each")
+    .requiredOption("--types <types>", "comma-separated job types to lease")
+    .option(
+      "--exec <command>",
+      "shell command per run: payload JSON on stdin, JOBSCHED_RUN_KEY etc. in env; exit 0 = success, 2 = permanent failure, other = retryable failure (default: print the run)",
+    )
+    .option("--concurrency <n>", "runs at once", "10")
+    .action(async (o: { types: string; exec?: string; concurrency: string }) => {
+      const g = globals();
+      const concurrency = Number(o.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1)
+        throw new CliError("--concurrency: must be a positive integer");
+      const worker = createWorker({
+        endpoint: g.endpoint,
+        region: g.region,
+        credentials: fromNodeProviderChain(g.profile ? { profile: g.profile } : {}),
+        types: o.types
+          .split(",")
+          .map((t) => t.trim())
+          .filter(Boolean),
+        concurrency,
+        log: (line) => out.error(line),
+        handler: o.exec ? execHandler(o.exec) : async (run) => out.log(JSON.stringify(run)),
+      });
+      out.error(`[worker] leasing ${o.types} from ${g.endpoint}; Ctrl-C drains and stops`);
+      await worker.done;
+    });
+
   program.hook("postAction", () => {
     exitCodes.code = 0;
   });
   return program;
+}
+
+/** A worker handler that runs a shell command per run; its exit code is the outcome. */
+function execHandler(command: string) {
+  return (run: LeasedRun) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(command, {
+        shell: true,
+        stdio: ["pipe", "inherit", "inherit"],
+        env: {
+          ...process.env,
+          JOBSCHED_RUN_ID: run.runId,
+          JOBSCHED_RUN_KEY: run.runKey,
+          JOBSCHED_JOB_ID: run.jobId,
+          JOBSCHED_TYPE: run.type,
+          JOBSCHED_ATTEMPT: String(run.attempt),
+          JOBSCHED_FENCE: String(run.fence),
+          JOBSCHED_SCHEDULED_FOR: run.scheduledFor,
+        },
+      });
+      child.stdin.end(JSON.stringify(run.payload ?? null));
+      child.on("error", reject);
+      child.on("exit", (code) => {
+        if (code === 0) resolve();
+        else if (code === 2) reject(new PermanentError(`${command} exited with 2`));
+        else reject(new Error(`${command} exited with ${code}`));
+      });
+    });
 }
 
 /** Runs the CLI; resolves to the process exit code (0 ok, 1 API or input error, 2 usage). */

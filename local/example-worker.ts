@@ -1,21 +1,13 @@
-import { createSignedFetch } from "../client/signed-fetch";
+import { createWorker, PermanentError } from "../client/worker";
 import type { LocalCredential } from "./local-credentials";
 
 /**
- * The example worker the local runtime starts: it leases runs of type `example.log` over the
- * same signed HTTP lease protocol a real worker uses, logs each run it executes, and completes
- * it with its fence. It stops taking work when its signal aborts.
+ * The example worker the local runtime starts: the worker SDK (client/worker.ts) leasing runs
+ * of type `example.log` over the signed lease protocol, logging each run it executes. A payload
+ * of `{"fail": "..."}` makes it fail (retryable), `{"fail": "...", "permanent": true}` fail for
+ * good, to try retries and dead letters by hand. It stops when its signal aborts.
  */
 export const EXAMPLE_TYPE = "example.log";
-
-interface LeaseJson {
-  runId: string;
-  runKey: string;
-  fence: number;
-  attempt: number;
-  scheduledFor: string;
-  payload: unknown;
-}
 
 export async function runExampleWorker(
   baseUrl: string,
@@ -24,34 +16,32 @@ export async function runExampleWorker(
   signal: AbortSignal,
   print = console.log,
 ): Promise<void> {
-  const call = createSignedFetch({ endpoint: baseUrl, region, credentials: credential });
-  const post = async (path: string, body: unknown) => {
-    const response = await call("POST", path, { body, signal });
-    if (response.status !== 200)
-      throw new Error(`${path}: HTTP ${response.status} ${JSON.stringify(response.body)}`);
-    return response.body;
-  };
+  const worker = createWorker({
+    endpoint: baseUrl,
+    region,
+    credentials: credential,
+    types: [EXAMPLE_TYPE],
+    concurrency: 10,
+    workerId: "example-worker",
+    stopOnSignals: false,
+    log: print,
+    handler: async (run) => {
+      const lateMs = Date.now() - Date.parse(run.scheduledFor);
+      print(
+        `[example-worker] ran ${run.runKey} (attempt ${run.attempt}, fence ${run.fence}, ` +
+          `${lateMs} ms after its time) payload=${JSON.stringify(run.payload)}`,
+      );
+      const failure = failureOf(run.payload);
+      if (failure) throw failure;
+    },
+  });
+  signal.addEventListener("abort", () => void worker.stop(), { once: true });
+  await worker.done;
+}
 
-  while (!signal.aborted) {
-    try {
-      const leases = (await post("/internal/leases", {
-        workerId: "example-worker",
-        types: [EXAMPLE_TYPE],
-        max: 10,
-        waitSeconds: 1,
-      })) as LeaseJson[];
-      for (const lease of leases) {
-        const lateMs = Date.now() - Date.parse(lease.scheduledFor);
-        print(
-          `[example-worker] ran ${lease.runKey} (attempt ${lease.attempt}, fence ${lease.fence}, ` +
-            `${lateMs} ms after its time) payload=${JSON.stringify(lease.payload)}`,
-        );
-        await post(`/internal/leases/${lease.runId}/complete`, { fence: lease.fence, result: "succeeded" });
-      }
-    } catch (error) {
-      if (signal.aborted) return;
-      print(`[example-worker] ${(error as Error).message}; retrying in 1 s`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
+function failureOf(payload: unknown): Error | undefined {
+  if (typeof payload !== "object" || payload === null || !("fail" in payload)) return undefined;
+  const message = String(payload.fail);
+  if ("permanent" in payload && payload.permanent === true) return new PermanentError(message);
+  return new Error(message);
 }

@@ -24,15 +24,13 @@ import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { createDocumentClient, createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { DELIVERY_LEAD_SECONDS } from "../lambdas/core/delivery";
-import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
-import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { bootstrapStack } from "../local/bootstrap";
 import { startEmulatorProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
-import { oneOffJob, percentile, putJobs } from "./bench-support";
+import { oneOffJob, percentile, putJobs, tickAMinuteAhead } from "./bench-support";
 
 const { values } = parseArgs({
   options: {
@@ -91,15 +89,8 @@ await putJobs(
 );
 console.log(`${jobCount} jobs due at ${new Date(dueAt).toISOString()}`);
 
-// The tick that first sees them: a minute ahead (lookahead ${CLOUD_SETTINGS.lookaheadSeconds} s).
-await sleep(dueAt - 60_000 - Date.now());
-const sweepStart = Date.now();
-const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
-console.log(
-  `tick: ${sweeps.reduce((s, x) => s + x.runsCreated, 0)} runs created and enqueued in ${Date.now() - sweepStart} ms`,
-);
-
-// Workers poll from a few seconds before the runs are due until all are done.
+// The tick that first sees them, a minute ahead; workers poll from a few seconds before.
+await tickAMinuteAhead(deps, dueAt);
 await sleep(dueAt - (DELIVERY_LEAD_SECONDS + 2) * 1000 - Date.now());
 const lateness: number[] = [];
 const leasedKeys = new Set<string>();

@@ -1,11 +1,14 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { toJobItem } from "../lambdas/adapters/dynamo/job-item";
+import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
+import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
+import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { oneOffJob as buildJob } from "../test/support/jobs";
 
 /** Helpers the benchmark scripts share: bulk job creation and percentiles. */
-export function oneOffJob(runAt: number, now: number, type = "bench"): Job {
-  return buildJob(runAt, now, { type, tenant: "bench-tenant", requestHash: "bench", createdBy: "bench" });
+export function oneOffJob(runAt: number, now: number, type = "bench", tenant = "bench-tenant"): Job {
+  return buildJob(runAt, now, { type, tenant, requestHash: "bench", createdBy: "bench" });
 }
 
 /** Writes jobs 25 at a time, several batches in flight, retrying unprocessed items. */
@@ -34,4 +37,13 @@ export async function putJobs(
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** Waits until a minute before `dueAt`, sweeps every shard group as that tick would, and says how long it took. */
+export async function tickAMinuteAhead(deps: SchedulerDeps, dueAt: number): Promise<void> {
+  await new Promise((done) => setTimeout(done, Math.max(0, dueAt - 60_000 - Date.now())));
+  const started = Date.now();
+  const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
+  const created = sweeps.reduce((sum, sweep) => sum + sweep.runsCreated, 0);
+  console.log(`tick: ${created} runs created and enqueued in ${Date.now() - started} ms`);
 }

@@ -193,6 +193,20 @@ export interface ReceivedRunMessage {
   readonly receiptHandle: string;
 }
 
+export interface ReceiveRequest {
+  readonly types: readonly string[];
+  readonly max: number;
+  readonly visibilitySeconds: number;
+  readonly waitSeconds: number;
+  readonly held: ReadonlyMap<string, number>;
+  readonly fill: boolean;
+}
+
+/** The lane a run travels in: one per (tenant, type). */
+export function laneKeyOf(run: Pick<RunMessage, "tenant" | "type">): string {
+  return `${run.tenant}\n${run.type}`;
+}
+
 /**
  * Delivery of due runs, in one lane per (tenant, type), so that a worker only sees the types
  * it asks for and one tenant's backlog does not hold up another's runs. The message's
@@ -201,13 +215,12 @@ export interface ReceivedRunMessage {
 export interface RunQueue {
   /** Sends each message to its lane with its delay (0-900 s); rejects if any could not be sent. */
   send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void>;
-  /** Up to `max` messages of the given types, a fair share from each tenant's lane. */
-  receive(
-    types: readonly string[],
-    max: number,
-    visibilitySeconds: number,
-    waitSeconds: number,
-  ): Promise<ReceivedRunMessage[]>;
+  /**
+   * Up to `max` messages of the given types, a fair share from each (tenant, type) lane. `held`
+   * counts what the request already holds per lane (laneKeyOf); with `fill`, lanes that filled
+   * their share may also take what the others left.
+   */
+  receive(request: ReceiveRequest): Promise<ReceivedRunMessage[]>;
   /** Makes a received message visible again at once, for another worker. */
   release(receiptHandle: string): Promise<void>;
   /** Keeps a received message invisible for `seconds` from now: the lease's new length. */

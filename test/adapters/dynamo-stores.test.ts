@@ -117,10 +117,8 @@ describe("DynamoRunStore", () => {
     };
     expect(await runs.leaseRun(run.jobId, run.scheduledFor, grant)).toBeUndefined();
     expect(db).toHaveReceivedCommandWith(UpdateCommand, {
-      // Pending (and, for a retry, due by the lease's start), or leased with a lapsed lease.
-      ConditionExpression:
-        "attribute_exists(pk) AND ((#status = :pending AND (attribute_not_exists(retryAt) OR retryAt <= :starts)) " +
-        "OR (#status = :leased AND leaseExpiresAt <= :now))",
+      // Pending and due (a retry: its retry time has come), or leased with a lapsed lease.
+      ConditionExpression: "availableAt <= :starts AND (#status = :pending OR #status = :leased)",
       UpdateExpression: expect.stringContaining("ADD fence :one, attempt :one"),
     });
     // The repair check time is an index key: a lease leaves it alone.

@@ -13,6 +13,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
 import { MAX_LANES_PER_RECEIVE, SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
+import { laneKeyOf } from "../../lambdas/core/ports";
 
 const sqs = mockClient(SQSClient);
 const db = mockClient(DynamoDBDocumentClient);
@@ -40,10 +41,25 @@ const messages = (count: number, queue = 0) =>
     Body: JSON.stringify(message(i).message),
   }));
 
+const ask = (
+  max: number,
+  visibilitySeconds: number,
+  waitSeconds: number,
+  held = new Map<string, number>(),
+  fill = true,
+) => ({
+  types: ["x"],
+  max,
+  visibilitySeconds,
+  waitSeconds,
+  held,
+  fill,
+});
+
 /** Lanes known to the directory for every type. */
 function knownLanes(count: number) {
   db.on(QueryCommand).resolves({
-    Items: Array.from({ length: count }, (_, i) => ({ queueUrl: lane(i) })),
+    Items: Array.from({ length: count }, (_, i) => ({ queueUrl: lane(i), tenant: `t${i}` })),
   });
 }
 
@@ -106,7 +122,7 @@ describe("SqsRunQueue: receiving fairly", () => {
     knownLanes(2);
     sqs.on(ReceiveMessageCommand, { QueueUrl: lane(0) }).resolves({ Messages: messages(10, 0) });
     sqs.on(ReceiveMessageCommand, { QueueUrl: lane(1) }).resolves({ Messages: messages(3, 1) });
-    const received = await newQueue().receive(["x"], 20, 37, 1);
+    const received = await newQueue().receive(ask(20, 37, 1));
     const asked = sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input);
     expect(asked.slice(0, 2)).toEqual(
       expect.arrayContaining([
@@ -126,13 +142,32 @@ describe("SqsRunQueue: receiving fairly", () => {
     expect(first?.message).toEqual(message(0).message);
   });
 
+  it("while gathering, gives each lane only its fair share of the request less what it holds", async () => {
+    knownLanes(2);
+    sqs.on(ReceiveMessageCommand).callsFake((input: { MaxNumberOfMessages: number }) => ({
+      Messages: messages(input.MaxNumberOfMessages),
+    }));
+    // The request (max 20 in all) already holds 6 from lane 0 and none from lane 1.
+    const held = new Map([[laneKeyOf({ tenant: "t0", type: "x" }), 6]]);
+    const received = await newQueue().receive(ask(14, 30, 0, held, false));
+    const asked = sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input);
+    expect(asked).toHaveLength(2); // no top-up without fill
+    expect(asked).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ QueueUrl: lane(0), MaxNumberOfMessages: 4 }),
+        expect.objectContaining({ QueueUrl: lane(1), MaxNumberOfMessages: 10 }),
+      ]),
+    );
+    expect(received).toHaveLength(14);
+  });
+
   it("long-polls every lane at once only when nothing was ready, and parses unreadable bodies as undefined", async () => {
     knownLanes(1);
     sqs
       .on(ReceiveMessageCommand)
       .resolvesOnce({})
       .resolves({ Messages: [{ ReceiptHandle: "b", Body: "{not json" }] });
-    const received = await newQueue().receive(["x"], 5, 30, 2);
+    const received = await newQueue().receive(ask(5, 30, 2));
     expect(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.WaitTimeSeconds)).toEqual([
       0, 2,
     ]);
@@ -143,11 +178,11 @@ describe("SqsRunQueue: receiving fairly", () => {
     knownLanes(MAX_LANES_PER_RECEIVE + 5);
     sqs.on(ReceiveMessageCommand).resolves({});
     const queue = newQueue();
-    await queue.receive(["x"], 100, 30, 0);
+    await queue.receive(ask(100, 30, 0));
     const first = new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl));
     expect(first.size).toBe(MAX_LANES_PER_RECEIVE);
     sqs.resetHistory();
-    await queue.receive(["x"], 100, 30, 0);
+    await queue.receive(ask(100, 30, 0));
     const second = new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl));
     expect(second).not.toEqual(first);
   });
@@ -155,7 +190,7 @@ describe("SqsRunQueue: receiving fairly", () => {
   it("skips a lane whose queue is gone, and waits out the poll when there are no lanes", async () => {
     knownLanes(1);
     sqs.on(ReceiveMessageCommand).rejects(Object.assign(new Error("gone"), { name: "QueueDoesNotExist" }));
-    expect(await newQueue().receive(["x"], 5, 30, 0)).toEqual([]);
+    expect(await newQueue().receive(ask(5, 30, 0))).toEqual([]);
     db.on(QueryCommand).resolves({ Items: [] });
     let slept = 0;
     const sqsClient = new SQSClient({ region: "us-east-1" });
@@ -167,14 +202,14 @@ describe("SqsRunQueue: receiving fairly", () => {
         slept += ms;
       },
     );
-    expect(await empty.receive(["x"], 5, 30, 3)).toEqual([]);
+    expect(await empty.receive(ask(5, 30, 3))).toEqual([]);
     expect(slept).toBe(3000);
   });
 
   it("rethrows other receive errors", async () => {
     knownLanes(1);
     sqs.on(ReceiveMessageCommand).rejects(new Error("throttled"));
-    await expect(newQueue().receive(["x"], 5, 30, 0)).rejects.toThrow("throttled");
+    await expect(newQueue().receive(ask(5, 30, 0))).rejects.toThrow("throttled");
   });
 });
 

@@ -8,6 +8,7 @@ import type {
   Page,
   RateLimiter,
   ReceivedRunMessage,
+  ReceiveRequest,
   RepairCandidate,
   RetryPlan,
   RunMessage,
@@ -314,8 +315,11 @@ export class MemoryRunQueue implements RunQueue {
     this.sent.push(...messages);
   }
 
+  /** Called when a long poll finds nothing: memoryDeps lets the fake clock run for the wait. */
+  onEmptyWait: (seconds: number) => void = () => undefined;
+
   /** Hands out ready messages of the given types (as the lanes do), oldest first. */
-  async receive(types: readonly string[], max: number) {
+  async receive({ types, max, waitSeconds }: ReceiveRequest) {
     this.receives += 1;
     const limit = Math.min(max, this.perReceive);
     const taken: ReceivedRunMessage[] = [];
@@ -326,6 +330,7 @@ export class MemoryRunQueue implements RunQueue {
         this.ready.splice(i, 1);
       } else i += 1;
     }
+    if (taken.length === 0 && waitSeconds > 0) this.onEmptyWait(waitSeconds);
     return taken;
   }
 
@@ -385,12 +390,15 @@ export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {
   const warnings: string[] = [];
   let seed = 1;
   const merged = { ...LOCAL_SETTINGS, ...settings };
+  const clock = new FixedClock(now);
+  const queue = new MemoryRunQueue();
+  queue.onEmptyWait = (seconds) => clock.advance(seconds * 1000);
   return {
     jobs: new MemoryJobStore(),
     runs: new MemoryRunStore(),
-    queue: new MemoryRunQueue(),
+    queue,
     sweeps: new MemorySweepQueue(),
-    clock: new FixedClock(now),
+    clock,
     settings: merged,
     rateLimiter: new MemoryRateLimiter(() => merged.tenantRunsPerSecond),
     // Jitter in the middle of its range, so backoff tests know the delay.

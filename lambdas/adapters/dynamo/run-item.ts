@@ -56,6 +56,9 @@ export function toRunItem(run: Run) {
     ...run,
     // Unfinished runs sit in the repair index until they finish.
     ...(run.checkAt === undefined ? {} : { repairKey: repairKeyOf(run.jobId) }),
+    // When it may be leased (see the run store's LEASABLE condition).
+    availableAt:
+      run.status === "leased" ? (run.leaseExpiresAt ?? 0) : Math.max(run.scheduledFor, run.retryAt ?? 0),
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { laneKeyOf } from "../../core/ports";
 
 /**
  * Lanes: one SQS queue per (tenant, type), so a worker asking for type X never sees Y, and one
@@ -14,7 +15,7 @@ import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/
  */
 export class LaneDirectory {
   private readonly created = new Map<string, Promise<string>>();
-  private readonly byType = new Map<string, { urls: Promise<string[]>; at: number }>();
+  private readonly byType = new Map<string, { lanes: Promise<Lane[]>; at: number }>();
   private template: Promise<Record<string, string>> | undefined;
 
   constructor(
@@ -38,9 +39,9 @@ export class LaneDirectory {
   }
 
   /** The lanes holding runs of these types, read again at most every LANE_CACHE_MS. */
-  async lanesOf(types: readonly string[]): Promise<string[]> {
-    const lists = await Promise.all(types.map((type) => this.lanesOfType(type)));
-    return [...new Set(lists.flat())];
+  async lanesOf(types: readonly string[]): Promise<Lane[]> {
+    const lists = await Promise.all([...new Set(types)].map((type) => this.lanesOfType(type)));
+    return lists.flat();
   }
 
   /** A lane whose queue is gone (the local emulator restarted) is created again on next use. */
@@ -54,17 +55,17 @@ export class LaneDirectory {
     this.byType.clear();
   }
 
-  private lanesOfType(type: string): Promise<string[]> {
+  private lanesOfType(type: string): Promise<Lane[]> {
     const cached = this.byType.get(type);
-    if (cached && this.now() - cached.at < LANE_CACHE_MS) return cached.urls;
-    const urls = this.queryLanes(type);
-    urls.catch(() => this.byType.delete(type));
-    this.byType.set(type, { urls, at: this.now() });
-    return urls;
+    if (cached && this.now() - cached.at < LANE_CACHE_MS) return cached.lanes;
+    const lanes = this.queryLanes(type);
+    lanes.catch(() => this.byType.delete(type));
+    this.byType.set(type, { lanes, at: this.now() });
+    return lanes;
   }
 
-  private async queryLanes(type: string): Promise<string[]> {
-    const urls: string[] = [];
+  private async queryLanes(type: string): Promise<Lane[]> {
+    const lanes: Lane[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.db.send(
@@ -75,10 +76,14 @@ export class LaneDirectory {
           ExclusiveStartKey: start,
         }),
       );
-      for (const item of page.Items ?? []) if (typeof item.queueUrl === "string") urls.push(item.queueUrl);
+      for (const item of page.Items ?? []) {
+        if (typeof item.queueUrl === "string" && typeof item.tenant === "string") {
+          lanes.push({ url: item.queueUrl, key: laneKeyOf({ tenant: item.tenant, type }) });
+        }
+      }
       start = page.LastEvaluatedKey;
     } while (start);
-    return urls;
+    return lanes;
   }
 
   private async create(tenant: string, type: string): Promise<string> {
@@ -120,6 +125,12 @@ export class LaneDirectory {
     });
     return this.template;
   }
+}
+
+/** A lane's queue and its key (laneKeyOf: tenant and type). */
+export interface Lane {
+  readonly url: string;
+  readonly key: string;
 }
 
 /** How long the lease step trusts its list of lanes; a new lane is seen within this. */

@@ -6,8 +6,8 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { z } from "zod";
-import type { ReceivedRunMessage, RunMessage, RunQueue } from "../../core/ports";
-import type { LaneDirectory } from "./lane-directory";
+import type { ReceivedRunMessage, ReceiveRequest, RunMessage, RunQueue } from "../../core/ports";
+import type { Lane, LaneDirectory } from "./lane-directory";
 
 /** SQS takes at most 10 messages per batch call. */
 const BATCH = 10;
@@ -112,35 +112,45 @@ export class SqsRunQueue implements RunQueue {
   }
 
   /**
-   * One pass over (up to MAX_LANES_PER_RECEIVE of) the lanes with a share of `max` each; lanes
-   * that filled their share are topped up with what the others left. Only when nothing at all
-   * was ready does it long-poll, all those lanes at once.
+   * One pass over (up to MAX_LANES_PER_RECEIVE of) the lanes, each for its fair share of the
+   * request less what the request already holds from it; with `fill`, lanes that filled their
+   * share are topped up with what the others left. Only when nothing at all was ready does it
+   * long-poll, all those lanes at once.
    */
-  async receive(
-    types: readonly string[],
-    max: number,
-    visibilitySeconds: number,
-    waitSeconds: number,
-  ): Promise<ReceivedRunMessage[]> {
-    const all = await this.lanes.lanesOf(types);
+  async receive(request: ReceiveRequest): Promise<ReceivedRunMessage[]> {
+    const { max, visibilitySeconds, waitSeconds, held } = request;
+    const all = await this.lanes.lanesOf(request.types);
     if (all.length === 0) {
       if (waitSeconds > 0) await this.sleep(waitSeconds * 1000); // nothing to poll yet
       return [];
     }
     const start = this.turn++ % all.length;
     const lanes = [...all.slice(start), ...all.slice(0, start)].slice(0, MAX_LANES_PER_RECEIVE);
+    const total = max + [...held.values()].reduce((sum, n) => sum + n, 0);
+    const base = Math.floor(total / lanes.length);
+    const extra = total % lanes.length;
+    let left = max;
+    const shares = lanes.map((lane, i) => {
+      const share = Math.max(0, Math.min(left, base + (i < extra ? 1 : 0) - (held.get(lane.key) ?? 0)));
+      left -= share;
+      return { lane, share };
+    });
 
-    let received = await this.pass(lanes, max, visibilitySeconds, 0);
-    let total = received.reduce((sum, r) => sum + r.messages.length, 0);
-    if (total === 0 && waitSeconds > 0) {
-      received = await this.pass(lanes, max, visibilitySeconds, waitSeconds);
-      total = received.reduce((sum, r) => sum + r.messages.length, 0);
+    let received = await this.pass(shares, visibilitySeconds, 0);
+    let got = received.reduce((sum, r) => sum + r.messages.length, 0);
+    if (got === 0 && waitSeconds > 0) {
+      received = await this.pass(shares, visibilitySeconds, waitSeconds);
+      got = received.reduce((sum, r) => sum + r.messages.length, 0);
     }
-    const full = received.filter((r) => r.messages.length > 0 && r.messages.length === r.share);
-    if (total < max && full.length > 0) {
+    // Lanes that gave all they were asked for (or were at their share already) may have more.
+    const full = received.filter((r) => r.messages.length === r.share);
+    if (request.fill && got < max && full.length > 0) {
+      const room = max - got;
       const more = await this.pass(
-        full.map((r) => r.queueUrl),
-        max - total,
+        full.map((r, i) => ({
+          lane: r.lane,
+          share: Math.floor(room / full.length) + (i < room % full.length ? 1 : 0),
+        })),
         visibilitySeconds,
         0,
       );
@@ -149,15 +159,16 @@ export class SqsRunQueue implements RunQueue {
     return received.flatMap((r) => r.messages);
   }
 
-  private pass(lanes: readonly string[], max: number, visibilitySeconds: number, waitSeconds: number) {
-    const base = Math.floor(max / lanes.length);
-    const extra = max % lanes.length;
+  private pass(
+    shares: ReadonlyArray<{ lane: Lane; share: number }>,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ) {
     return Promise.all(
-      lanes.map(async (queueUrl, i) => {
-        const share = base + (i < extra ? 1 : 0);
+      shares.map(async ({ lane, share }) => {
         const messages =
-          share > 0 ? await this.receiveFrom(queueUrl, share, visibilitySeconds, waitSeconds) : [];
-        return { queueUrl, share, messages };
+          share > 0 ? await this.receiveFrom(lane.url, share, visibilitySeconds, waitSeconds) : [];
+        return { lane, share, messages };
       }),
     );
   }

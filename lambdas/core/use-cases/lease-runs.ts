@@ -2,7 +2,7 @@ import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS, MAX_VISIBILITY_SECONDS } from "..
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
-import type { ReceivedRunMessage, RunMessage } from "../ports";
+import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
 import { RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -40,16 +40,25 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
   const leasing: Promise<Granted | undefined>[] = [];
   let handOver: number | undefined;
   let waitSeconds = request.waitSeconds;
+  const held = new Map<string, number>();
   // While the hand-over is more than a poll away, keep gathering runs (up to max) with short
   // long-polls: a spike's runs are then leased in the seconds before they are due. A poll costs
   // the same whether the request is holding or the worker would have asked again.
   for (;;) {
-    const received = await deps.queue.receive(
-      request.types,
-      request.max - leasing.length,
-      visibility,
+    // While gathering, each lane gets only its fair share of the request, so runs of a lane
+    // that becomes visible a moment later still find room; the last poll fills up.
+    const lastPoll = handOver === undefined || handOver - deps.clock.now() < 2 * GATHER_POLL_MS;
+    const received = await deps.queue.receive({
+      types: request.types,
+      max: request.max - leasing.length,
+      visibilitySeconds: visibility,
       waitSeconds,
-    );
+      held,
+      fill: lastPoll,
+    });
+    for (const r of received) {
+      if (r.message) held.set(laneKeyOf(r.message), (held.get(laneKeyOf(r.message)) ?? 0) + 1);
+    }
     const now = deps.clock.now();
     const dueTimes = received.flatMap((r) => (r.message ? [dueOf(r.message)] : []));
     handOver ??= dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
@@ -58,10 +67,9 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
     const jobs = await deps.jobs.getJobs(batch.flatMap((r) => (r.message ? [r.message.jobId] : [])));
     leasing.push(...batch.map((r) => leaseOne(deps, request, r, jobs)));
     const timeLeft = handOver === undefined ? 0 : handOver - deps.clock.now();
-    const quiet = received.length === 0 && waitSeconds > 0; // a whole poll brought nothing
     // Runs sent back would only come back to this request's next poll: leave them to others.
-    const sentBack = batch.length < received.length;
-    if (leasing.length >= request.max || timeLeft < GATHER_POLL_MS || quiet || sentBack) break;
+    const sentBack = inTime.length < received.length;
+    if (leasing.length >= request.max || timeLeft < GATHER_POLL_MS || sentBack) break;
     waitSeconds = 1;
   }
   const granted = (await Promise.all(leasing)).filter((lease): lease is Granted => lease !== undefined);

@@ -1,0 +1,144 @@
+/**
+ * bench-fairness: tenant A with 5,000 runs and tenant B with 50, all due at the same second,
+ * one job type, 4 workers. Runs travel in per-(tenant, type) lanes and every lease request
+ * takes a fair share of each lane, so B's runs should all be leased within 2 s of their time
+ * while A's backlog drains (issue 6). Everything runs on the local stack, both emulators in
+ * processes of their own; jobs are written straight to the table, swept a minute ahead.
+ *
+ *   npx tsx scripts/bench-fairness.ts [--a 5000] [--b 50] [--workers 4] [--max 50] [--requests 2]
+ *                                     [--work-ms 20] [--trace]
+ *
+ * Each worker keeps --requests lease requests of up to --max runs in flight (a worker SDK of
+ * concurrency 100) and spends --work-ms per 10 runs before completing them. Prints both tenants' lateness (leased at - due) percentiles
+ * and the drain time; exits non-zero if a B run was leased more than 2 s late or any run was
+ * not leased exactly once.
+ */
+import "../local/runtime-env";
+import { parseArgs } from "node:util";
+import { createDocumentClient } from "../lambdas/adapters/clients";
+import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { DELIVERY_LEAD_SECONDS } from "../lambdas/core/delivery";
+import { completeRun } from "../lambdas/core/use-cases/complete-run";
+import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
+import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { bootstrapStack } from "../local/bootstrap";
+import { startEmulatorProcess } from "../local/emulator-process";
+import { oneOffJob, percentile, putJobs, tickAMinuteAhead } from "./bench-support";
+
+const { values } = parseArgs({
+  options: {
+    a: { type: "string", default: "5000" },
+    b: { type: "string", default: "50" },
+    workers: { type: "string", default: "4" },
+    max: { type: "string", default: "50" },
+    "work-ms": { type: "string", default: "20" },
+    requests: { type: "string", default: "2" },
+    trace: { type: "boolean" },
+    help: { type: "boolean" },
+  },
+});
+if (values.help) {
+  console.log(
+    "usage: npx tsx scripts/bench-fairness.ts [--a 5000] [--b 50] [--workers 4] [--max 50] [--requests 2] [--work-ms 20] [--trace]",
+  );
+  process.exit(0);
+}
+const counts = { a: Number(values.a), b: Number(values.b) };
+const workerCount = Number(values.workers);
+const leaseMax = Number(values.max);
+const workMs = Number(values["work-ms"]);
+// A worker of concurrency 100 keeps 2 lease requests of up to 50 in flight (as the worker SDK does).
+const requestsPerWorker = Number(values.requests);
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
+
+const dynamo = await startEmulatorProcess("dynamodb");
+const sqs = await startEmulatorProcess("sqs");
+const config = await bootstrapStack({
+  dynamodbEndpoint: dynamo.endpoint,
+  sqsEndpoint: sqs.endpoint,
+  tableName: "bench-fairness",
+  settings: CLOUD_SETTINGS,
+});
+const deps = createSchedulerDeps(config);
+const completionDeps = createSchedulerDeps(config); // completions are other Lambda instances
+const db = createDocumentClient(config);
+
+// Everything due on one whole second, far enough ahead for the sweep to see it a minute early.
+const dueAt = Math.ceil((Date.now() + 75_000) / 1000) * 1000;
+const now = Date.now();
+const jobs = [
+  ...Array.from({ length: counts.a }, () => oneOffJob(dueAt, now, "fair", "tenant-a")),
+  ...Array.from({ length: counts.b }, () => oneOffJob(dueAt, now, "fair", "tenant-b")),
+];
+await putJobs(db, config.tableName, jobs);
+const tenantOf = new Map(jobs.map((job) => [job.jobId, job.tenant === "tenant-a" ? "a" : "b"] as const));
+console.log(
+  `${counts.a} runs for tenant A, ${counts.b} for tenant B, due at ${new Date(dueAt).toISOString()}`,
+);
+
+await tickAMinuteAhead(deps, dueAt);
+await sleep(dueAt - (DELIVERY_LEAD_SECONDS + 2) * 1000 - Date.now());
+const lateness = { a: [] as number[], b: [] as number[] };
+const leased = new Set<string>();
+let duplicates = 0;
+let lastDone = 0;
+const total = counts.a + counts.b;
+await Promise.all(
+  Array.from({ length: workerCount * requestsPerWorker }, async (_, i) => {
+    const w = i % workerCount;
+    while (leased.size < total && Date.now() < dueAt + 300_000) {
+      const asked = Date.now();
+      const leases = await leaseRuns(deps, {
+        workerId: `w${w}`,
+        types: ["fair"],
+        max: leaseMax,
+        waitSeconds: 1,
+      });
+      const at = Date.now();
+      if (values.trace && leases.length > 0) {
+        const ofB = leases.filter((lease) => tenantOf.get(lease.jobId) === "b").length;
+        console.log(`w${w}: ${asked - dueAt} -> ${at - dueAt} ms: ${leases.length - ofB} of A, ${ofB} of B`);
+      }
+      for (const lease of leases) {
+        if (leased.has(lease.runKey)) duplicates += 1;
+        leased.add(lease.runKey);
+        lateness[tenantOf.get(lease.jobId) ?? "a"].push(at - Date.parse(lease.scheduledFor));
+      }
+      // The worker executes its batch (work-ms per run, 10 at a time), completing each run.
+      for (let i = 0; i < leases.length; i += 10) {
+        await sleep(workMs);
+        await Promise.all(
+          leases
+            .slice(i, i + 10)
+            .map((lease) =>
+              completeRun(completionDeps, lease.runId, { fence: lease.fence, result: "succeeded" }),
+            ),
+        );
+      }
+      lastDone = Date.now();
+    }
+  }),
+);
+
+const report = (name: string, values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const [p50, p95, p99] = [50, 95, 99].map((p) => percentile(sorted, p));
+  console.log(
+    `tenant ${name}: ${values.length} leased, lateness p50 ${p50} ms, p95 ${p95} ms, p99 ${p99} ms, max ${sorted.at(-1)} ms`,
+  );
+  return sorted.at(-1) ?? Number.POSITIVE_INFINITY;
+};
+console.log(
+  `machine: ${process.platform} ${process.arch}, Node ${process.version}, ${(await import("node:os")).cpus().length} cores`,
+);
+report("A", lateness.a);
+const worstB = report("B", lateness.b);
+console.log(
+  `drain: all ${total} leased and completed ${lastDone - dueAt} ms after the due second; duplicates ${duplicates}`,
+);
+const ok =
+  lateness.a.length === counts.a && lateness.b.length === counts.b && duplicates === 0 && worstB <= 2_000;
+console.log(ok ? "PASS" : "FAIL");
+process.exitCode = ok ? 0 : 1;
+await sqs.close();
+await dynamo.close();

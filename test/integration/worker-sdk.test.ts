@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWorker, type LeasedRun, PermanentError } from "../../client/worker";
+import { loadLocalCredentials } from "../../local/local-credentials";
+import { startTestApi, type TestApi } from "../support/api-gateway";
+import { createTestStack, type TestStack } from "../support/stack";
+
+/** The worker SDK against the local stack: heartbeats, outcomes, draining. */
+describe("createWorker", () => {
+  let stack: TestStack;
+  let api: TestApi;
+  const credentials = loadLocalCredentials();
+
+  beforeAll(async () => {
+    stack = await createTestStack("worker-sdk");
+    api = await startTestApi(stack);
+  });
+  afterAll(() => api.close());
+
+  const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+  const worker = (types: string[], handler: (run: LeasedRun) => Promise<void>) =>
+    createWorker({
+      endpoint: api.url,
+      region: credentials.region,
+      credentials: credentials.first("worker"),
+      types,
+      concurrency: 4,
+      stopOnSignals: false,
+      log: () => undefined,
+      handler,
+    });
+  const runsOf = async (jobId: string) =>
+    ((await api.tenantA("GET", `/api/v1/jobs/${jobId}`)).body as { runs: Array<Record<string, unknown>> })
+      .runs;
+
+  it("heartbeats a handler that outlives its lease, completes it once, and passes the run key", {
+    timeout: 30_000,
+  }, async () => {
+    const created = await api.tenantA("POST", "/api/v1/jobs", {
+      body: { type: "slow", runAt: inSeconds(1), leaseSeconds: 5, payload: { n: 1 } },
+    });
+    const jobId = (created.body as { jobId: string }).jobId;
+    const seen: LeasedRun[] = [];
+    const w = worker(["slow"], async (run) => {
+      seen.push(run);
+      await new Promise((done) => setTimeout(done, 8_000)); // longer than the 5 s lease
+    });
+    for (let i = 0; i < 100 && (await runsOf(jobId))[0]?.status !== "succeeded"; i++) {
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    await w.stop();
+    expect(seen).toHaveLength(1); // never handed to anyone else: the heartbeats held the lease
+    expect(seen[0]).toMatchObject({
+      runKey: expect.stringMatching(new RegExp(`^${jobId}@`)),
+      payload: { n: 1 },
+    });
+    expect((await runsOf(jobId))[0]).toMatchObject({ status: "succeeded", fence: 1 });
+  });
+
+  it("reports a PermanentError as a permanent failure and other errors as retryable", {
+    timeout: 30_000,
+  }, async () => {
+    const post = (type: string) =>
+      api.tenantA("POST", "/api/v1/jobs", {
+        body: { type, runAt: inSeconds(1), maxAttempts: 2, retry: { base: 60 } },
+      });
+    const permanent = ((await post("bad")).body as { jobId: string }).jobId;
+    const transient = ((await post("flaky-sdk")).body as { jobId: string }).jobId;
+    const w = worker(["bad", "flaky-sdk"], async (run) => {
+      throw run.type === "bad" ? new PermanentError("no such invoice") : new Error("timeout");
+    });
+    for (let i = 0; i < 100; i++) {
+      const [a, b] = [(await runsOf(permanent))[0], (await runsOf(transient))[0]];
+      if (a?.status === "dead-lettered" && b?.error === "timeout") break;
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    await w.stop();
+    expect((await runsOf(permanent))[0]).toMatchObject({ status: "dead-lettered", error: "no such invoice" });
+    expect((await runsOf(transient))[0]).toMatchObject({ status: "pending", error: "timeout", attempt: 1 });
+  });
+
+  it("drains on stop: the run in hand finishes and is completed before done resolves", {
+    timeout: 30_000,
+  }, async () => {
+    const created = await api.tenantA("POST", "/api/v1/jobs", {
+      body: { type: "drain", runAt: inSeconds(1) },
+    });
+    const jobId = (created.body as { jobId: string }).jobId;
+    let started!: () => void;
+    const inHand = new Promise<void>((done) => {
+      started = done;
+    });
+    const w = worker(["drain"], async () => {
+      started();
+      await new Promise((done) => setTimeout(done, 1_000));
+    });
+    await inHand;
+    expect(w.inFlight()).toBe(1);
+    await w.stop();
+    expect(w.inFlight()).toBe(0);
+    expect((await runsOf(jobId))[0]).toMatchObject({ status: "succeeded" });
+  });
+});
