@@ -1,8 +1,40 @@
-import { App } from "aws-cdk-lib";
+import { App, Validations } from "aws-cdk-lib";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { JobschedStack } from "../lib/jobsched-stack";
 
-/** The CDK app: `npx cdk synth` works offline; `npx cdk deploy` installs jobsched in an account. */
+/**
+ * The CDK app: `npx cdk synth` works offline; `npx cdk deploy` installs jobsched in an account.
+ * cdk-nag's AwsSolutions checks run on every synth: an unacknowledged finding fails it.
+ *
+ * Configuration (cdk.json context or `-c name=value`), defaults in lambdas/definitions/settings.ts:
+ *   jobsched:tickSeconds (60, at least 60), jobsched:lookaheadSeconds (90),
+ *   jobsched:leaseSeconds (30), jobsched:repairGraceSeconds (120),
+ *   jobsched:tenantRunsPerSecond (0 = no limit), jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10)
+ */
 const app = new App();
+const context = (name: string): string | undefined => {
+  const value = app.node.tryGetContext(`jobsched:${name}`);
+  return value === undefined || value === null ? undefined : String(value);
+};
+const settings: { -readonly [K in keyof SchedulerSettings]?: number } = {};
+for (const key of Object.keys(CLOUD_SETTINGS) as Array<keyof SchedulerSettings>) {
+  const value = context(key);
+  if (value === undefined) continue;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0)
+    throw new Error(`context jobsched:${key}: must be a whole number`);
+  settings[key] = number;
+}
+if ((settings.tickSeconds ?? CLOUD_SETTINGS.tickSeconds) < 60) {
+  throw new Error("context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s");
+}
+
 new JobschedStack(app, "Jobsched", {
   description: "jobsched: serverless distributed job scheduler",
+  settings,
+  alarmEmail: context("alarmEmail"),
+  latenessAlarmSeconds:
+    context("latenessAlarmSeconds") === undefined ? undefined : Number(context("latenessAlarmSeconds")),
 });
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,8 +1,9 @@
-import { CfnOutput } from "aws-cdk-lib";
-import { HttpApi, HttpMethod } from "aws-cdk-lib/aws-apigatewayv2";
+import { CfnOutput, RemovalPolicy } from "aws-cdk-lib";
+import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-lib/aws-apigatewayv2";
 import { HttpIamAuthorizer } from "aws-cdk-lib/aws-apigatewayv2-authorizers";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { type FunctionName, ROUTES } from "../lambdas/definitions/routes";
 
@@ -18,7 +19,18 @@ export class SchedulerHttpApi extends Construct {
     this.api = new HttpApi(this, "Api", {
       description: "jobsched: schedule jobs and lease their runs (IAM / SigV4 auth)",
       defaultAuthorizer: new HttpIamAuthorizer(),
-      createDefaultStage: true,
+      createDefaultStage: false,
+    });
+    // The default stage, with an access log: who called what, when, and the answer.
+    const accessLog = new LogGroup(this, "AccessLog", {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    new HttpStage(this, "DefaultStage", {
+      httpApi: this.api,
+      stageName: "$default",
+      autoDeploy: true,
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLog) },
     });
     const integrations = {
       api: new HttpLambdaIntegration("ApiIntegration", functions.api),
@@ -32,5 +44,10 @@ export class SchedulerHttpApi extends Construct {
       });
     }
     new CfnOutput(this, "Url", { value: this.api.apiEndpoint, description: "Base URL of the jobsched API" });
+  }
+
+  /** The ARN pattern of the API's routes under `prefix` (`api` or `internal`), for execute-api:Invoke. */
+  routesArn(prefix: "api" | "internal"): string {
+    return this.api.arnForExecuteApi("*", `/${prefix}/*`);
   }
 }

@@ -21,6 +21,7 @@ export class RunQueues extends Construct {
   readonly runQueue: Queue;
   /** ARN pattern of the lanes (and the run queue itself). */
   readonly laneArns: string;
+  readonly runQueueName: string;
   readonly deadLetterQueue: Queue;
   readonly sweepQueue: Queue;
   readonly sweepDeadLetterQueue: Queue;
@@ -29,9 +30,9 @@ export class RunQueues extends Construct {
     super(scope, id);
     this.deadLetterQueue = this.queue("DeadLetters", RUN_DEAD_LETTER_QUEUE);
     const stack = Stack.of(this);
-    const runQueueName = `${stack.stackName.slice(0, 40)}-runs`;
-    this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue, runQueueName);
-    this.laneArns = stack.formatArn({ service: "sqs", resource: `${runQueueName}*` });
+    this.runQueueName = `${stack.stackName.slice(0, 40)}-runs`;
+    this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue, this.runQueueName);
+    this.laneArns = stack.formatArn({ service: "sqs", resource: `${this.runQueueName}*` });
     this.sweepDeadLetterQueue = this.queue("SweepDeadLetters", SWEEP_DEAD_LETTER_QUEUE);
     this.sweepQueue = this.queue("Sweeps", SWEEP_QUEUE, this.sweepDeadLetterQueue);
   }

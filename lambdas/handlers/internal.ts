@@ -1,20 +1,52 @@
+import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import middy from "@middy/core";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-deps";
-import { completeRun } from "../core/use-cases/complete-run";
+import { type CompletionResult, completeRun } from "../core/use-cases/complete-run";
 import { heartbeatRun } from "../core/use-cases/heartbeat-run";
-import { leaseRuns } from "../core/use-cases/lease-runs";
+import { type Lease, leaseRuns } from "../core/use-cases/lease-runs";
 import { httpErrors } from "./http/error-middleware";
 import { callerOf, type HttpEvent, jsonBody, pathParameter } from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
+
+const metrics = new Metrics({ namespace: "jobsched", serviceName: "jobsched" });
+
+/** EMF: runs leased and how late each first attempt started (the dashboard's percentiles). */
+function recordLeases(leases: readonly Lease[], now: number): void {
+  if (leases.length === 0) return;
+  metrics.addMetric("RunsLeased", MetricUnit.Count, leases.length);
+  for (const lease of leases) {
+    if (lease.attempt === 1) {
+      metrics.addMetric(
+        "StartLateness",
+        MetricUnit.Milliseconds,
+        Math.max(0, now - Date.parse(lease.scheduledFor)),
+      );
+    }
+  }
+  metrics.publishStoredMetrics();
+}
+
+const OUTCOME_METRICS = {
+  succeeded: "RunsSucceeded",
+  retrying: "RunsRetried",
+  "dead-lettered": "RunsDeadLettered",
+} as const;
+
+function recordOutcome(status: CompletionResult["status"]): void {
+  metrics.addMetric(OUTCOME_METRICS[status], MetricUnit.Count, 1);
+  metrics.publishStoredMetrics();
+}
 
 /** The worker-facing lease protocol (/internal/*). */
 export function createInternalHandler(deps: HandlerDeps) {
   const route = dispatch({
     "POST /internal/leases": async (event) => {
       callerOf(event, deps.tenantMapping);
-      return json(200, await leaseRuns(deps, jsonBody(event)));
+      const leases = await leaseRuns(deps, jsonBody(event));
+      recordLeases(leases, deps.clock.now());
+      return json(200, leases);
     },
     "POST /internal/leases/{runId}/heartbeat": async (event) => {
       callerOf(event, deps.tenantMapping);
@@ -22,7 +54,9 @@ export function createInternalHandler(deps: HandlerDeps) {
     },
     "POST /internal/leases/{runId}/complete": async (event) => {
       callerOf(event, deps.tenantMapping);
-      return json(200, await completeRun(deps, pathParameter(event, "runId"), jsonBody(event)));
+      const result = await completeRun(deps, pathParameter(event, "runId"), jsonBody(event));
+      recordOutcome(result.status);
+      return json(200, result);
     },
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);

@@ -1,0 +1,125 @@
+import { App, Stack, Validations } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { Queue } from "aws-cdk-lib/aws-sqs";
+import { AwsSolutionsChecks } from "cdk-nag";
+import { beforeAll, describe, expect, it } from "vitest";
+import { JOBS_TABLE } from "../../lambdas/definitions/table";
+import { JobschedStack } from "../../lib/jobsched-stack";
+
+/** Issue 7: what a careful AWS engineer checks before `cdk deploy`. */
+const app = (context: Record<string, unknown> = {}) =>
+  new App({ context: { "aws:cdk:bundling-stacks": [], ...context } });
+
+describe("the production stack", () => {
+  let template: Template;
+
+  beforeAll(() => {
+    template = Template.fromStack(new JobschedStack(app(), "Prod", { alarmEmail: "ops@example.com" }));
+  });
+
+  it("passes cdk-nag's AwsSolutions checks: every finding is acknowledged with a reason", () => {
+    const a = app();
+    new JobschedStack(a, "Nagged");
+    Validations.of(a).addPlugins(new AwsSolutionsChecks(a));
+    expect(() => a.synth()).not.toThrow();
+  });
+
+  it("fails synthesis on a finding nobody acknowledged (the check can fail)", () => {
+    const a = app();
+    const stack = new Stack(a, "Careless");
+    new Queue(stack, "NoDlqNoTls"); // AwsSolutions-SQS3 and SQS4
+    Validations.of(a).addPlugins(new AwsSolutionsChecks(a));
+    expect(() => a.synth()).toThrow(/AwsSolutions-SQS/);
+  });
+
+  it("alarms on dead letters, queues SQS gave up on, sweep and tick errors, late sweeps and late runs", () => {
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")).map(
+      (a) => a.Properties as Record<string, unknown>,
+    );
+    const metricNames = alarms.map((a) => a.MetricName);
+    expect(metricNames).toEqual(
+      expect.arrayContaining([
+        "DeadLetterDepth",
+        "ApproximateNumberOfMessagesVisible",
+        "Errors",
+        "EnqueueLatenessP99",
+        "StartLateness",
+      ]),
+    );
+    expect(alarms).toHaveLength(7);
+    const topic = Object.keys(template.findResources("AWS::SNS::Topic"))[0];
+    for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: topic }]);
+    template.hasResourceProperties("AWS::SNS::Subscription", {
+      Protocol: "email",
+      Endpoint: "ops@example.com",
+    });
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "StartLateness",
+      ExtendedStatistic: "p99",
+      Threshold: 10_000,
+    });
+  });
+
+  it("has a dashboard of runs created, leased, succeeded, retried, dead-lettered and lateness percentiles", () => {
+    const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
+    const body = JSON.stringify(dashboard?.Properties);
+    for (const name of [
+      "RunsCreated",
+      "RunsLeased",
+      "RunsSucceeded",
+      "RunsRetried",
+      "RunsDeadLettered",
+      "p99",
+    ]) {
+      expect(body).toContain(name);
+    }
+  });
+
+  it("exports one managed policy for tenant clients (/api/*) and one for workers (/internal/*)", () => {
+    const policies = Object.values(template.findResources("AWS::IAM::ManagedPolicy")).map((p) =>
+      JSON.stringify(p.Properties),
+    );
+    expect(policies).toHaveLength(2);
+    expect(policies.some((p) => p.includes('"/*/*/api/*"') && p.includes("execute-api:Invoke"))).toBe(true);
+    expect(policies.some((p) => p.includes('"/*/*/internal/*"') && p.includes("execute-api:Invoke"))).toBe(
+      true,
+    );
+    const outputs = Object.keys(template.findOutputs("*"));
+    expect(outputs.filter((o) => /TenantPolicyArn|WorkerPolicyArn|Url/.test(o))).toHaveLength(3);
+  });
+
+  it("logs every API call to an access log", () => {
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+      StageName: "$default",
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.anyValue() },
+    });
+  });
+
+  it("expires rate-limit counters through the table's TTL", () => {
+    template.hasResourceProperties("AWS::DynamoDB::GlobalTable", {
+      TimeToLiveSpecification: { AttributeName: JOBS_TABLE.timeToLiveAttribute, Enabled: true },
+    });
+  });
+
+  it("grants the lease protocol exactly the lane actions it uses, on this stack's lanes only", () => {
+    const statements = Object.values(template.findResources("AWS::IAM::Policy")).flatMap(
+      (p) =>
+        (p.Properties as { PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } })
+          .PolicyDocument.Statement,
+    );
+    const lanes = statements.filter((s) => JSON.stringify(s.Resource).includes(":Prod-runs*"));
+    expect(lanes).toHaveLength(4); // api, tick and sweeper send; internal sends and receives
+    expect(lanes.filter((s) => [s.Action].flat().includes("sqs:ReceiveMessage"))).toHaveLength(1);
+    for (const s of lanes) expect([s.Action].flat()).toContain("sqs:SendMessage");
+  });
+
+  it("takes its settings from the CDK context", () => {
+    const stack = new JobschedStack(app(), "Tuned", { settings: { tickSeconds: 120, leaseSeconds: 45 } });
+    const tuned = Template.fromStack(stack);
+    tuned.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(2 minutes)" });
+    tuned.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: Match.objectLike({ LEASE_SECONDS: "45" }) },
+    });
+  });
+});
