@@ -1,5 +1,6 @@
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
+import { MAX_PAYLOAD_BYTES } from "../lambdas/core/schemas";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { JobschedStack } from "../lib/jobsched-stack";
 
@@ -10,7 +11,9 @@ import { JobschedStack } from "../lib/jobsched-stack";
  * Configuration (cdk.json context or `-c name=value`), defaults in lambdas/definitions/settings.ts:
  *   jobsched:tickSeconds (60, at least 60), jobsched:lookaheadSeconds (90),
  *   jobsched:leaseSeconds (30), jobsched:repairGraceSeconds (120),
- *   jobsched:tenantRunsPerSecond (0 = no limit), jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10)
+ *   jobsched:tenantRunsPerSecond (0 = no limit), jobsched:retryBaseSeconds (10),
+ *   jobsched:retryCapSeconds (3600), jobsched:maxPayloadBytes (262144, the most),
+ *   jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10)
  */
 const app = new App();
 const context = (name: string): string | undefined => {
@@ -26,8 +29,15 @@ for (const key of Object.keys(CLOUD_SETTINGS) as Array<keyof SchedulerSettings>)
     throw new Error(`context jobsched:${key}: must be a whole number`);
   settings[key] = number;
 }
-if ((settings.tickSeconds ?? CLOUD_SETTINGS.tickSeconds) < 60) {
+const merged = { ...CLOUD_SETTINGS, ...settings };
+if (merged.tickSeconds < 60) {
   throw new Error("context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s");
+}
+if (merged.maxPayloadBytes < 1 || merged.maxPayloadBytes > MAX_PAYLOAD_BYTES) {
+  throw new Error(`context jobsched:maxPayloadBytes: must be 1 to ${MAX_PAYLOAD_BYTES}`);
+}
+if (merged.retryCapSeconds < merged.retryBaseSeconds) {
+  throw new Error("context jobsched:retryCapSeconds: must not be less than jobsched:retryBaseSeconds");
 }
 
 new JobschedStack(app, "Jobsched", {

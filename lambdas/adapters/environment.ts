@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_PAYLOAD_BYTES } from "../core/schemas";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../definitions/settings";
 
 /**
@@ -20,6 +21,14 @@ const environmentSchema = z.object({
   LEASE_SECONDS: seconds(CLOUD_SETTINGS.leaseSeconds),
   REPAIR_GRACE_SECONDS: seconds(CLOUD_SETTINGS.repairGraceSeconds),
   TENANT_RUNS_PER_SECOND: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantRunsPerSecond),
+  RETRY_BASE_SECONDS: seconds(CLOUD_SETTINGS.retryBaseSeconds),
+  RETRY_CAP_SECONDS: seconds(CLOUD_SETTINGS.retryCapSeconds),
+  MAX_PAYLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAYLOAD_BYTES)
+    .default(CLOUD_SETTINGS.maxPayloadBytes),
   /** JSON object: principal or role ARN -> tenant name. Optional. */
   TENANT_MAPPING: z
     .string()
@@ -67,6 +76,9 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
       leaseSeconds: e.LEASE_SECONDS,
       repairGraceSeconds: e.REPAIR_GRACE_SECONDS,
       tenantRunsPerSecond: e.TENANT_RUNS_PER_SECOND,
+      retryBaseSeconds: e.RETRY_BASE_SECONDS,
+      retryCapSeconds: e.RETRY_CAP_SECONDS,
+      maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
     },
   };
 }

@@ -18,7 +18,14 @@ export interface SchedulerSettings {
   readonly repairGraceSeconds: number;
   /** Runs one tenant may start per second; excess runs wait, none is dropped. 0: no limit. */
   readonly tenantRunsPerSecond: number;
+  /** Retry backoff of jobs that do not set their own `retry`. */
+  readonly retryBaseSeconds: number;
+  readonly retryCapSeconds: number;
+  /** Largest accepted payload (UTF-8 JSON bytes); at most 262,144 (MAX_PAYLOAD_BYTES). */
+  readonly maxPayloadBytes: number;
 }
+
+const DEFAULT_LIMITS = { retryBaseSeconds: 10, retryCapSeconds: 3_600, maxPayloadBytes: 262_144 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
   tickSeconds: 60,
@@ -26,6 +33,7 @@ export const CLOUD_SETTINGS: SchedulerSettings = {
   leaseSeconds: 30,
   repairGraceSeconds: 120,
   tenantRunsPerSecond: 0,
+  ...DEFAULT_LIMITS,
 };
 
 export const LOCAL_SETTINGS: SchedulerSettings = {
@@ -34,4 +42,5 @@ export const LOCAL_SETTINGS: SchedulerSettings = {
   leaseSeconds: 30,
   repairGraceSeconds: 30,
   tenantRunsPerSecond: 0,
+  ...DEFAULT_LIMITS,
 };

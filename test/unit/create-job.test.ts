@@ -115,4 +115,19 @@ describe("createJob", () => {
     expect(error.field).toBe("payload");
     expect(error.message).toContain(String(MAX_PAYLOAD_BYTES));
   });
+
+  it("applies the deployment's lower payload limit and its default retry backoff", async () => {
+    const deps = memoryDeps(NOW, { maxPayloadBytes: 100, retryBaseSeconds: 3, retryCapSeconds: 60 });
+    const error = await rejection(
+      createJob(deps, caller, { type: "x", runAt: at(NOW + 3_600_000), payload: { blob: "x".repeat(100) } }),
+    );
+    expect(error).toMatchObject({ field: "payload", message: "payload: must be at most 100 bytes of JSON" });
+    expect(deps.jobs.jobs.size).toBe(0);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      runAt: at(NOW + 3_600_000),
+      payload: { small: 1 },
+    });
+    expect((await deps.jobs.getJob(jobId))?.retry).toEqual({ baseMs: 3_000, capMs: 60_000 });
+  });
 });

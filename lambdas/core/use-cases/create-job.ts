@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import { DEFAULT_BACKOFF } from "../backoff";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { durationMs } from "../duration";
@@ -73,13 +72,23 @@ function buildJob(
   if (schedule.kind === "once" && nextRunAt < now - MAX_PAST_RUN_AT_MS) {
     throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");
   }
+  // The payload's hard ceiling is in the schema; the deployment may set a lower one.
+  const payloadBytes = Buffer.byteLength(JSON.stringify(request.payload ?? null), "utf8");
+  if (payloadBytes > deps.settings.maxPayloadBytes) {
+    throw new ValidationError(
+      `payload: must be at most ${deps.settings.maxPayloadBytes} bytes of JSON`,
+      "payload",
+    );
+  }
   const retry = {
     baseMs:
       request.retry?.base === undefined
-        ? DEFAULT_BACKOFF.baseMs
+        ? deps.settings.retryBaseSeconds * 1000
         : durationMs(request.retry.base, "retry.base"),
     capMs:
-      request.retry?.cap === undefined ? DEFAULT_BACKOFF.capMs : durationMs(request.retry.cap, "retry.cap"),
+      request.retry?.cap === undefined
+        ? deps.settings.retryCapSeconds * 1000
+        : durationMs(request.retry.cap, "retry.cap"),
   };
   if (retry.capMs < retry.baseMs)
     throw new ValidationError("retry.cap: must not be less than retry.base", "retry.cap");
