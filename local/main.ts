@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
-import { LOCAL_SETTINGS } from "../lambdas/definitions/settings";
+import { LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
@@ -40,7 +40,7 @@ const config = await bootstrapStack({
   sqsEndpoint: sqs.endpoint,
   tableName: "jobsched-jobs",
   queuePrefix: "jobsched",
-  settings: LOCAL_SETTINGS,
+  settings: localSettings(),
 });
 const sqsClient = createSqsClient(config);
 const deps = createSchedulerDeps(config);
@@ -53,7 +53,7 @@ const gateway = await startHttpGateway(
   console.error(`Could not listen on 127.0.0.1:${port} (${String(error)}); set PORT to use another port.`);
   process.exit(1);
 });
-const ticker = startTicker(deps, LOCAL_SETTINGS.tickSeconds * 1000);
+const ticker = startTicker(deps, config.settings.tickSeconds * 1000);
 // The sweeper Lambda's SQS event source: groups of shards swept as their messages arrive.
 const sweeper = startSqsEventSource(sqsClient, config.sweepQueueUrl, createSweepHandler(deps), {
   batchSize: 4,
@@ -104,3 +104,15 @@ async function shutdown(signal: string) {
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+/** The local settings; TENANT_RUNS_PER_SECOND in the environment sets the per-tenant limit. */
+function localSettings(): SchedulerSettings {
+  const limit = process.env.TENANT_RUNS_PER_SECOND;
+  if (limit === undefined || limit === "") return LOCAL_SETTINGS;
+  const perSecond = Number(limit);
+  if (!Number.isInteger(perSecond) || perSecond < 0) {
+    console.error("jobsched: TENANT_RUNS_PER_SECOND must be a whole number (0 = no limit)");
+    process.exit(2);
+  }
+  return { ...LOCAL_SETTINGS, tenantRunsPerSecond: perSecond };
+}

@@ -1,5 +1,7 @@
-import { execFile } from "node:child_process";
-import { resolve } from "node:path";
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
@@ -78,5 +80,80 @@ describe("jobsched jobs ...", () => {
       (e: { code: number; stderr: string }) => e,
     );
     expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining("HTTP 404") });
+  });
+});
+
+describe("jobsched worker and jobsched dlq", () => {
+  const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+  it("runs a command per run (payload on stdin, run key in the environment); exit 2 dead-letters, replay runs it again", {
+    timeout: 40_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jobsched-cli-worker-"));
+    const worker = loadLocalCredentials().first("worker");
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        "worker",
+        "--types",
+        "cli-exec",
+        "--exec",
+        `cat > "${dir}/$JOBSCHED_FENCE-$JOBSCHED_ATTEMPT.json"; echo "$JOBSCHED_RUN_KEY" >> "${dir}/keys"; grep -q fail "${dir}/$JOBSCHED_FENCE-$JOBSCHED_ATTEMPT.json" && [ "$JOBSCHED_FENCE" = 1 ] && exit 2; exit 0`,
+      ],
+      {
+        env: {
+          ...process.env,
+          AWS_ACCESS_KEY_ID: worker.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: worker.secretAccessKey,
+          AWS_PROFILE: "",
+          JOBSCHED_ENDPOINT: api.url,
+        },
+        stdio: "ignore",
+      },
+    );
+    try {
+      const runAt = new Date(Date.now() + 1_000).toISOString();
+      const created = JSON.parse(
+        (
+          await cli(
+            "jobs",
+            "create",
+            "--type",
+            "cli-exec",
+            "--run-at",
+            runAt,
+            "--payload",
+            '{"fail": true}',
+            "--json",
+          )
+        ).stdout,
+      ) as { jobId: string };
+      let letters: Array<{ runId: string; error: string }> = [];
+      for (let i = 0; i < 60 && letters.length === 0; i++) {
+        await sleep(250);
+        letters = (JSON.parse((await cli("dlq", "list", "--json")).stdout) as { deadLetters: typeof letters })
+          .deadLetters;
+      }
+      expect(letters).toEqual([expect.objectContaining({ error: expect.stringContaining("exited with 2") })]);
+      expect(JSON.parse(readFileSync(join(dir, "1-1.json"), "utf8"))).toEqual({ fail: true });
+      expect(readFileSync(join(dir, "keys"), "utf8")).toContain(`${created.jobId}@`);
+
+      const replayed = await cli("dlq", "replay", letters[0]?.runId ?? "");
+      expect(replayed.stdout).toContain("replay 1");
+      let status = "";
+      for (let i = 0; i < 60 && status !== "succeeded"; i++) {
+        await sleep(250);
+        const job = JSON.parse((await cli("jobs", "get", created.jobId, "--json")).stdout) as {
+          runs: Array<{ status: string }>;
+        };
+        status = job.runs[0]?.status ?? "";
+      }
+      expect(status).toBe("succeeded"); // fence 2 this time: the command exits 0
+      const usage = await cli("dlq", "replay").catch((e: { code: number; stderr: string }) => e);
+      expect(usage).toMatchObject({ code: 1, stderr: expect.stringContaining("give a run id, or --all") });
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
