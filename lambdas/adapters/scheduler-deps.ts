@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
@@ -23,8 +24,8 @@ export type HandlerDeps = SchedulerDeps & {
 export function createSchedulerDeps(
   config: RuntimeConfig,
   db: DynamoDBDocumentClient = createDocumentClient(config),
+  sqs: SQSClient = createSqsClient(config),
 ): HandlerDeps {
-  const sqs = createSqsClient(config);
   return {
     jobs: new DynamoJobStore(db, config.tableName),
     runs: new DynamoRunStore(db, config.tableName),

@@ -88,6 +88,16 @@ describe("leaseRuns", () => {
     expect(close.queue.receives).toBe(1);
   });
 
+  it("releases a later run that is due within two seconds at once", async () => {
+    const deps = memoryDeps(NOW - 500);
+    await deliveredRun(deps); // due at NOW
+    await createJob(deps, caller, { type: "x", runAt: new Date(NOW + 800).toISOString() });
+    deps.queue.deliverAll();
+    expect(await lease(deps)).toHaveLength(1);
+    expect(deps.queue.released).toHaveLength(1);
+    expect(deps.queue.extended).toEqual([]);
+  });
+
   it("sends runs due noticeably after a batch's earliest back for another request", async () => {
     const deps = memoryDeps(NOW - 2_000);
     await deliveredRun(deps); // due at NOW
@@ -99,7 +109,10 @@ describe("leaseRuns", () => {
     const granted = await lease(deps);
     expect(granted.map((g) => g.jobId)).not.toContain(later);
     expect(granted).toHaveLength(1);
-    expect(deps.queue.released).toHaveLength(1);
+    // Hidden until about a second before it is due (2.8 s away: back in 1 s), not released
+    // at once for every gathering request to receive and send back again.
+    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 1 }]);
+    expect(deps.queue.released).toHaveLength(0);
     expect(deps.clock.now()).toBe(NOW);
     // It stopped gathering there: its next poll would only have brought the same run back.
     expect(deps.queue.receives).toBe(1);

@@ -1,0 +1,250 @@
+/**
+ * bench-cost: a realistic mix run end to end on the local stack, every AWS request counted,
+ * priced at list prices per million runs.
+ *
+ *   npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3]
+ *
+ * The whole system runs as `npm start` wires it (HTTP gateway with SigV4, handlers, the tick
+ * every 60 s as in AWS, the sweeper's SQS event source), with 4 workers of the worker SDK over
+ * signed HTTP. The mix: one-off jobs due over the next minutes, of which 85% succeed at once,
+ * 10% fail once and succeed on retry, 5% run for 7 s on a 5 s lease and heartbeat; plus
+ * every-minute cron jobs. Counted: DynamoDB read and write units (ReturnConsumedCapacity on
+ * every call, one client middleware), SQS requests by kind, API requests, Lambda invocations
+ * and their measured durations (as GB-seconds at 512 MB), tick invocations.
+ */
+import "../local/runtime-env";
+import { parseArgs } from "node:util";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { createWorker } from "../client/worker";
+import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
+import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { createJob } from "../lambdas/core/use-cases/create-job";
+import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { createApiHandler } from "../lambdas/handlers/api";
+import { createInternalHandler } from "../lambdas/handlers/internal";
+import { createSweepHandler } from "../lambdas/handlers/sweep";
+import { bootstrapStack } from "../local/bootstrap";
+import { startEmulatorProcess } from "../local/emulator-process";
+import { type HttpHandler, startHttpGateway } from "../local/http-gateway";
+import { loadLocalCredentials } from "../local/local-credentials";
+import { startSqsEventSource } from "../local/sqs-event-source";
+import { startTicker } from "../local/ticker";
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: "string", default: "2000" },
+    recurring: { type: "string", default: "20" },
+    minutes: { type: "string", default: "3" },
+    help: { type: "boolean" },
+  },
+});
+if (values.help) {
+  console.log("usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3]");
+  process.exit(0);
+}
+const jobCount = Number(values.jobs);
+const recurringCount = Number(values.recurring);
+const minutes = Number(values.minutes);
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
+
+/** List prices (us-east-1), USD. */
+const PRICE = {
+  dynamoWriteUnit: 0.625 / 1e6,
+  dynamoReadUnit: 0.125 / 1e6,
+  sqsRequest: 0.4 / 1e6,
+  httpApiRequest: 1.0 / 1e6,
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecondArm: 0.0000133334,
+  eventBridgeRuleInvocation: 0, // scheduled rules on the default bus are free
+};
+const MEMORY_GB = 0.5;
+
+/** Counts SQS requests by command, from one client middleware. */
+function meterRequests(client: SQSClient) {
+  const calls: Record<string, number> = {};
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = (context.commandName ?? "unknown").replace(/Command$/, "");
+      calls[name] = (calls[name] ?? 0) + 1;
+      return next(args);
+    },
+    { step: "initialize", name: "jobschedRequestMeter" },
+  );
+  return calls;
+}
+
+/** Counts a Lambda's invocations and adds up their durations. */
+function metered<A extends unknown[], R>(
+  counter: { invocations: number; ms: number },
+  handler: (...args: A) => Promise<R>,
+) {
+  return async (...args: A): Promise<R> => {
+    const started = performance.now();
+    try {
+      return await handler(...args);
+    } finally {
+      counter.invocations += 1;
+      counter.ms += performance.now() - started;
+    }
+  };
+}
+
+const dynamo = await startEmulatorProcess("dynamodb");
+const sqs = await startEmulatorProcess("sqs");
+const config = await bootstrapStack({
+  dynamodbEndpoint: dynamo.endpoint,
+  sqsEndpoint: sqs.endpoint,
+  tableName: "bench-cost",
+  settings: { ...CLOUD_SETTINGS, repairGraceSeconds: 120 },
+});
+const dynamoClient = createDynamoClient(config);
+const capacity = meterCapacity(dynamoClient);
+const db = DynamoDBDocumentClient.from(dynamoClient, {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+});
+const sqsClient = createSqsClient(config);
+const sqsCalls = meterRequests(sqsClient);
+const deps = createSchedulerDeps(config, db, sqsClient);
+
+const lambdas = {
+  api: { invocations: 0, ms: 0 },
+  internal: { invocations: 0, ms: 0 },
+  sweeper: { invocations: 0, ms: 0 },
+  tick: { invocations: 0, ms: 0 },
+};
+const credentials = loadLocalCredentials();
+const gateway = await startHttpGateway(
+  {
+    api: metered(lambdas.api, createApiHandler(deps) as HttpHandler),
+    internal: metered(lambdas.internal, createInternalHandler(deps) as HttpHandler),
+  },
+  { port: 0, credentials },
+);
+// The sweeper's event source polls on a client of its own: in AWS the event source mapping's
+// polling is a small fixed cost, not a per-run one, and is reported apart.
+const pollingClient = createSqsClient(config);
+const pollingCalls = meterRequests(pollingClient);
+const sweeper = startSqsEventSource(
+  pollingClient,
+  config.sweepQueueUrl,
+  metered(lambdas.sweeper, createSweepHandler(deps)),
+  { batchSize: 4, concurrency: 2, onError: (error) => console.error("sweep poll failed", error) },
+);
+// The tick, every 60 s as EventBridge fires it (its invocations are counted from the elapsed
+// minutes; its few milliseconds of duration are left out of the GB-seconds).
+const ticker = startTicker(deps, CLOUD_SETTINGS.tickSeconds * 1000, () => undefined);
+
+// The workload. One-off jobs due from 70 s to (minutes - 0.5) minutes ahead, created through
+// the API (signed HTTP, so the API requests count), and every-minute cron jobs.
+const tenant = credentials.first("tenant");
+const { createSignedFetch } = await import("../client/signed-fetch");
+const call = createSignedFetch({ endpoint: gateway.url, region: credentials.region, credentials: tenant });
+const started = Date.now();
+const windowMs = (minutes - 0.5) * 60_000 - 70_000;
+const modes = (i: number) => (i % 20 === 0 ? "heartbeat" : i % 10 === 1 ? "retry-once" : "ok");
+for (let i = 0; i < jobCount; i += 50) {
+  await Promise.all(
+    Array.from({ length: Math.min(50, jobCount - i) }, async (_, k) => {
+      const n = i + k;
+      const runAt = new Date(started + 70_000 + (windowMs * n) / jobCount).toISOString();
+      const mode = modes(n);
+      const response = await call("POST", "/api/v1/jobs", {
+        body: {
+          type: "cost",
+          runAt,
+          payload: { mode, n },
+          retry: { base: 2 },
+          ...(mode === "heartbeat" ? { leaseSeconds: 5 } : {}),
+        },
+      });
+      if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+    }),
+  );
+}
+for (let i = 0; i < recurringCount; i++) {
+  const response = await call("POST", "/api/v1/jobs", {
+    body: { type: "cost", cron: "* * * * *", payload: { mode: "ok", recurring: i }, missedRuns: "skip" },
+  });
+  if (response.status !== 201) throw new Error(`create answered ${response.status}`);
+}
+console.log(
+  `created ${jobCount} one-off jobs and ${recurringCount} every-minute jobs in ${Date.now() - started} ms`,
+);
+
+// Four workers over signed HTTP, the SDK's heartbeats and retries included.
+const workerCredential = credentials.first("worker");
+const outcomes = { succeeded: 0, failedOnce: 0, heartbeatRuns: 0 };
+const workers = Array.from({ length: 4 }, (_, w) =>
+  createWorker({
+    endpoint: gateway.url,
+    region: credentials.region,
+    credentials: workerCredential,
+    types: ["cost"],
+    concurrency: 50,
+    workerId: `cost-${w}`,
+    stopOnSignals: false,
+    log: () => undefined,
+    handler: async (run) => {
+      const { mode } = run.payload as { mode: string };
+      if (mode === "retry-once" && run.attempt === 1) {
+        outcomes.failedOnce += 1;
+        throw new Error("transient");
+      }
+      if (mode === "heartbeat") {
+        outcomes.heartbeatRuns += 1;
+        await sleep(7_000); // longer than its 5 s lease: the SDK heartbeats
+      }
+      outcomes.succeeded += 1;
+    },
+  }),
+);
+
+await sleep(minutes * 60_000 + 20_000 - (Date.now() - started));
+lambdas.tick.invocations = Math.ceil((Date.now() - started) / (CLOUD_SETTINGS.tickSeconds * 1000));
+await Promise.all(workers.map((w) => w.stop()));
+await ticker.stop();
+await sweeper.stop();
+
+const runs = outcomes.succeeded;
+const sqsTotal = Object.values(sqsCalls).reduce((s, n) => s + n, 0);
+const api = lambdas.api.invocations + lambdas.internal.invocations;
+const invocations = api + lambdas.sweeper.invocations + lambdas.tick.invocations;
+const gbSeconds = ((lambdas.api.ms + lambdas.internal.ms + lambdas.sweeper.ms) / 1000) * MEMORY_GB;
+const perMillion = (total: number) => (total / runs) * 1e6;
+const cost = {
+  "DynamoDB writes (on-demand)": perMillion(capacity.writes()) * PRICE.dynamoWriteUnit,
+  "DynamoDB reads (on-demand)": perMillion(capacity.reads()) * PRICE.dynamoReadUnit,
+  "SQS requests": perMillion(sqsTotal) * PRICE.sqsRequest,
+  "HTTP API requests": perMillion(api) * PRICE.httpApiRequest,
+  "Lambda requests": perMillion(invocations) * PRICE.lambdaRequest,
+  "Lambda GB-seconds (arm64, 512 MB)": perMillion(gbSeconds) * PRICE.lambdaGbSecondArm,
+};
+const total = Object.values(cost).reduce((s, n) => s + n, 0);
+
+console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
+console.log(
+  `runs completed: ${runs} (${outcomes.failedOnce} failed once and were retried, ${outcomes.heartbeatRuns} heartbeat runs)`,
+);
+console.log(
+  `DynamoDB: ${capacity.writes().toFixed(0)} write units, ${capacity.reads().toFixed(0)} read units`,
+);
+console.log(`  calls: ${JSON.stringify(capacity.calls())}`);
+console.log(`SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}`);
+console.log(
+  `  (sweep queue polling by the event source, fixed cost, not counted per run: ${JSON.stringify(pollingCalls)})`,
+);
+console.log(
+  `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker); ` +
+    `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick), ${gbSeconds.toFixed(1)} GB-s`,
+);
+console.log(
+  `per run: ${(capacity.writes() / runs).toFixed(2)} WRU, ${(capacity.reads() / runs).toFixed(2)} RRU, ${(sqsTotal / runs).toFixed(2)} SQS requests, ${(api / runs).toFixed(2)} API requests`,
+);
+console.log("cost per million runs at on-demand list prices:");
+for (const [name, usd] of Object.entries(cost)) console.log(`  ${name.padEnd(36)} $${usd.toFixed(2)}`);
+console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)} (target $5.00)`);
+await new Promise<void>((done) => gateway.server.close(() => done()));
+await sqs.close();
+await dynamo.close();
