@@ -16,11 +16,11 @@ import "../local/runtime-env";
 import { parseArgs } from "node:util";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { createSignedFetch } from "../client/signed-fetch";
 import { createWorker } from "../client/worker";
 import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
-import { createJob } from "../lambdas/core/use-cases/create-job";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
@@ -139,7 +139,6 @@ const ticker = startTicker(deps, CLOUD_SETTINGS.tickSeconds * 1000, () => undefi
 // The workload. One-off jobs due from 70 s to (minutes - 0.5) minutes ahead, created through
 // the API (signed HTTP, so the API requests count), and every-minute cron jobs.
 const tenant = credentials.first("tenant");
-const { createSignedFetch } = await import("../client/signed-fetch");
 const call = createSignedFetch({ endpoint: gateway.url, region: credentials.region, credentials: tenant });
 const started = Date.now();
 const windowMs = (minutes - 0.5) * 60_000 - 70_000;
