@@ -77,34 +77,24 @@ export class DynamoRunStore implements RunStore {
     return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
   }
 
-  async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined> {
-    try {
-      const { Attributes } = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(jobId, scheduledFor),
-          UpdateExpression:
-            "SET #status = :leased, leaseExpiresAt = :until, availableAt = :until, startedAt = :starts, " +
-            "workerId = :worker, receiptHandle = :receipt ADD fence :one, attempt :one",
-          ConditionExpression: LEASABLE,
-          ExpressionAttributeNames: STATUS,
-          ExpressionAttributeValues: {
-            ":leased": "leased",
-            ":pending": "pending",
-            ":one": 1,
-            ":until": grant.leaseExpiresAt,
-            ":worker": grant.workerId,
-            ":receipt": grant.receiptHandle,
-            ":starts": grant.startsAt,
-          },
-          ReturnValues: "ALL_NEW",
-        }),
-      );
-      return Attributes ? fromRunItem(Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+  leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined> {
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      UpdateExpression:
+        "SET #status = :leased, leaseExpiresAt = :until, availableAt = :until, startedAt = :starts, " +
+        "workerId = :worker, receiptHandle = :receipt ADD fence :one, attempt :one",
+      ConditionExpression: LEASABLE,
+      ExpressionAttributeNames: STATUS,
+      ExpressionAttributeValues: {
+        ":leased": "leased",
+        ":pending": "pending",
+        ":one": 1,
+        ":until": grant.leaseExpiresAt,
+        ":worker": grant.workerId,
+        ":receipt": grant.receiptHandle,
+        ":starts": grant.startsAt,
+      },
+    });
   }
 
   async finishRun(jobId: string, scheduledFor: number, fence: number, outcome: RunOutcome) {
@@ -247,29 +237,34 @@ export class DynamoRunStore implements RunStore {
     scheduledFor: number,
     replay: { readonly by: string; readonly now: number; readonly checkAt: number },
   ): Promise<Run | undefined> {
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      UpdateExpression:
+        "SET #status = :pending, attempt = :zero, availableAt = :now, checkAt = :checkAt, repairKey = :repairKey, " +
+        "replayedAt = :now, replayedBy = :by ADD replays :one " +
+        "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle",
+      ConditionExpression: "#status = :dead",
+      ExpressionAttributeNames: STATUS,
+      ExpressionAttributeValues: {
+        ":pending": "pending",
+        ":dead": "dead-lettered",
+        ":zero": 0,
+        ":one": 1,
+        ":checkAt": replay.checkAt,
+        ":repairKey": repairKeyOf(jobId),
+        ":now": replay.now,
+        ":by": replay.by,
+      },
+    });
+  }
+
+  /** A conditional update that answers the run as it now is, or undefined when the condition failed. */
+  private async updateRun(
+    input: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName" | "ReturnValues">,
+  ): Promise<Run | undefined> {
     try {
       const { Attributes } = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(jobId, scheduledFor),
-          UpdateExpression:
-            "SET #status = :pending, attempt = :zero, availableAt = :now, checkAt = :checkAt, repairKey = :repairKey, " +
-            "replayedAt = :now, replayedBy = :by ADD replays :one " +
-            "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle",
-          ConditionExpression: "#status = :dead",
-          ExpressionAttributeNames: STATUS,
-          ExpressionAttributeValues: {
-            ":pending": "pending",
-            ":dead": "dead-lettered",
-            ":zero": 0,
-            ":one": 1,
-            ":checkAt": replay.checkAt,
-            ":repairKey": repairKeyOf(jobId),
-            ":now": replay.now,
-            ":by": replay.by,
-          },
-          ReturnValues: "ALL_NEW",
-        }),
+        new UpdateCommand({ ...input, TableName: this.tableName, ReturnValues: "ALL_NEW" }),
       );
       return Attributes ? fromRunItem(Attributes) : undefined;
     } catch (error) {
