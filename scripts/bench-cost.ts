@@ -25,12 +25,11 @@ import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
-import { bootstrapStack } from "../local/bootstrap";
-import { startEmulatorProcess } from "../local/emulator-process";
 import { type HttpHandler, startHttpGateway } from "../local/http-gateway";
 import { loadLocalCredentials } from "../local/local-credentials";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
+import { startBenchStack } from "./bench-support";
 
 const { values } = parseArgs({
   options: {
@@ -91,14 +90,8 @@ function metered<A extends unknown[], R>(
   };
 }
 
-const dynamo = await startEmulatorProcess("dynamodb");
-const sqs = await startEmulatorProcess("sqs");
-const config = await bootstrapStack({
-  dynamodbEndpoint: dynamo.endpoint,
-  sqsEndpoint: sqs.endpoint,
-  tableName: "bench-cost",
-  settings: { ...CLOUD_SETTINGS, repairGraceSeconds: 120 },
-});
+const stack = await startBenchStack("bench-cost");
+const { config } = stack;
 const dynamoClient = createDynamoClient(config);
 const capacity = meterCapacity(dynamoClient);
 const db = DynamoDBDocumentClient.from(dynamoClient, {
@@ -245,5 +238,4 @@ console.log("cost per million runs at on-demand list prices:");
 for (const [name, usd] of Object.entries(cost)) console.log(`  ${name.padEnd(36)} $${usd.toFixed(2)}`);
 console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)} (target $5.00)`);
 await new Promise<void>((done) => gateway.server.close(() => done()));
-await sqs.close();
-await dynamo.close();
+await stack.close();

@@ -20,10 +20,7 @@ import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { DELIVERY_LEAD_SECONDS } from "../lambdas/core/delivery";
 import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
-import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
-import { bootstrapStack } from "../local/bootstrap";
-import { startEmulatorProcess } from "../local/emulator-process";
-import { oneOffJob, percentile, putJobs, tickAMinuteAhead } from "./bench-support";
+import { oneOffJob, percentile, putJobs, startBenchStack, tickAMinuteAhead } from "./bench-support";
 
 const { values } = parseArgs({
   options: {
@@ -51,14 +48,8 @@ const workMs = Number(values["work-ms"]);
 const requestsPerWorker = Number(values.requests);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
-const dynamo = await startEmulatorProcess("dynamodb");
-const sqs = await startEmulatorProcess("sqs");
-const config = await bootstrapStack({
-  dynamodbEndpoint: dynamo.endpoint,
-  sqsEndpoint: sqs.endpoint,
-  tableName: "bench-fairness",
-  settings: CLOUD_SETTINGS,
-});
+const stack = await startBenchStack("bench-fairness");
+const { config } = stack;
 const deps = createSchedulerDeps(config);
 const completionDeps = createSchedulerDeps(config); // completions are other Lambda instances
 const db = createDocumentClient(config);
@@ -140,5 +131,4 @@ const ok =
   lateness.a.length === counts.a && lateness.b.length === counts.b && duplicates === 0 && worstB <= 2_000;
 console.log(ok ? "PASS" : "FAIL");
 process.exitCode = ok ? 0 : 1;
-await sqs.close();
-await dynamo.close();
+await stack.close();

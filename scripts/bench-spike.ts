@@ -26,11 +26,7 @@ import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { DELIVERY_LEAD_SECONDS } from "../lambdas/core/delivery";
 import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
-import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
-import { bootstrapStack } from "../local/bootstrap";
-import { startEmulatorProcess } from "../local/emulator-process";
-import { startDynamo, startSqs } from "../local/emulators";
-import { oneOffJob, percentile, putJobs, tickAMinuteAhead } from "./bench-support";
+import { oneOffJob, percentile, putJobs, startBenchStack, tickAMinuteAhead } from "./bench-support";
 
 const { values } = parseArgs({
   options: {
@@ -63,14 +59,8 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0,
 
 // By default the emulators get processes of their own; --same-process keeps them in this one,
 // as `npm start` does.
-const dynamo = values["same-process"] ? await startDynamo() : await startEmulatorProcess("dynamodb");
-const sqs = values["same-process"] ? await startSqs() : await startEmulatorProcess("sqs");
-const config = await bootstrapStack({
-  dynamodbEndpoint: dynamo.endpoint,
-  sqsEndpoint: sqs.endpoint,
-  tableName: "bench-spike",
-  settings: CLOUD_SETTINGS,
-});
+const stack = await startBenchStack("bench-spike", { sameProcess: values["same-process"] === true });
+const { config } = stack;
 const sqsClient = createSqsClient(config);
 const deps = createSchedulerDeps(config);
 // In AWS, lease and completion calls are served by separate Lambda instances, each with its own
@@ -187,5 +177,4 @@ console.log(
 const ok = lateness.length === jobCount && duplicates === 0 && (p50 ?? 1e9) <= 500 && (p99 ?? 1e9) <= 2000;
 console.log(ok ? "PASS" : "FAIL");
 process.exitCode = ok ? 0 : 1;
-await sqs.close();
-await dynamo.close();
+await stack.close();

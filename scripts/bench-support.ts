@@ -4,6 +4,10 @@ import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
+import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
+import { bootstrapStack } from "../local/bootstrap";
+import { startEmulatorProcess } from "../local/emulator-process";
+import { startDynamo, startSqs } from "../local/emulators";
 import { oneOffJob as buildJob } from "../test/support/jobs";
 
 /** Helpers the benchmark scripts share: bulk job creation and percentiles. */
@@ -46,4 +50,29 @@ export async function tickAMinuteAhead(deps: SchedulerDeps, dueAt: number): Prom
   const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
   const created = sweeps.reduce((sum, sweep) => sum + sweep.runsCreated, 0);
   console.log(`tick: ${created} runs created and enqueued in ${Date.now() - started} ms`);
+}
+
+/**
+ * The emulators (in processes of their own unless `sameProcess`, as `npm start` keeps them)
+ * with the table and queues bootstrapped on them, for CLOUD_SETTINGS unless told otherwise.
+ */
+export async function startBenchStack(
+  tableName: string,
+  options: { readonly sameProcess?: boolean; readonly settings?: SchedulerSettings } = {},
+) {
+  const dynamo = options.sameProcess ? await startDynamo() : await startEmulatorProcess("dynamodb");
+  const sqs = options.sameProcess ? await startSqs() : await startEmulatorProcess("sqs");
+  const config = await bootstrapStack({
+    dynamodbEndpoint: dynamo.endpoint,
+    sqsEndpoint: sqs.endpoint,
+    tableName,
+    settings: options.settings ?? CLOUD_SETTINGS,
+  });
+  return {
+    config,
+    async close() {
+      await sqs.close();
+      await dynamo.close();
+    },
+  };
 }
