@@ -107,6 +107,16 @@ export function missedRun(
   };
 }
 
+/** The record of a firing that came due but will never run because its job was cancelled. */
+export function cancelledRun(
+  job: Pick<DueJob, "jobId" | "tenant" | "type">,
+  scheduledFor: number,
+  now: number,
+  reason: string,
+): Run {
+  return { ...missedRun(job, scheduledFor, now, reason), status: RunStatus.Cancelled };
+}
+
 /** A pending run, or a leased one whose lease has lapsed, may be leased again. */
 export function isLeasable(run: Run, now: number, startsAt = now): boolean {
   if (run.status === RunStatus.Pending) return (run.retryAt ?? 0) <= startsAt;

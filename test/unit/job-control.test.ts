@@ -188,6 +188,43 @@ describe("firing recurring jobs", () => {
   });
 });
 
+describe("cancelling a job whose sweeper is behind", () => {
+  it("records each firing that was due but never swept as a cancelled run, and nothing more", async () => {
+    // Prepare: an every-minute job; three of its firings come due while nothing sweeps.
+    const deps = memoryDeps(NOW + 30_000);
+    const jobId = await everyMinute(deps);
+    deps.clock.advance(3 * MINUTE);
+
+    // Act
+    await controlJob(deps, alice, jobId, "cancel");
+
+    // Assess: 09:01, 09:02 and 09:03 are accounted for; 09:04 (not yet due) is not.
+    const runs = [...deps.runs.runs.values()].sort((a, b) => a.scheduledFor - b.scheduledFor);
+    expect(runs.map((r) => [at(r.scheduledFor), r.status])).toEqual([
+      [at(NOW + MINUTE), "cancelled"],
+      [at(NOW + 2 * MINUTE), "cancelled"],
+      [at(NOW + 3 * MINUTE), "cancelled"],
+    ]);
+    expect(runs.every((r) => r.error === "the job was cancelled before this due run was created")).toBe(true);
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBeUndefined(); // no sweep will see it again
+  });
+
+  it("records nothing for a paused job, or for an active one that is up to date", async () => {
+    const deps = memoryDeps(NOW + 30_000);
+    const paused = await everyMinute(deps);
+    await controlJob(deps, alice, paused, "pause");
+    const current = await everyMinute(deps);
+    deps.clock.advance(2 * MINUTE);
+    await controlJob(deps, alice, paused, "cancel");
+    expect(deps.runs.runs.size).toBe(0);
+
+    await fireJobs(deps, [await dueJob(deps, current)]);
+    const swept = deps.runs.runs.size;
+    await controlJob(deps, alice, current, "cancel");
+    expect(deps.runs.runs.size).toBe(swept);
+  });
+});
+
 describe("leasing runs of paused jobs and jobs with their own lease", () => {
   it("records a queued run of a paused job as missed instead of starting it", async () => {
     const deps = memoryDeps(NOW);

@@ -3,6 +3,9 @@ import type { SchedulerDeps } from "../deps";
 import { ConflictError, NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
+import { CATCH_UP_CAP } from "../missed-runs";
+import { cancelledRun } from "../run";
+import { firingsAfter } from "../schedule/schedule";
 import { jobView } from "../views";
 import { fireNearTerm } from "./create-job";
 import { RECENT_RUNS } from "./get-job";
@@ -17,6 +20,8 @@ import { RECENT_RUNS } from "./get-job";
  * - resume: the job returns to the index; firings that fell in the pause are handled by its
  *   missed-run policy at the next sweep (or at once, if one is due now).
  * - cancel: for good. No new run starts after the answer; a run already leased may finish.
+ *   Firings of an active job that were already due but not yet swept into runs (the sweeper
+ *   was behind, or down) get a cancelled run each, so every due firing is accounted for.
  */
 export type JobAction = "pause" | "resume" | "cancel";
 
@@ -56,6 +61,7 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
     };
     if (!(await deps.jobs.replaceJob(changed, job.updatedAt))) continue; // changed under us: read again
 
+    if (action === "cancel" && job.status === JobStatus.Active) await recordOverdueFirings(deps, job, now);
     if (action === "resume" && changed.nextRunAt !== undefined) {
       if (changed.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
         await fireNearTerm(deps, { ...changed, nextRunAt: changed.nextRunAt });
@@ -65,6 +71,22 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
     return view(deps, changed);
   }
   throw new ConflictError(`job ${jobId} kept changing; try again`, "jobId");
+}
+
+/**
+ * Written after the job is cancelled, not before: a row written for a cancel that then lost its
+ * race would stop the sweeper from creating the real run. At most CATCH_UP_CAP rows; a sweeper
+ * that far behind has raised its own alarms.
+ */
+async function recordOverdueFirings(deps: SchedulerDeps, job: Job, now: number): Promise<void> {
+  if (job.nextRunAt === undefined || job.nextRunAt > now) return;
+  const overdue: number[] = [];
+  for (const { at } of firingsAfter(job.schedule, job.nextRunAt - 1)) {
+    if (at > now || overdue.length === CATCH_UP_CAP) break;
+    overdue.push(at);
+  }
+  const reason = "the job was cancelled before this due run was created";
+  await Promise.all(overdue.map((at) => deps.runs.createRun(cancelledRun(job, at, now, reason))));
 }
 
 async function view(deps: SchedulerDeps, job: Job) {
