@@ -205,7 +205,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
           status: z.enum(["succeeded", "retrying", "dead-lettered"]),
           retryAt: instant.optional().meta({ description: "When a retry will be leased" }),
         }),
-        "Recorded: succeeded, retrying after the job's backoff, or dead-lettered",
+        "Recorded: succeeded, retrying after the job's backoff, or dead-lettered (a repeat of the same fence and result gets the same answer)",
       ),
       ...errors,
       404: jsonContent(errorBody, "No such run"),

@@ -97,22 +97,24 @@ describe("a one-off job, end to end on the emulators", () => {
     expect(Date.parse(run?.startedAt ?? "")).toBeGreaterThanOrEqual(Date.parse(runAt));
   });
 
-  it("refuses a second completion with the same fence once the run is finished", async () => {
+  it("answers a repeated completion (same fence and result) as the first, and refuses the other result", async () => {
     clock.offsetMs = 0;
     const runAt = new Date(Date.now() + 1_000).toISOString();
     await invoke(api, httpEvent("POST /api/v1/jobs", { body: { type: "send-invoice", runAt } }));
     const leased = await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER }));
     const [lease] = leased.body as unknown as Array<{ runId: string; fence: number }>;
     if (!lease) throw new Error("no lease");
-    const complete = () =>
+    const complete = (result: string) =>
       invoke(
         internal,
         httpEvent("POST /internal/leases/{runId}/complete", {
           pathParameters: { runId: lease.runId },
-          body: { fence: lease.fence, result: "succeeded" },
+          body: { fence: lease.fence, result },
         }),
       );
-    expect((await complete()).status).toBe(200);
-    expect((await complete()).status).toBe(409);
+    expect((await complete("succeeded")).status).toBe(200);
+    const repeat = await complete("succeeded");
+    expect([repeat.status, repeat.body]).toEqual([200, { runId: lease.runId, status: "succeeded" }]);
+    expect((await complete("failed")).status).toBe(409);
   });
 });

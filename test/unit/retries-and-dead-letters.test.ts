@@ -140,14 +140,16 @@ describe("retries", () => {
     });
 
     const permanent = memoryDeps(NOW);
-    await dueRun(permanent);
+    const permanentJob = await dueRun(permanent);
     expect((await fail(permanent, await leaseOne(permanent), false)).status).toBe("dead-lettered");
     expect(theRun(permanent)).toMatchObject({ status: "dead-lettered", error: "boom", attempt: 1 });
+    // Its last run is finished, so the one-off job is too: nothing more will be scheduled.
+    expect((await permanent.jobs.getJob(permanentJob))?.status).toBe("completed");
   });
 
   it("dead-letters a run whose leases all lapsed instead of handing it out again", async () => {
     const deps = memoryDeps(NOW);
-    await dueRun(deps, { maxAttempts: 1 });
+    const jobId = await dueRun(deps, { maxAttempts: 1 });
     const first = await leaseOne(deps);
     deps.clock.advance(deps.settings.leaseSeconds * 1000 + 1_000); // the worker died
     deps.queue.ready.push({
@@ -160,19 +162,22 @@ describe("retries", () => {
       error: "1 lease(s) lapsed without a completion",
     });
     expect(deps.queue.deleted).toContain("again");
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
   });
 });
 
 describe("fences and the run state machine", () => {
-  it("refuses a second completion, and any completion with an old fence, changing nothing", async () => {
+  it("answers a repeated completion as the first time; refuses another result or an old fence, changing nothing", async () => {
     const deps = memoryDeps(NOW);
     await dueRun(deps);
     const lease = await leaseOne(deps);
     await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
     const before = theRun(deps);
-    await expect(
-      completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }),
-    ).rejects.toBeInstanceOf(StaleFenceError);
+    // The worker's retry after a lost answer: same fence, same result.
+    expect(await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" })).toEqual({
+      runId: lease.runId,
+      status: "succeeded",
+    });
     await expect(fail(deps, lease)).rejects.toBeInstanceOf(StaleFenceError);
     await expect(completeRun(deps, lease.runId, { fence: 7, result: "failed" })).rejects.toMatchObject({
       field: "fence",
@@ -180,7 +185,43 @@ describe("fences and the run state machine", () => {
     expect(theRun(deps)).toEqual(before);
   });
 
-  it("lets a run leased before its job was cancelled finish; a completion after that is refused", async () => {
+  it("answers repeated failures with the recorded retry or dead letter, until a newer lease exists", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { maxAttempts: 2, retry: { base: 1, cap: 1 } });
+    const first = await leaseOne(deps);
+    const retrying = await fail(deps, first);
+    expect(retrying.status).toBe("retrying");
+    expect(await fail(deps, first)).toEqual(retrying);
+    await expect(
+      completeRun(deps, first.runId, { fence: first.fence, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(StaleFenceError);
+
+    deps.clock.advance(2_000);
+    deps.queue.deliverAll();
+    const second = await leaseOne(deps);
+    await expect(fail(deps, first)).rejects.toBeInstanceOf(StaleFenceError); // fence 1 no longer holds it
+    expect(await fail(deps, second)).toMatchObject({ status: "dead-lettered" });
+    expect(await fail(deps, second)).toMatchObject({ status: "dead-lettered" });
+    expect(theRun(deps)).toMatchObject({ status: "dead-lettered", attempt: 2 });
+  });
+
+  it("finishes the job on a repeat when a crash came between recording its last run and completing it", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps);
+    const lease = await leaseOne(deps);
+    const run = theRun(deps);
+    await deps.runs.finishRun(run.jobId, run.scheduledFor, lease.fence, {
+      status: RunStatus.Succeeded,
+      error: undefined,
+      now: NOW,
+    });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active"); // the crash: the job was never marked
+
+    await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("lets a run leased before its job was cancelled finish; the job stays cancelled", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps);
     const lease = await leaseOne(deps);
@@ -188,10 +229,9 @@ describe("fences and the run state machine", () => {
     expect(await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" })).toMatchObject({
       status: "succeeded",
     });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled"); // stays cancelled
-    await expect(
-      completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }),
-    ).rejects.toBeInstanceOf(StaleFenceError);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled");
+    await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }); // a repeat
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled");
   });
 
   it("answers 404 for a failure report on a run that does not exist", async () => {
@@ -275,9 +315,12 @@ describe("dead letters", () => {
       { message: expect.objectContaining({ runId: first.runId }), delaySeconds: 0 },
     ]);
     deps.queue.deliverAll();
-    const again = await leaseOne(deps);
+    const again = await leaseOne(deps); // the job is completed: a replay still runs
     expect(again).toMatchObject({ runKey: first.runKey, attempt: 1, fence: 2 });
     expect((await listDeadLetters(deps, alice, {})).deadLetters).toEqual([]);
+    expect(await completeRun(deps, again.runId, { fence: 2, result: "succeeded" })).toMatchObject({
+      status: "succeeded",
+    });
   });
 
   it("cannot be replayed by another tenant, twice, or when not dead-lettered", async () => {

@@ -20,13 +20,16 @@ export interface CompletionResult {
  * worker that paused past its lease and was replaced gets a StaleFenceError (409) and changes
  * nothing.
  *
- * - succeeded: the run is finished; after a job's last run, the job is marked completed.
+ * - succeeded: the run is finished; after a job's last run, the job is marked completed (as it
+ *   is when its last run is dead-lettered: nothing more will be scheduled, a replay still runs).
  * - failed and retryable with attempts left: the run goes back to pending with a retry time
  *   from the job's backoff (equal jitter), and a new message is sent with that delay.
  * - failed otherwise (`retryable: false`, or the last attempt): the run is dead-lettered with
  *   its error, for an operator to replay.
  *
- * The delivering message is deleted once the outcome is recorded.
+ * The delivering message is deleted once the outcome is recorded. A completion repeated with
+ * the same fence and result (the worker retried because the first answer was lost) gets the
+ * recorded outcome again, and finishes what a crash may have cut short (marking the job done).
  */
 export async function completeRun(
   deps: SchedulerDeps,
@@ -44,7 +47,7 @@ export async function completeRun(
       error: undefined,
       now,
     });
-    if (!finished) throw await staleFence(deps, runId, key, request.fence);
+    if (!finished) return repeatedOrStale(deps, runId, key, request, now);
     await deleteMessage(deps, runId, finished.receiptHandle);
     // Only the job's last run ends it; completeJob is conditional on the job still being active.
     if (finished.final) await deps.jobs.completeJob(key.jobId, now);
@@ -66,8 +69,9 @@ async function recordFailure(
     deps.jobs.getJob(key.jobId),
   ]);
   if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
-  if (run.fence !== request.fence || run.status !== RunStatus.Leased)
-    throw staleFenceOf(runId, run, request.fence);
+  if (run.fence !== request.fence || run.status !== RunStatus.Leased) {
+    return repeatedOrStale(deps, runId, key, request, now, run);
+  }
 
   const error = request.error ?? "failed (no error given)";
   const attemptsLeft = job !== undefined && run.attempt < job.maxAttempts;
@@ -79,7 +83,7 @@ async function recordFailure(
       checkAt: retryAt + deps.settings.repairGraceSeconds * 1000,
       now,
     });
-    if (!retried) throw await staleFence(deps, runId, key, request.fence);
+    if (!retried) return repeatedOrStale(deps, runId, key, request, now);
     // Send the retry before deleting the old message: a crash in between leaves a copy that the
     // lease step drops (the run is not leasable before retryAt), never no message at all.
     await deps.queue.send([
@@ -97,8 +101,10 @@ async function recordFailure(
       : error,
     now,
   });
-  if (!finished) throw await staleFence(deps, runId, key, request.fence);
+  if (!finished) return repeatedOrStale(deps, runId, key, request, now);
   await deleteMessage(deps, runId, finished.receiptHandle);
+  // The job's last run ends it either way; a replay still runs it (leases ignore completed jobs).
+  if (finished.final) await deps.jobs.completeJob(key.jobId, now);
   deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
   return { runId, status: "dead-lettered" };
 }
@@ -111,15 +117,33 @@ async function deleteMessage(deps: SchedulerDeps, runId: string, receiptHandle: 
   });
 }
 
-async function staleFence(
+/**
+ * A completion that could not be recorded: either it was, already (a repeat of the same fence
+ * and result: answer as the first time), or its fence no longer holds the lease (409).
+ */
+async function repeatedOrStale(
   deps: SchedulerDeps,
   runId: string,
   key: { jobId: string; scheduledFor: number },
-  fence: number,
-): Promise<Error> {
-  const run = await deps.runs.getRun(key.jobId, key.scheduledFor);
-  if (!run) return new NotFoundError(`run ${runId} not found`, "runId");
-  return staleFenceOf(runId, run, fence);
+  request: CompleteRequest,
+  now: number,
+  known?: Run,
+): Promise<CompletionResult> {
+  const run = known ?? (await deps.runs.getRun(key.jobId, key.scheduledFor));
+  if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
+  if (run.fence !== request.fence) throw staleFenceOf(runId, run, request.fence);
+  if (request.result === "succeeded" && run.status === RunStatus.Succeeded) {
+    if (run.final) await deps.jobs.completeJob(key.jobId, now);
+    return { runId, status: "succeeded" };
+  }
+  if (request.result === "failed" && run.status === RunStatus.DeadLettered) {
+    if (run.final) await deps.jobs.completeJob(key.jobId, now);
+    return { runId, status: "dead-lettered" };
+  }
+  if (request.result === "failed" && run.status === RunStatus.Pending && run.retryAt !== undefined) {
+    return { runId, status: "retrying", retryAt: formatInstant(run.retryAt) };
+  }
+  throw staleFenceOf(runId, run, request.fence);
 }
 
 function staleFenceOf(runId: string, run: Run, fence: number): Error {

@@ -212,11 +212,13 @@ async function leaseOne(
   if (leased.attempt > job.maxAttempts) {
     // Every attempt so far lapsed (workers died or hung): this one is not handed out.
     const error = `${job.maxAttempts} lease(s) lapsed without a completion`;
-    await deps.runs.finishRun(leased.jobId, leased.scheduledFor, leased.fence, {
+    const finished = await deps.runs.finishRun(leased.jobId, leased.scheduledFor, leased.fence, {
       status: RunStatus.DeadLettered,
       error: leased.error ?? error,
       now,
     });
+    // A job ends with its last run, whether that run succeeded or was dead-lettered.
+    if (finished?.final) await deps.jobs.completeJob(leased.jobId, now);
     return drop("attempts exhausted by lapsed leases: dead-lettered");
   }
   if (job.leaseSeconds !== deps.settings.leaseSeconds) {
