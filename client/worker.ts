@@ -39,6 +39,20 @@ export interface WorkerOptions {
   /** Drain and stop on SIGTERM/SIGINT (default true). */
   readonly stopOnSignals?: boolean;
   readonly log?: (line: string) => void;
+  /** Told how each run ended on this worker: for metrics, audits and the crash-loop test. */
+  readonly onCompleted?: (run: LeasedRun, report: CompletionReport) => void;
+}
+
+/**
+ * What became of a run this worker executed. `status` is the HTTP status of the completion
+ * (200 accepted, 409 refused: the fence was stale or the lease lapsed), "lease-lost" when a
+ * heartbeat learned of it first (no completion sent), "unreachable" when every retry failed.
+ */
+export interface CompletionReport {
+  readonly result: "succeeded" | "failed";
+  readonly status: number | "lease-lost" | "unreachable";
+  /** When the completion was first sent (epoch ms). */
+  readonly sentAt: number;
 }
 
 export interface Worker {
@@ -106,11 +120,22 @@ export function createWorker(options: WorkerOptions): Worker {
     } finally {
       clearInterval(beat);
     }
+    const sentAt = Date.now();
+    const report = (status: CompletionReport["status"]) =>
+      options.onCompleted?.(run, { result: outcome.result, status, sentAt });
     if (lost.signal.aborted) {
       log(`[worker] lease on ${run.runKey} was lost; not completing it`);
+      report("lease-lost");
       return;
     }
-    const response = await post(`/internal/leases/${run.runId}/complete`, { fence: run.fence, ...outcome });
+    let response: JsonResponse;
+    try {
+      response = await post(`/internal/leases/${run.runId}/complete`, { fence: run.fence, ...outcome });
+    } catch (error) {
+      report("unreachable");
+      throw error;
+    }
+    report(response.status);
     if (response.status !== 200) {
       log(`[worker] completing ${run.runKey} answered ${response.status}: ${JSON.stringify(response.body)}`);
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorker, type LeasedRun, PermanentError } from "../../client/worker";
+import { type CompletionReport, createWorker, type LeasedRun, PermanentError } from "../../client/worker";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { createTestStack, type TestStack } from "../support/stack";
@@ -17,8 +17,10 @@ describe("createWorker", () => {
   afterAll(() => api.close());
 
   const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+  const reports: Array<{ runKey: string } & CompletionReport> = [];
   const worker = (types: string[], handler: (run: LeasedRun) => Promise<void>) =>
     createWorker({
+      onCompleted: (run, report) => reports.push({ runKey: run.runKey, ...report }),
       endpoint: api.url,
       region: credentials.region,
       credentials: credentials.first("worker"),
@@ -76,6 +78,13 @@ describe("createWorker", () => {
     await w.stop();
     expect((await runsOf(permanent))[0]).toMatchObject({ status: "dead-lettered", error: "no such invoice" });
     expect((await runsOf(transient))[0]).toMatchObject({ status: "pending", error: "timeout", attempt: 1 });
+    // Both completions were reported to the onCompleted hook as sent and accepted.
+    const reported = reports.filter((r) => r.runKey.startsWith(permanent) || r.runKey.startsWith(transient));
+    expect(reported.map((r) => [r.result, r.status]).sort()).toEqual([
+      ["failed", 200],
+      ["failed", 200],
+    ]);
+    expect(reported.every((r) => r.sentAt > Date.now() - 30_000 && r.sentAt <= Date.now())).toBe(true);
   });
 
   it("drains on stop: the run in hand finishes and is completed before done resolves", {
