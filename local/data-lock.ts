@@ -14,7 +14,11 @@ function isAlive(pid: number): boolean {
   }
 }
 
-export function lockDataDir(dataDir: string): { release(): void } {
+/**
+ * `unclean` says the previous runtime on this folder did not stop cleanly (its pid file is
+ * still there): killed, crashed, or the machine lost power.
+ */
+export function lockDataDir(dataDir: string): { release(): void; readonly unclean: boolean } {
   const file = join(dataDir, "runtime.pid");
   let holder: number | undefined;
   try {
@@ -28,5 +32,5 @@ export function lockDataDir(dataDir: string): { release(): void } {
     );
   }
   writeFileSync(file, String(process.pid));
-  return { release: () => rmSync(file, { force: true }) };
+  return { release: () => rmSync(file, { force: true }), unclean: holder !== undefined };
 }

@@ -1,11 +1,13 @@
 import type { AddressInfo } from "node:net";
 import dynalite from "dynalite";
 import { buildApp } from "fauxqs";
+import { rebuildIndexes } from "./rebuild-indexes";
 
 /**
  * The local AWS stand-ins, started in this process on loopback ports: dynalite for DynamoDB
- * (on disk for the local runtime, in memory for tests) and fauxqs for SQS (memory only; it
- * keeps nothing across restarts, which the repair pass makes up for).
+ * (on disk for the local runtime, in memory for tests; after an unclean stop its indexes are
+ * rebuilt from the items, see rebuild-indexes.ts) and fauxqs for SQS (memory only; it keeps nothing
+ * across restarts, which the repair pass makes up for).
  */
 export interface Emulator {
   readonly endpoint: string;
@@ -14,7 +16,11 @@ export interface Emulator {
 
 const LOOPBACK = "127.0.0.1";
 
-export async function startDynamo(options: { path?: string } = {}): Promise<Emulator> {
+export async function startDynamo(
+  options: { path?: string; rebuildIndexes?: boolean } = {},
+): Promise<Emulator> {
+  // A runtime killed mid-write can leave dynalite's indexes out of step with the items.
+  if (options.path && options.rebuildIndexes) await rebuildIndexes(options.path);
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, path: options.path });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

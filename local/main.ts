@@ -32,7 +32,7 @@ try {
   console.error((error as Error).message);
   process.exit(1);
 }
-const dynamo = await startDynamo({ path: dataDir });
+const dynamo = await startDynamo({ path: dataDir, rebuildIndexes: lock.unclean });
 const sqs = await startSqs();
 
 const config = await bootstrapStack({
@@ -72,7 +72,7 @@ const tenant = credentials.first("tenant");
 const inTenSeconds = "$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)";
 const sign = `--aws-sigv4 "aws:amz:${credentials.region}:execute-api" --user ${tenant.accessKeyId}:${tenant.secretAccessKey}`;
 console.log(`
-jobsched is running (started in ${Date.now() - started} ms)
+jobsched is running (started in ${Date.now() - started} ms${lock.unclean ? "; last stop was unclean: indexes rebuilt" : ""})
   API        ${gateway.url}   (SigV4; dev keys in local/credentials.json)
   DynamoDB   ${dynamo.endpoint}   (dynalite, data in ${dataDir})
   SQS        ${sqs.endpoint}   (fauxqs, in memory)
