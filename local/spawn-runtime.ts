@@ -12,10 +12,18 @@ export interface RunningRuntime {
 
 const ROOT = resolve(import.meta.dirname, "..");
 
-export async function startLocalRuntime(dataDir: string): Promise<RunningRuntime> {
+/**
+ * `port` 0 (the default) lets the system choose; a restart that clients must find again passes
+ * one. `logLevel` is the handlers' (Powertools) log level: WARN keeps test output small.
+ */
+export async function startLocalRuntime(
+  dataDir: string,
+  port = 0,
+  logLevel = "WARN",
+): Promise<RunningRuntime> {
   const child = spawn(process.execPath, ["--import", "tsx", "local/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: "0", JOBSCHED_DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: "WARN" },
+    env: { ...process.env, PORT: String(port), JOBSCHED_DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: logLevel },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -1,0 +1,207 @@
+import type { AcceptedJob, WorkerEvent } from "./chaos-events";
+
+/**
+ * The crash-loop test's books: every accepted job against what the API says happened to it,
+ * and every execution the workers logged against the fences the scheduler handed out.
+ */
+export interface RunRow {
+  readonly runId: string;
+  readonly scheduledFor: string;
+  readonly status: string;
+  readonly attempt: number;
+  readonly fence: number;
+  readonly error?: string;
+}
+
+export interface JobState {
+  /** HTTP status of GET /api/v1/jobs/{id}. */
+  readonly found: boolean;
+  readonly createdAt?: string;
+  /** The job's status once drained: completed or cancelled when nothing is left to run. */
+  readonly status?: string;
+  readonly runs: readonly RunRow[];
+}
+
+const MINUTE = 60_000;
+const TERMINAL = new Set(["succeeded", "dead-lettered", "missed", "cancelled"]);
+
+export interface Books {
+  readonly jobs: number;
+  readonly lost: string[];
+  readonly dueRuns: number;
+  readonly byStatus: Record<string, number>;
+  readonly missedReasons: Record<string, number>;
+  /** Due firings without a run, or runs not finished after the drain. */
+  readonly unaccounted: string[];
+  /** Runs of firings that should not have one (after a cancel, outside the schedule). */
+  readonly unexpected: string[];
+  readonly executions: number;
+  /** Executions whose completion was never accepted: the run ran again (at least once). */
+  readonly duplicateExecutions: number;
+  /** Runs whose handler succeeded on more than one execution: effects twice without idempotency. */
+  readonly doubleSuccesses: number;
+  readonly completions: Record<string, number>;
+  readonly staleAccepted: string[];
+  /** Recorded as succeeded though no worker ran it at that fence, or its handler failed there. */
+  readonly outcomeWithoutCompletion: string[];
+  /** Final run statuses by the job's kind (its payload). */
+  readonly byKind: Record<string, Record<string, number>>;
+  /** Jobs still active after the drain with nothing left to run (their completion was cut short). */
+  readonly activeWithNothingToRun: string[];
+}
+
+/** The instants an every-minute UTC cron fires at, after `after` and up to `endAt`. */
+function minutesBetween(after: number, endAt: number): number[] {
+  const out: number[] = [];
+  for (let at = Math.floor(after / MINUTE) * MINUTE + MINUTE; at <= endAt; at += MINUTE) out.push(at);
+  return out;
+}
+
+/** Firings that must have a run, may have one, and after which any run must be cancelled. */
+function expectations(job: AcceptedJob, state: JobState) {
+  if (job.schedule === "once") {
+    const at = job.runAt as number;
+    if (job.cancelSentAt !== undefined && job.cancelSentAt < at) {
+      const late = (job.cancelAnsweredAt ?? Number.POSITIVE_INFINITY) >= at;
+      return { required: [], optional: [at], cancelledAfter: late ? Number.POSITIVE_INFINITY : at - 1 };
+    }
+    return { required: [at], optional: [], cancelledAfter: Number.POSITIVE_INFINITY };
+  }
+  const createdAt = Date.parse(state.createdAt ?? "");
+  const all = minutesBetween(createdAt, job.endAt as number);
+  if (job.cancelSentAt === undefined)
+    return { required: all, optional: [], cancelledAfter: Number.POSITIVE_INFINITY };
+  const sent = job.cancelSentAt;
+  return {
+    required: all.filter((at) => at < sent),
+    optional: all.filter((at) => at >= sent),
+    cancelledAfter: job.cancelAnsweredAt ?? Number.POSITIVE_INFINITY,
+  };
+}
+
+export function keepBooks(
+  accepted: readonly AcceptedJob[],
+  states: ReadonlyMap<string, JobState>,
+  events: readonly WorkerEvent[],
+): Books {
+  const lost: string[] = [];
+  const unaccounted: string[] = [];
+  const unexpected: string[] = [];
+  const byStatus: Record<string, number> = {};
+  const missedReasons: Record<string, number> = {};
+  const finalRows = new Map<string, RunRow>();
+  const byKind: Record<string, Record<string, number>> = {};
+  const activeWithNothingToRun: string[] = [];
+  let dueRuns = 0;
+
+  for (const job of accepted) {
+    const state = states.get(job.jobId);
+    if (!state?.found) {
+      lost.push(job.jobId);
+      continue;
+    }
+    if (state.status === "active") activeWithNothingToRun.push(job.jobId);
+    const rows = new Map(state.runs.map((run) => [Date.parse(run.scheduledFor), run]));
+    const { required, optional, cancelledAfter } = expectations(job, state);
+    const allowed = new Set([...required, ...optional]);
+    for (const at of required) {
+      if (!rows.has(at)) unaccounted.push(`${job.jobId}@${new Date(at).toISOString()}: no run`);
+    }
+    for (const [at, run] of rows) {
+      const label = `${job.jobId}@${run.scheduledFor}`;
+      if (!allowed.has(at)) {
+        unexpected.push(`${label}: ${run.status} (not a firing of this job)`);
+        continue;
+      }
+      if (at > cancelledAfter && run.status !== "cancelled") {
+        unexpected.push(`${label}: ${run.status} after the job's cancel was answered`);
+      }
+      dueRuns += 1;
+      finalRows.set(run.runId, run);
+      byStatus[run.status] = (byStatus[run.status] ?? 0) + 1;
+      const kind = byKind[job.kind] ?? {};
+      kind[run.status] = (kind[run.status] ?? 0) + 1;
+      byKind[job.kind] = kind;
+      if (!TERMINAL.has(run.status)) unaccounted.push(`${label}: still ${run.status}`);
+      if ((run.status === "missed" || run.status === "cancelled") && !run.error) {
+        unaccounted.push(`${label}: ${run.status} without a reason`);
+      }
+      if (run.status === "missed" || run.status === "cancelled") {
+        const reason = `${run.status}: ${(run.error ?? "").replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>")}`;
+        missedReasons[reason] = (missedReasons[reason] ?? 0) + 1;
+      }
+    }
+  }
+
+  return {
+    jobs: accepted.length,
+    lost,
+    dueRuns,
+    byStatus,
+    missedReasons,
+    unaccounted,
+    unexpected,
+    byKind,
+    activeWithNothingToRun,
+    ...executionBooks(events, finalRows),
+  };
+}
+
+function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<string, RunRow>) {
+  const starts = events.filter((e) => e.e === "start");
+  const dones = events.filter((e) => e.e === "done");
+  const completions: Record<string, number> = {};
+  for (const done of dones) {
+    const key = typeof done.status === "number" ? `HTTP ${done.status}` : done.status;
+    completions[key] = (completions[key] ?? 0) + 1;
+  }
+  const accepted = dones.filter((d) => d.status === 200);
+
+  // A completion was accepted with a stale fence if some worker already held a newer lease of
+  // the run when it was first sent: the scheduler had handed that lease out before it arrived.
+  const staleAccepted: string[] = [];
+  for (const done of accepted) {
+    const newer = starts.find((s) => s.runId === done.runId && s.fence > done.fence && s.at < done.sentAt);
+    if (newer)
+      staleAccepted.push(`${done.runId}: fence ${done.fence} accepted after fence ${newer.fence} was leased`);
+  }
+  const fencesAccepted = new Map<string, number[]>();
+  for (const done of accepted)
+    fencesAccepted.set(done.runId, [...(fencesAccepted.get(done.runId) ?? []), done.fence]);
+  for (const [runId, fences] of fencesAccepted) {
+    if (new Set(fences).size !== fences.length) staleAccepted.push(`${runId}: one fence completed twice`);
+  }
+
+  // Every finished outcome a worker reported must be the one its run row shows, at the row's fence.
+  const outcomeWithoutCompletion: string[] = [];
+  for (const [runId, row] of finalRows) {
+    if (row.status !== "succeeded") continue;
+    const matching = accepted.some(
+      (d) => d.runId === runId && d.fence === row.fence && d.result === "succeeded",
+    );
+    if (!matching)
+      outcomeWithoutCompletion.push(`${runId}: succeeded at fence ${row.fence} without that completion`);
+  }
+
+  const executionsOf = new Map<string, number>();
+  for (const start of starts) executionsOf.set(start.runId, (executionsOf.get(start.runId) ?? 0) + 1);
+  const acceptedOf = new Map<string, number>();
+  for (const done of accepted) acceptedOf.set(done.runId, (acceptedOf.get(done.runId) ?? 0) + 1);
+  let duplicateExecutions = 0;
+  for (const [runId, count] of executionsOf)
+    duplicateExecutions += Math.max(0, count - (acceptedOf.get(runId) ?? 0));
+  const successesOf = new Map<string, number>();
+  for (const done of dones) {
+    if (done.result === "succeeded") successesOf.set(done.runId, (successesOf.get(done.runId) ?? 0) + 1);
+  }
+  const doubleSuccesses = [...successesOf.values()].filter((n) => n > 1).length;
+
+  return {
+    executions: starts.length,
+    duplicateExecutions,
+    doubleSuccesses,
+    completions,
+    staleAccepted,
+    outcomeWithoutCompletion,
+  };
+}

@@ -1,0 +1,50 @@
+/** What the crash-loop test's client, workers and accounting share. */
+export const CHAOS_TYPE = "chaos.work";
+
+/** How a chaos run behaves in the worker. */
+export interface ChaosPayload {
+  /** Kind of job, for the report. */
+  readonly kind: string;
+  /** How long the handler works. */
+  readonly ms: number;
+  /** Attempts 1..failAttempts fail with a retryable error. */
+  readonly failAttempts: number;
+  /** Fail every attempt with a PermanentError. */
+  readonly permanent: boolean;
+}
+
+/** One line of a worker's log: an execution began, or how its completion went. */
+export type WorkerEvent =
+  | {
+      readonly e: "start";
+      readonly runId: string;
+      readonly fence: number;
+      readonly attempt: number;
+      readonly worker: string;
+      readonly at: number;
+    }
+  | {
+      readonly e: "done";
+      readonly runId: string;
+      readonly fence: number;
+      readonly worker: string;
+      readonly result: "succeeded" | "failed";
+      readonly status: number | "lease-lost" | "unreachable";
+      readonly sentAt: number;
+      readonly at: number;
+    };
+
+/** A job the client got a 2xx for, with what it did to it afterwards. */
+export interface AcceptedJob {
+  readonly jobId: string;
+  readonly schedule: "once" | "cron";
+  readonly kind: string;
+  /** One-off: its runAt. Cron: creation answered at (the first firing is after it). */
+  readonly runAt?: number;
+  readonly createdSentAt: number;
+  readonly endAt?: number;
+  cancelSentAt?: number;
+  cancelAnsweredAt?: number;
+  pausedAt?: number;
+  resumedAt?: number;
+}

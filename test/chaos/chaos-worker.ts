@@ -1,0 +1,54 @@
+import { appendFileSync } from "node:fs";
+import { createWorker, PermanentError } from "../../client/worker";
+import { loadLocalCredentials } from "../../local/local-credentials";
+import { CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events";
+
+/**
+ * One worker process of the crash-loop test: `tsx test/chaos/chaos-worker.ts <api url>
+ * <worker id> <log file>`. It executes `chaos.work` runs as their payload says (sleep, fail the
+ * first n attempts, fail for good) and appends one JSON line per execution start and per
+ * completion outcome. Lines are written synchronously so a SIGKILL loses none that happened.
+ */
+const [url, workerId, logFile] = process.argv.slice(2);
+if (!url || !workerId || !logFile) {
+  console.error("usage: chaos-worker <api url> <worker id> <log file>");
+  process.exit(2);
+}
+const record = (event: WorkerEvent) => appendFileSync(logFile, `${JSON.stringify(event)}\n`);
+const credentials = loadLocalCredentials();
+
+const worker = createWorker({
+  endpoint: url,
+  region: credentials.region,
+  credentials: credentials.first("worker"),
+  types: [CHAOS_TYPE],
+  concurrency: 20,
+  workerId,
+  log: () => undefined,
+  handler: async (run) => {
+    record({
+      e: "start",
+      runId: run.runId,
+      fence: run.fence,
+      attempt: run.attempt,
+      worker: workerId,
+      at: Date.now(),
+    });
+    const payload = run.payload as ChaosPayload;
+    await new Promise((done) => setTimeout(done, payload.ms));
+    if (payload.permanent) throw new PermanentError("chaos: permanent failure");
+    if (run.attempt <= payload.failAttempts) throw new Error(`chaos: attempt ${run.attempt} fails`);
+  },
+  onCompleted: (run, report) =>
+    record({
+      e: "done",
+      runId: run.runId,
+      fence: run.fence,
+      worker: workerId,
+      result: report.result,
+      status: report.status,
+      sentAt: report.sentAt,
+      at: Date.now(),
+    }),
+});
+await worker.done;

@@ -1,0 +1,354 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createSignedFetch, type JsonResponse } from "../../client/signed-fetch";
+import { loadLocalCredentials } from "../../local/local-credentials";
+import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
+import { type JobState, keepBooks, type RunRow } from "./accounting";
+import { type AcceptedJob, CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events";
+
+/**
+ * The crash-loop test (`npm run test:chaos`, not part of `npm test`). A client creates a mix of
+ * jobs through the signed API (one-off jobs due within the window, every-minute cron jobs,
+ * jobs that fail and retry or fail for good, slow jobs that heartbeat; some paused and resumed,
+ * some cancelled) while worker processes execute them and the local runtime is killed with
+ * SIGKILL at random moments and started again. Workers are stopped (SIGSTOP) and killed too.
+ * After the last restart and a drain, the books must balance: no accepted job lost, every due
+ * run finished or recorded as missed or cancelled with its reason, no completion accepted with
+ * a stale fence. Duplicate executions are counted and printed: at-least-once allows them.
+ *
+ * Sizes come from the environment: CHAOS_JOBS (default 520), CHAOS_KILLS (default 22).
+ */
+const JOBS = Number(process.env.CHAOS_JOBS ?? 520);
+const KILLS = Number(process.env.CHAOS_KILLS ?? 22);
+const CRON_JOBS = 24;
+const WORKERS = 3;
+const CREATE_WINDOW_MS = 270_000;
+const CRON_WINDOW_MS = 390_000;
+const DRAIN_LIMIT_MS = 360_000;
+const ROOT = resolve(import.meta.dirname, "../..");
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+const between = (low: number, high: number) => low + Math.random() * (high - low);
+const credentials = loadLocalCredentials();
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const address = server.address();
+  await new Promise((done) => server.close(done));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+/** The job mix: what each job's runs do in the worker, and how it is scheduled. */
+function mixFor(i: number): { payload: ChaosPayload; extra: Record<string, unknown> } {
+  const roll = i % 20;
+  const fast = () => Math.round(between(0, 400));
+  if (roll < 13) return { payload: { kind: "ok", ms: fast(), failAttempts: 0, permanent: false }, extra: {} };
+  if (roll < 15) {
+    return {
+      payload: { kind: "retry-once", ms: fast(), failAttempts: 1, permanent: false },
+      extra: { retry: { base: 1, cap: 2 }, maxAttempts: 4 },
+    };
+  }
+  if (roll === 15) {
+    return { payload: { kind: "permanent", ms: fast(), failAttempts: 0, permanent: true }, extra: {} };
+  }
+  if (roll === 16) {
+    return {
+      payload: { kind: "exhausts-retries", ms: fast(), failAttempts: 99, permanent: false },
+      extra: { retry: { base: 1, cap: 2 }, maxAttempts: 2 },
+    };
+  }
+  if (roll === 17) {
+    return {
+      payload: { kind: "late-is-missed", ms: fast(), failAttempts: 0, permanent: false },
+      extra: { maxLateness: 3 },
+    };
+  }
+  // Slow runs hold short leases by heartbeats: they are the ones a stopped worker loses.
+  return {
+    payload: {
+      kind: "slow-heartbeats",
+      ms: Math.round(between(4_000, 9_000)),
+      failAttempts: 0,
+      permanent: false,
+    },
+    extra: { leaseSeconds: 5, maxAttempts: 6 },
+  };
+}
+
+describe("the local runtime in a crash loop", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "jobsched-chaos-"));
+  const logFile = join(dataDir, "..", `${dataDir.split("/").pop()}-workers.jsonl`);
+  let runtime: RunningRuntime | undefined;
+  const workers = new Map<string, ChildProcess>();
+
+  let passed = false;
+  /** Every incarnation's output, written next to the data folder when the books do not balance. */
+  const outputs: string[] = [];
+  const runtimeLog = `${dataDir}-runtime.log`;
+
+  afterAll(async () => {
+    for (const child of workers.values()) child.kill("SIGKILL");
+    await runtime?.kill("SIGTERM");
+    // A failed run keeps its data, the runtime's output and the workers' log for a post-mortem.
+    if (passed) {
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(logFile, { force: true });
+    } else console.log(`kept for a post-mortem: ${dataDir}, ${runtimeLog}, ${logFile}`);
+  });
+
+  it("loses no accepted job and accounts for every due run across 20+ SIGKILLs", {
+    timeout: 20 * 60_000,
+  }, async () => {
+    const started = Date.now();
+    const port = await freePort();
+    runtime = await startLocalRuntime(dataDir, port, "INFO");
+    const url = runtime.url;
+    const signed = createSignedFetch({
+      endpoint: url,
+      region: credentials.region,
+      credentials: credentials.first("tenant"),
+    });
+
+    /** A client call retried through restarts until it gets an answer below 500 (or gives up). */
+    async function call(method: string, path: string, body?: unknown, query?: Record<string, string>) {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        try {
+          const response = await signed(method, path, { body, query, signal: AbortSignal.timeout(10_000) });
+          if (response.status < 500) return response;
+        } catch {
+          // the runtime is down or restarting
+        }
+        if (Date.now() > deadline) throw new Error(`${method} ${path}: no answer for 2 minutes`);
+        await sleep(250);
+      }
+    }
+
+    // Workers in their own processes, logging every execution and completion.
+    const startWorker = (id: string) => {
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "test/chaos/chaos-worker.ts", url, id, logFile],
+        {
+          cwd: ROOT,
+          stdio: "ignore",
+        },
+      );
+      workers.set(id, child);
+    };
+    for (let w = 1; w <= WORKERS; w++) startWorker(`chaos-${w}`);
+
+    // Prepare: the recurring jobs, every minute until the window closes.
+    const accepted: AcceptedJob[] = [];
+    const endAt = Math.floor((started + CRON_WINDOW_MS) / 60_000) * 60_000;
+    const create = async (i: number, schedule: Record<string, unknown>) => {
+      const { payload, extra } = mixFor(i);
+      const sentAt = Date.now();
+      const response = await call("POST", "/api/v1/jobs", {
+        type: CHAOS_TYPE,
+        payload,
+        idempotencyKey: `chaos-${started}-${i}`,
+        ...extra,
+        ...schedule,
+      });
+      if (response.status !== 201 && response.status !== 200) {
+        throw new Error(`create ${i} answered ${response.status}: ${JSON.stringify(response.body)}`);
+      }
+      const job: AcceptedJob = {
+        jobId: (response.body as { jobId: string }).jobId,
+        schedule: "runAt" in schedule ? "once" : "cron",
+        kind: payload.kind,
+        createdSentAt: sentAt,
+        ...("runAt" in schedule ? { runAt: Date.parse(String(schedule.runAt)) } : { endAt }),
+      };
+      accepted.push(job);
+      return job;
+    };
+    const crons: AcceptedJob[] = [];
+    for (let i = 0; i < CRON_JOBS; i++) {
+      crons.push(await create(i, { cron: "* * * * *", endAt: new Date(endAt).toISOString() }));
+    }
+
+    const control = async (job: AcceptedJob, action: "pause" | "resume" | "cancel") => {
+      const sentAt = Date.now();
+      const response =
+        action === "cancel"
+          ? await call("DELETE", `/api/v1/jobs/${job.jobId}`)
+          : await call("POST", `/api/v1/jobs/${job.jobId}/${action}`);
+      expect(response.status, `${action} ${job.jobId}: ${JSON.stringify(response.body)}`).toBe(200);
+      if (action === "cancel") Object.assign(job, { cancelSentAt: sentAt, cancelAnsweredAt: Date.now() });
+      if (action === "pause") job.pausedAt = sentAt;
+      if (action === "resume") job.resumedAt = sentAt;
+    };
+    const pending: Promise<void>[] = [];
+    const later = (ms: number, action: () => Promise<void>) => pending.push(sleep(ms).then(action));
+    // Four crons paused for a minute and a half, then resumed; three cancelled mid-window.
+    for (const job of crons.slice(0, 4)) {
+      later(between(30_000, 120_000), async () => {
+        await control(job, "pause");
+        await sleep(90_000);
+        await control(job, "resume");
+      });
+    }
+    for (const job of crons.slice(4, 7)) later(between(100_000, 250_000), () => control(job, "cancel"));
+
+    // The one-off jobs arrive through the window; one in twelve is cancelled before it is due.
+    const oneOffs = JOBS - CRON_JOBS;
+    const creating = (async () => {
+      for (let i = 0; i < oneOffs; i++) {
+        const target = started + (CREATE_WINDOW_MS * i) / oneOffs;
+        if (target > Date.now()) await sleep(target - Date.now());
+        const cancelled = i % 12 === 5;
+        const runAt = Date.now() + (cancelled ? between(60_000, 90_000) : between(4_000, 75_000));
+        const job = await create(CRON_JOBS + i, { runAt: new Date(runAt).toISOString() });
+        if (cancelled) later(between(3_000, 20_000), () => control(job, "cancel"));
+      }
+    })();
+
+    // Act: the crash loop. The runtime is killed at random moments; now and then a worker is
+    // stopped for longer than a short lease (its later completions carry a stale fence) or
+    // killed outright and started again.
+    const faults = { runtimeKills: 0, workerStops: 0, workerKills: 0, downMs: [] as number[] };
+    let creationDone = false;
+    void creating.then(() => {
+      creationDone = true;
+    });
+    while (faults.runtimeKills < KILLS || !creationDone) {
+      await sleep(between(3_000, 14_000));
+      const killed = await runtime.kill("SIGKILL");
+      outputs.push(runtime.output());
+      expect(killed).toBeNull(); // died of the signal, not on its own
+      faults.runtimeKills += 1;
+      const down = Date.now();
+      await sleep(between(200, 5_000));
+      runtime = await startLocalRuntime(dataDir, port, "INFO");
+      faults.downMs.push(Date.now() - down);
+      // Worker faults come on their own, a few seconds into the runtime's next life: each fault
+      // is a single failure, as the guarantees are stated.
+      const victim = `chaos-${1 + (faults.runtimeKills % WORKERS)}`;
+      if (faults.runtimeKills % 6 === 2) {
+        later(between(1_000, 3_000), async () => {
+          workers.get(victim)?.kill("SIGSTOP");
+          faults.workerStops += 1;
+          await sleep(between(7_000, 11_000));
+          workers.get(victim)?.kill("SIGCONT");
+        });
+      } else if (faults.runtimeKills % 6 === 5) {
+        later(between(1_000, 3_000), async () => {
+          workers.get(victim)?.kill("SIGKILL");
+          faults.workerKills += 1;
+          await sleep(2_000);
+          startWorker(victim);
+        });
+      }
+    }
+    await creating;
+    await Promise.all(pending);
+    const lastRestart = Date.now();
+
+    // Drain: until every job has nothing left to run and every run row is finished.
+    const states = new Map<string, JobState>();
+    const fetchState = async (jobId: string): Promise<{ state: JobState; settled: boolean }> => {
+      const job = await call("GET", `/api/v1/jobs/${jobId}`);
+      if (job.status !== 200) return { state: { found: false, runs: [] }, settled: true };
+      const runs: RunRow[] = [];
+      let cursor: string | undefined;
+      do {
+        const page: JsonResponse = await call("GET", `/api/v1/jobs/${jobId}/runs`, undefined, {
+          limit: "100",
+          ...(cursor ? { cursor } : {}),
+        });
+        const body = page.body as { runs: RunRow[]; cursor?: string };
+        runs.push(...body.runs);
+        cursor = body.cursor;
+      } while (cursor);
+      const view = job.body as { createdAt: string; nextRunAt?: string; status: string };
+      // Settled: nothing left to fire and every run finished.
+      const settled =
+        view.nextRunAt === undefined &&
+        view.status !== "paused" &&
+        runs.every((r) => r.status !== "pending" && r.status !== "leased");
+      return { state: { found: true, createdAt: view.createdAt, status: view.status, runs }, settled };
+    };
+    let open = accepted.map((job) => job.jobId);
+    while (open.length > 0 && Date.now() - lastRestart < DRAIN_LIMIT_MS) {
+      const still: string[] = [];
+      for (const jobId of open) {
+        const { state, settled } = await fetchState(jobId);
+        states.set(jobId, state);
+        if (!settled) still.push(jobId);
+      }
+      open = still;
+      if (open.length > 0) await sleep(5_000);
+    }
+    const drainMs = Date.now() - lastRestart;
+
+    // Assess: the workers' own logs against the API's books.
+    for (const child of workers.values()) child.kill("SIGTERM");
+    await sleep(1_000);
+    const events = readFileSync(logFile, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as WorkerEvent);
+    const books = keepBooks(accepted, states, events);
+    const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+    const downs = [...faults.downMs].sort((a, b) => a - b);
+    console.log(
+      [
+        `crash loop: ${books.jobs} jobs accepted (${accepted.length - CRON_JOBS} one-off, ${CRON_JOBS} every-minute cron;` +
+          ` ${accepted.filter((j) => j.cancelSentAt !== undefined).length} cancelled, ${accepted.filter((j) => j.pausedAt !== undefined).length} paused and resumed)`,
+        `faults: ${faults.runtimeKills} runtime SIGKILLs (down ${downs[0]}-${downs.at(-1)} ms incl. restart), ` +
+          `${faults.workerStops} worker SIGSTOPs (7-11 s), ${faults.workerKills} worker SIGKILLs; ${WORKERS} worker processes`,
+        `lost jobs: ${books.lost.length}`,
+        `due runs: ${books.dueRuns} — ${JSON.stringify(books.byStatus)}; unaccounted: ${books.unaccounted.length}; unexpected: ${books.unexpected.length}`,
+        `missed and cancelled, by reason: ${JSON.stringify(books.missedReasons)}`,
+        `executions: ${books.executions}; duplicate executions (completion never accepted, run again or lapsed): ` +
+          `${books.duplicateExecutions}; runs whose handler succeeded twice: ${books.doubleSuccesses}`,
+        `completions: ${JSON.stringify(books.completions)}; stale-fence completions accepted: ${books.staleAccepted.length}; ` +
+          `succeeded without that completion: ${books.outcomeWithoutCompletion.length}`,
+        `final run status by kind: ${JSON.stringify(books.byKind)}`,
+        `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
+        `drain after the last restart: ${(drainMs / 1000).toFixed(1)} s; whole test ${minutes} min`,
+      ].join("\n"),
+    );
+    const kindOf = new Map(accepted.map((job) => [job.jobId, job.kind]));
+    const problems = [
+      ...books.lost.map((id) => `lost: ${id}`),
+      ...books.unaccounted,
+      ...books.unexpected,
+      ...books.staleAccepted,
+      ...books.outcomeWithoutCompletion,
+      ...books.activeWithNothingToRun.map(
+        (id) =>
+          `${id} (${kindOf.get(id)}): active with nothing to run; runs ${JSON.stringify(states.get(id)?.runs.map((r) => [r.scheduledFor, r.status, r.fence, r.error]))}`,
+      ),
+    ];
+    for (const line of problems.slice(0, 40)) console.log(`  ${line}`);
+    if (problems.length > 0) {
+      for (const line of books.unaccounted.slice(0, 10)) {
+        const [jobId] = line.split("@");
+        console.log(`  ${jobId} rows: ${JSON.stringify(states.get(jobId ?? "")?.runs)}`);
+      }
+      outputs.push(runtime.output());
+      writeFileSync(runtimeLog, outputs.join("\n===== restart =====\n"));
+    }
+
+    expect(faults.runtimeKills).toBeGreaterThanOrEqual(20);
+    expect(books.jobs).toBeGreaterThanOrEqual(500);
+    expect(books.lost).toEqual([]);
+    expect(books.unaccounted).toEqual([]);
+    expect(books.unexpected).toEqual([]);
+    expect(books.staleAccepted).toEqual([]);
+    expect(books.outcomeWithoutCompletion).toEqual([]);
+    expect(books.activeWithNothingToRun).toEqual([]);
+    expect(books.executions).toBeGreaterThan(0);
+    passed = true;
+  });
+});
