@@ -66,6 +66,13 @@ export interface Worker {
 
 /** The most runs one lease request asks for; more free slots mean more requests in flight. */
 const MAX_PER_LEASE = 50;
+/**
+ * An idle worker pauses between empty lease requests, from 250 ms up to 2 s. Runs become
+ * visible 5 s before they are due (DELIVERY_LEAD_SECONDS) and a lease request holds them until
+ * then, so even at the longest pause a run due later than that starts on time; a job created to
+ * run at once may start up to 2 s later. Halves an idle worker's requests and Lambda time.
+ */
+const IDLE_PAUSE = { baseMs: 250, capMs: 2_000 };
 /** The worker's own HTTP calls back off from 200 ms up to 5 s. */
 const CALL_BACKOFF = { baseMs: 200, capMs: 5_000 };
 
@@ -142,6 +149,7 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function poller(): Promise<void> {
+    let idleMs = 0;
     while (!stopping.signal.aborted) {
       const free = concurrency - running;
       if (free <= 0) {
@@ -151,6 +159,7 @@ export function createWorker(options: WorkerOptions): Worker {
       const max = Math.min(free, MAX_PER_LEASE);
       running += max; // reserve the slots while the request is out
       let leases: LeasedRun[] = [];
+      let pauseMs = 0;
       try {
         const response = await post("/internal/leases", {
           workerId,
@@ -158,8 +167,13 @@ export function createWorker(options: WorkerOptions): Worker {
           max,
           waitSeconds: 1,
         });
-        if (response.status === 200) leases = response.body as LeasedRun[];
-        else {
+        if (response.status === 200) {
+          leases = response.body as LeasedRun[];
+          // Nothing to do: pause before asking again, longer each time (every request is billed).
+          idleMs =
+            leases.length > 0 ? 0 : Math.min(IDLE_PAUSE.capMs, Math.max(IDLE_PAUSE.baseMs, idleMs * 2));
+          pauseMs = idleMs;
+        } else {
           log(`[worker] lease request answered ${response.status}: ${JSON.stringify(response.body)}`);
           await sleep(1_000);
         }
@@ -169,6 +183,7 @@ export function createWorker(options: WorkerOptions): Worker {
       } finally {
         running -= max - leases.length;
       }
+      if (pauseMs > 0) await sleepUnless(pauseMs, stopping.signal);
       for (const run of leases) {
         const task = execute(run)
           .catch((error: unknown) => log(`[worker] ${run.runKey}: ${String(error)}`))
@@ -211,6 +226,19 @@ export function createWorker(options: WorkerOptions): Worker {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
+}
+
+/** Sleeps, but wakes at once when `signal` aborts (a stopping worker does not wait out a pause). */
+function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish, { once: true });
+  });
 }
 
 function defaultCredentials(): AwsCredentialIdentityProvider {
