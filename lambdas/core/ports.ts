@@ -160,6 +160,11 @@ export interface RunStore {
     reason: string,
     now: number,
   ): Promise<void>;
+  /**
+   * Records a run that never started (pending, no attempt yet, never replayed) as missed, with
+   * the reason; answers the run as recorded, or undefined if it had started or is finished.
+   */
+  missRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined>;
   /** Unfinished runs in one repair partition whose check time is at or before `before`. */
   queryRepairCandidates(
     repairKey: string,
@@ -225,6 +230,12 @@ export interface RunQueue {
   release(receiptHandle: string): Promise<void>;
   /** Keeps a received message invisible for `seconds` from now: the lease's new length. */
   extend(receiptHandle: string, seconds: number): Promise<void>;
+  /**
+   * Sets many received messages' visibility at once (0: visible now), batched per queue. A
+   * change that fails is dropped: the message only shows up sooner, and the lease step sends
+   * it back again.
+   */
+  hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<void>;
   delete(receiptHandle: string): Promise<void>;
 }
 

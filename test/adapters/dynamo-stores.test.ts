@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createDocumentClient } from "../../lambdas/adapters/clients";
 import { DynamoJobStore } from "../../lambdas/adapters/dynamo/dynamo-job-store";
 import { DynamoRunStore } from "../../lambdas/adapters/dynamo/dynamo-run-store";
+import { toRunItem } from "../../lambdas/adapters/dynamo/run-item";
 import type { Job } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../lambdas/core/keys";
 import { newRun } from "../../lambdas/core/run";
@@ -132,5 +133,21 @@ describe("DynamoRunStore", () => {
     const outcome = { status: "succeeded", error: undefined, now: NOW } as const;
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({ receiptHandle: "rh-1", final: true });
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toBeUndefined();
+  });
+
+  it("records a never-started, never-replayed pending run as missed and answers it; otherwise nothing", async () => {
+    db.on(UpdateCommand)
+      .resolvesOnce({ Attributes: { ...toRunItem(run), status: "missed", error: "late" } })
+      .rejects(conditionFailed());
+    expect(await runs.missRun(run.jobId, run.scheduledFor, "late", NOW)).toMatchObject({
+      runId: run.runId,
+      status: "missed",
+      error: "late",
+    });
+    expect(await runs.missRun(run.jobId, run.scheduledFor, "late", NOW)).toBeUndefined();
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
+      ConditionExpression: "#status = :pending AND attempt = :zero AND attribute_not_exists(replays)",
+      ReturnValues: "ALL_NEW",
+    });
   });
 });

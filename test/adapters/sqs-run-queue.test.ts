@@ -1,5 +1,6 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
+  ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageCommand,
@@ -226,5 +227,28 @@ describe("SqsRunQueue: handles", () => {
       { QueueUrl: lane(3), ReceiptHandle: "rh", VisibilityTimeout: 45 },
     ]);
     expect(sqs).toHaveReceivedCommandWith(DeleteMessageCommand, { QueueUrl: lane(3), ReceiptHandle: "rh" });
+  });
+
+  it("hides many messages in one batch per lane and ten at most, ignoring entries SQS refuses", async () => {
+    sqs
+      .on(ChangeMessageVisibilityBatchCommand)
+      .resolves({ Successful: [], Failed: [{ Id: "0", Code: "x", SenderFault: true }] });
+    const queue = newQueue();
+    const changes = [
+      ...Array.from({ length: 12 }, (_, i) => ({ receiptHandle: `${lane(1)} a${i}`, seconds: i })),
+      { receiptHandle: `${lane(2)} b`, seconds: 3 },
+    ];
+    await queue.hide(changes);
+    await queue.hide([]);
+    const calls = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((c) => c.args[0].input);
+    expect(calls.map((c) => [c.QueueUrl, c.Entries?.length])).toEqual([
+      [lane(1), 10],
+      [lane(1), 2],
+      [lane(2), 1],
+    ]);
+    expect(calls[1]?.Entries).toEqual([
+      { Id: "0", ReceiptHandle: "a10", VisibilityTimeout: 10 },
+      { Id: "1", ReceiptHandle: "a11", VisibilityTimeout: 11 },
+    ]);
   });
 });

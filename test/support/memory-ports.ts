@@ -279,6 +279,23 @@ export class MemoryRunStore implements RunStore {
     this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 
+  async missRun(jobId: string, scheduledFor: number, reason: string, now: number) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (current?.status !== RunStatus.Pending || current.attempt !== 0 || current.replays !== undefined) {
+      return undefined;
+    }
+    const missed = {
+      ...current,
+      status: RunStatus.Missed,
+      error: reason,
+      finishedAt: now,
+      checkAt: undefined,
+    };
+    this.runs.set(key, missed);
+    return missed;
+  }
+
   async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {
     const all = [...this.runs.values()]
       .flatMap((r) => (r.checkAt === undefined ? [] : [{ ...r, checkAt: r.checkAt }]))
@@ -305,6 +322,8 @@ export class MemoryRunQueue implements RunQueue {
   readonly deleted: string[] = [];
   readonly released: string[] = [];
   readonly extended: Array<{ receiptHandle: string; seconds: number }> = [];
+  /** Calls to hide (each one batch of changes). */
+  hides = 0;
   failSends = false;
   /** At most this many messages per receive, to mimic messages becoming visible one by one. */
   perReceive = Number.POSITIVE_INFINITY;
@@ -336,6 +355,14 @@ export class MemoryRunQueue implements RunQueue {
 
   async release(receiptHandle: string) {
     this.released.push(receiptHandle);
+  }
+
+  async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>) {
+    this.hides += 1;
+    for (const { receiptHandle, seconds } of changes) {
+      if (seconds === 0) await this.release(receiptHandle);
+      else await this.extend(receiptHandle, seconds);
+    }
   }
 
   async extend(receiptHandle: string, seconds: number) {

@@ -166,6 +166,40 @@ describe("retries", () => {
   });
 });
 
+describe("maxLateness at the lease", () => {
+  it("records a run that could only start later than its job's maxLateness as missed, and ends the job", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, { maxLateness: 5 });
+    deps.clock.advance(6_000); // the message was held up (an outage): 6 s late
+    expect(await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(theRun(deps)).toMatchObject({
+      status: "missed",
+      attempt: 0,
+      error: "more than maxLateness (5 s) late when it could start",
+    });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(deps.queue.deleted).toHaveLength(1);
+  });
+
+  it("starts a run within its maxLateness, and never misses a retry or a replay however late", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { maxLateness: 5, retry: { base: 60, cap: 60 } });
+    deps.clock.advance(4_000);
+    const first = await leaseOne(deps); // 4 s late: within it
+    await fail(deps, first);
+    deps.clock.set(theRun(deps).retryAt ?? 0);
+    deps.clock.advance(10_000);
+    deps.queue.deliverAll();
+    const retry = await leaseOne(deps); // long after the scheduled instant: a retry still runs
+    expect(retry).toMatchObject({ attempt: 2 });
+    await fail(deps, retry, false);
+    await replayDeadLetter(deps, alice, retry.runId);
+    deps.clock.advance(60_000);
+    deps.queue.deliverAll();
+    expect(await leaseOne(deps)).toMatchObject({ runId: retry.runId, attempt: 1 });
+  });
+});
+
 describe("fences and the run state machine", () => {
   it("answers a repeated completion as the first time; refuses another result or an old fence, changing nothing", async () => {
     const deps = memoryDeps(NOW);

@@ -301,6 +301,24 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
+  async missRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined> {
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      UpdateExpression:
+        "SET #status = :missed, finishedAt = :now, #error = :reason REMOVE repairKey, checkAt, receiptHandle",
+      // Never started and never replayed (a replay runs however late it is).
+      ConditionExpression: "#status = :pending AND attempt = :zero AND attribute_not_exists(replays)",
+      ExpressionAttributeNames: { ...STATUS, "#error": "error" },
+      ExpressionAttributeValues: {
+        ":missed": "missed",
+        ":pending": "pending",
+        ":zero": 0,
+        ":reason": reason,
+        ":now": now,
+      },
+    });
+  }
+
   async queryRepairCandidates(
     repairKey: string,
     before: number,

@@ -1,4 +1,5 @@
 import {
+  ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
@@ -229,6 +230,35 @@ export class SqsRunQueue implements RunQueue {
         ReceiptHandle: receiptHandle,
         VisibilityTimeout: seconds,
       }),
+    );
+  }
+
+  async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<void> {
+    const byQueue = new Map<string, Array<{ receiptHandle: string; seconds: number }>>();
+    for (const change of changes) {
+      const { queueUrl, receiptHandle } = splitHandle(change.receiptHandle);
+      byQueue.set(queueUrl, [...(byQueue.get(queueUrl) ?? []), { receiptHandle, seconds: change.seconds }]);
+    }
+    const batches = [...byQueue].flatMap(([queueUrl, entries]) =>
+      Array.from({ length: Math.ceil(entries.length / 10) }, (_, b) => ({
+        queueUrl,
+        entries: entries.slice(b * 10, b * 10 + 10),
+      })),
+    );
+    // Per-entry failures are not errors here: a message that stays visible is sent back again.
+    await Promise.all(
+      batches.map(({ queueUrl, entries }) =>
+        this.sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: entries.map((entry, i) => ({
+              Id: String(i),
+              ReceiptHandle: entry.receiptHandle,
+              VisibilityTimeout: entry.seconds,
+            })),
+          }),
+        ),
+      ),
     );
   }
 

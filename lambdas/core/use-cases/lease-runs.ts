@@ -106,7 +106,7 @@ async function holdBackOverLimit(
       kept.push(...messages.slice(0, granted));
       const over = messages.slice(granted);
       if (over.length > 0) deps.log.info("rate limit: runs wait", { tenant, waiting: over.length });
-      await Promise.all(over.map((r) => deps.queue.extend(r.receiptHandle, 1)));
+      await deps.queue.hide(over.map((r) => ({ receiptHandle: r.receiptHandle, seconds: 1 })));
     }),
   );
   return kept;
@@ -135,10 +135,11 @@ async function sendBackLaterRuns(
   });
   // Hide each until about a second before it is due (whole seconds), rather than releasing it at
   // once: released, it would be received and sent back again by every gathering request.
-  await Promise.all(
+  // One batched call per lane, not one per message (bench-cost: 3.9 visibility changes per run).
+  await deps.queue.hide(
     later.map((r) => {
       const seconds = Math.floor(((r.message ? dueOf(r.message) : now) - now) / 1000) - 1;
-      return seconds > 0 ? deps.queue.extend(r.receiptHandle, seconds) : deps.queue.release(r.receiptHandle);
+      return { receiptHandle: r.receiptHandle, seconds: Math.max(0, seconds) };
     }),
   );
   return received.filter((r) => !later.includes(r));
@@ -198,6 +199,16 @@ async function leaseOne(
   }
 
   const startsAt = Math.max(now, due);
+  if (job.maxLatenessMs !== undefined && startsAt - message.scheduledFor > job.maxLatenessMs) {
+    // Too late to start (its delivery was held up: an outage, a backlog): recorded as missed.
+    // Only a first attempt: a retry or a lapsed lease's second try is late by design.
+    const reason = `more than maxLateness (${job.maxLatenessMs / 1000} s) late when it could start`;
+    const missed = await deps.runs.missRun(message.jobId, message.scheduledFor, reason, now);
+    if (missed) {
+      if (missed.final) await deps.jobs.completeJob(missed.jobId, now);
+      return drop("later than the job's maxLateness: missed");
+    }
+  }
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
     workerId: request.workerId,
