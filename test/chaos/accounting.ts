@@ -173,14 +173,17 @@ function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<s
   }
 
   // Every finished outcome a worker reported must be the one its run row shows, at the row's fence.
+  // A run recorded as succeeded was executed at its final fence by a worker whose handler did not
+  // fail there. (The worker need not have seen the answer: a kill can cut it off.)
   const outcomeWithoutCompletion: string[] = [];
   for (const [runId, row] of finalRows) {
     if (row.status !== "succeeded") continue;
-    const matching = accepted.some(
-      (d) => d.runId === runId && d.fence === row.fence && d.result === "succeeded",
-    );
-    if (!matching)
-      outcomeWithoutCompletion.push(`${runId}: succeeded at fence ${row.fence} without that completion`);
+    const ran = starts.some((s) => s.runId === runId && s.fence === row.fence);
+    const failed = dones.some((d) => d.runId === runId && d.fence === row.fence && d.result === "failed");
+    if (!ran || failed) {
+      const why = ran ? "where its handler failed" : "where no worker ran it";
+      outcomeWithoutCompletion.push(`${runId}: succeeded at fence ${row.fence}, ${why}`);
+    }
   }
 
   const executionsOf = new Map<string, number>();

@@ -312,7 +312,7 @@ describe("the local runtime in a crash loop", () => {
         `executions: ${books.executions}; duplicate executions (completion never accepted, run again or lapsed): ` +
           `${books.duplicateExecutions}; runs whose handler succeeded twice: ${books.doubleSuccesses}`,
         `completions: ${JSON.stringify(books.completions)}; stale-fence completions accepted: ${books.staleAccepted.length}; ` +
-          `succeeded without that completion: ${books.outcomeWithoutCompletion.length}`,
+          `succeeded where no worker succeeded: ${books.outcomeWithoutCompletion.length}`,
         `final run status by kind: ${JSON.stringify(books.byKind)}`,
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
         `drain after the last restart: ${(drainMs / 1000).toFixed(1)} s; whole test ${minutes} min`,
