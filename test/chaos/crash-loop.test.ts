@@ -271,9 +271,10 @@ describe("the local runtime in a crash loop", () => {
       } while (cursor);
       const view = job.body as { createdAt: string; nextRunAt?: string; status: string };
       // Settled: nothing left to fire and every run finished.
+      // Settled: the job has ended and every run finished. (The job is read before its runs, so a
+      // run finishing between the two reads cannot make an active job look settled.)
       const settled =
-        view.nextRunAt === undefined &&
-        view.status !== "paused" &&
+        (view.status === "completed" || view.status === "cancelled") &&
         runs.every((r) => r.status !== "pending" && r.status !== "leased");
       return { state: { found: true, createdAt: view.createdAt, status: view.status, runs }, settled };
     };
