@@ -105,6 +105,12 @@ export interface RunStore {
    */
   leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined>;
   /**
+   * Takes back a lease granted ahead of its start that will not be handed over (the request
+   * holding it must answer earlier): the run is pending again, available at `availableAt`,
+   * its attempt not counted. The fence stays raised. False if `fence` no longer holds it.
+   */
+  unleaseRun(jobId: string, scheduledFor: number, fence: number, availableAt: number): Promise<boolean>;
+  /**
    * Records a leased run's outcome if `fence` still holds the lease. Returns the receipt
    * handle of the message that delivered it and whether it was its job's last run, or
    * undefined when the fence was stale.

@@ -279,6 +279,21 @@ export class MemoryRunStore implements RunStore {
     this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 
+  async unleaseRun(jobId: string, scheduledFor: number, fence: number, _availableAt: number) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (current?.status !== RunStatus.Leased || current.fence !== fence) return false;
+    this.runs.set(key, {
+      ...current,
+      status: RunStatus.Pending,
+      attempt: current.attempt - 1,
+      startedAt: undefined,
+      leaseExpiresAt: undefined,
+      workerId: undefined,
+    });
+    return true; // availability follows from scheduledFor and retryAt here, as availableAt does
+  }
+
   async missRun(jobId: string, scheduledFor: number, reason: string, now: number) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);

@@ -118,6 +118,48 @@ describe("leaseRuns", () => {
     expect(deps.queue.receives).toBe(1);
   });
 
+  it("hands a run that shows up mid-gathering but is due first over on its own time, taking the batch's lease back", async () => {
+    // Prepare: C due at NOW is visible at once; B, due 3 s before C, shows up a poll later
+    // (another request had hidden it until just before it is due).
+    const deps = memoryDeps(NOW - 5_000);
+    const { jobId: c } = await createJob(deps, caller, { type: "x", runAt: new Date(NOW).toISOString() });
+    deps.queue.deliverAll();
+    const { jobId: b } = await createJob(deps, caller, {
+      type: "x",
+      runAt: new Date(NOW - 3_000).toISOString(),
+    });
+    deps.queue.onEmptyWait = (seconds) => {
+      deps.clock.advance(seconds * 1000);
+      deps.queue.deliverAll();
+    };
+
+    // Act
+    const granted = await lease(deps);
+
+    // Assess: B on its due instant, not held for C; C pending again, its message hidden until
+    // about a second before it is due, its attempt not counted.
+    expect(granted.map((g) => g.jobId)).toEqual([b]);
+    expect(deps.clock.now()).toBe(NOW - 3_000);
+    const runOf = (jobId: string) => [...deps.runs.runs.values()].find((r) => r.jobId === jobId);
+    expect(runOf(c)).toMatchObject({ status: "pending", attempt: 0, fence: 1, startedAt: undefined });
+    expect(runOf(b)).toMatchObject({ status: "leased", startedAt: NOW - 3_000 });
+    expect(deps.queue.extended).toContainEqual({ receiptHandle: expect.any(String), seconds: 3 }); // 4 s ahead
+
+    // C is leased again when it comes back, with a higher fence.
+    deps.clock.set(NOW - 1_000);
+    deps.queue.ready.push({
+      message: {
+        runId: runOf(c)?.runId ?? "",
+        jobId: c,
+        scheduledFor: NOW,
+        tenant: caller.tenant,
+        type: "x",
+      },
+      receiptHandle: "c-again",
+    });
+    expect(await lease(deps)).toMatchObject([{ jobId: c, fence: 2, attempt: 1 }]);
+  });
+
   it("puts a run that shows up seconds early back in the queue until it is due", async () => {
     const early = EARLY_HOLD_MS + 2_000; // a repair's resend, say
     const deps = memoryDeps(NOW - early);

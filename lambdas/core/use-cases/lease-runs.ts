@@ -61,7 +61,18 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
     }
     const now = deps.clock.now();
     const dueTimes = received.flatMap((r) => (r.message ? [dueOf(r.message)] : []));
-    handOver ??= dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
+    const earliest =
+      dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
+    if (handOver !== undefined && earliest !== undefined && earliest < handOver - HAND_OVER_SPREAD_MS) {
+      // An early bird: a run that showed up after the batch was gathered (hidden until just
+      // before it is due by another request, or a retry) but is due before it. Holding it for
+      // the batch would start it late, so the batch's later runs go back and it sets the time.
+      handOver = earliest;
+      const kept = await takeBackLaterLeases(deps, await Promise.all(leasing), handOver, now);
+      leasing.length = 0;
+      leasing.push(...kept.map(async (g) => g));
+    }
+    handOver ??= earliest;
     const inTime = await sendBackLaterRuns(deps, received, handOver, now);
     const batch = await holdBackOverLimit(deps, inTime, now);
     const jobs = await deps.jobs.getJobs(batch.flatMap((r) => (r.message ? [r.message.jobId] : [])));
@@ -148,6 +159,36 @@ async function sendBackLaterRuns(
 interface Granted {
   readonly lease: Lease;
   readonly startsAt: number;
+  /** What taking the lease back needs: the run's key, when it may start, its message. */
+  readonly scheduledFor: number;
+  readonly due: number;
+  readonly receiptHandle: string;
+}
+
+/**
+ * Keeps the leases that start by `handOver`; takes back the others (pending again, their
+ * messages hidden until about a second before they are due, as sendBackLaterRuns does).
+ * A lease that cannot be taken back lapses and is retried, as any undelivered lease is.
+ */
+async function takeBackLaterLeases(
+  deps: SchedulerDeps,
+  granted: ReadonlyArray<Granted | undefined>,
+  handOver: number,
+  now: number,
+): Promise<Granted[]> {
+  const held = granted.filter((g): g is Granted => g !== undefined);
+  const later = held.filter((g) => g.startsAt > handOver);
+  await Promise.all(
+    later.map((g) => deps.runs.unleaseRun(g.lease.jobId, g.scheduledFor, g.lease.fence, g.due)),
+  );
+  await deps.queue.hide(
+    later.map((g) => ({
+      receiptHandle: g.receiptHandle,
+      seconds: Math.max(0, Math.floor((g.due - now) / 1000) - 1),
+    })),
+  );
+  if (later.length > 0) deps.log.info("leases taken back for an earlier run", { runs: later.length });
+  return held.filter((g) => g.startsAt <= handOver);
 }
 
 async function leaseOne(
@@ -248,5 +289,5 @@ async function leaseOne(
     leaseExpiresAt: formatInstant(leaseExpiresAt),
     payload: job.payload,
   };
-  return { lease, startsAt };
+  return { lease, startsAt, scheduledFor: leased.scheduledFor, due, receiptHandle };
 }
