@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import dynalite from "dynalite";
 import { buildApp } from "fauxqs";
+import { closeDynaliteIterators } from "./dynalite-iterators";
 import { rebuildIndexes } from "./rebuild-indexes";
 
 /**
@@ -19,6 +20,7 @@ const LOOPBACK = "127.0.0.1";
 export async function startDynamo(
   options: { path?: string; rebuildIndexes?: boolean } = {},
 ): Promise<Emulator> {
+  closeDynaliteIterators();
   // A runtime killed mid-write can leave dynalite's indexes out of step with the items.
   if (options.path && options.rebuildIndexes) await rebuildIndexes(options.path);
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, path: options.path });

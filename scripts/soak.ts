@@ -13,7 +13,7 @@
  * (median of the first 3 samples after it), and no lateness drift: the p99 of the last quarter
  * at most the p99 of the first post-warm-up quarter plus 250 ms. Exits non-zero if either fails.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,11 +29,14 @@ const { values } = parseArgs({
     rate: { type: "string", default: "4" },
     crons: { type: "string", default: "20" },
     sample: { type: "string", default: "30" },
+    trace: { type: "string" },
     help: { type: "boolean" },
   },
 });
 if (values.help) {
-  console.log("usage: npx tsx scripts/soak.ts [--minutes 30] [--rate 4] [--crons 20] [--sample 30]");
+  console.log(
+    "usage: npx tsx scripts/soak.ts [--minutes 30] [--rate 4] [--crons 20] [--sample 30] [--trace runtime.log]",
+  );
   process.exit(0);
 }
 const minutes = Number(values.minutes);
@@ -58,7 +61,8 @@ const dataDir = mkdtempSync(join(tmpdir(), "jobsched-soak-"));
 // this machine), V8 lets the heap grow long before collecting it, and resident memory climbs
 // with garbage that is never kept: a leak would still show, as growth against this limit.
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ""} --max-old-space-size=${HEAP_MB}`.trim();
-const runtime = await startLocalRuntime(dataDir);
+// --trace FILE: the runtime logs at INFO and its output is written to FILE at the end.
+const runtime = await startLocalRuntime(dataDir, 0, values.trace ? "INFO" : "WARN");
 const credentials = loadLocalCredentials();
 const pid = runtime.process.pid as number;
 const rssMb = () => {
@@ -73,6 +77,8 @@ const call = createSignedFetch({
   credentials: credentials.first("tenant"),
 });
 let lateness: number[] = [];
+/** The latest runs seen, for the report. */
+const slowest: Array<{ lateMs: number; runKey: string; attempt: number; at: string }> = [];
 const worker = createWorker({
   endpoint: runtime.url,
   region: credentials.region,
@@ -82,7 +88,11 @@ const worker = createWorker({
   stopOnSignals: false,
   log: () => undefined,
   handler: async (run) => {
-    lateness.push(Date.now() - Date.parse(run.scheduledFor));
+    const lateMs = Date.now() - Date.parse(run.scheduledFor);
+    lateness.push(lateMs);
+    if (lateMs > 1_000) {
+      slowest.push({ lateMs, runKey: run.runKey, attempt: run.attempt, at: new Date().toISOString() });
+    }
     await sleep(20);
   },
 });
@@ -141,6 +151,7 @@ while (Date.now() < endAt) {
 }
 await creating;
 await worker.stop();
+if (values.trace) writeFileSync(values.trace, runtime.output());
 await runtime.kill("SIGTERM");
 rmSync(dataDir, { recursive: true, force: true });
 
@@ -157,6 +168,11 @@ const lateP99 = p99Of(steady.slice(-quarter));
 const totalRuns = samples.reduce((sum, s) => sum + s.runs, 0);
 const memoryOk = steady.length >= 3 && growth < 0.1;
 const latenessOk = steady.length >= 2 && lateP99 <= earlyP99 + 250;
+slowest.sort((a, b) => b.lateMs - a.lateMs);
+console.log(`\nruns started more than 1 s late: ${slowest.length}`);
+for (const late of slowest.slice(0, 10)) {
+  console.log(`  ${late.runKey} attempt ${late.attempt}: ${late.lateMs} ms late (started ${late.at})`);
+}
 console.log(
   `\njobs created ${created} (failed ${failedCreates}), runs executed ${totalRuns}\n` +
     `rss after warm-up ${rssAfterWarmUp.toFixed(0)} MB, at the end ${rssAtEnd.toFixed(0)} MB: ` +

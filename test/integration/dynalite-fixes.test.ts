@@ -10,10 +10,14 @@ import { startDynamo } from "../../local/emulators";
 import { rebuildIndexes } from "../../local/rebuild-indexes";
 
 /**
- * The local runtime's on-disk dynalite after a SIGKILL between an item's index writes and the
- * item itself: an index that lost entries is whole again after rebuildIndexes.
+ * The local runtime's two repairs to dynalite: its indexes rebuilt after an unclean stop (a
+ * SIGKILL between an item's index writes and the item itself), and the LevelDB iterator of
+ * every query closed.
  */
 const require = createRequire(import.meta.url);
+const abstractLevel = createRequire(require.resolve("dynalite"))("abstract-level") as {
+  AbstractValueIterator: { prototype: object };
+};
 const dynaliteDb = require("dynalite/db/index.js") as {
   create(options: { path: string }): {
     db: { close(): Promise<void> };
@@ -81,5 +85,40 @@ describe("rebuildIndexes", () => {
       const found = await deadLetters(db);
       expect(found.Items?.map((i) => i.pk).sort()).toEqual(["JOB#j1", "JOB#j2", "JOB#j3"]);
     });
+  });
+
+  it("closes the LevelDB iterator of every query it answers", { timeout: 30_000 }, async () => {
+    // Count iterators opened (first next) and closed, on the class dynalite's iterators share.
+    const common = Object.getPrototypeOf(abstractLevel.AbstractValueIterator.prototype) as {
+      next: (...args: unknown[]) => unknown;
+      close: (...args: unknown[]) => unknown;
+    };
+    const { next, close } = common;
+    const seen = new WeakSet<object>();
+    let opened = 0;
+    let closed = 0;
+    common.next = function (this: object, ...args: unknown[]) {
+      if (!seen.has(this)) {
+        seen.add(this);
+        opened += 1;
+      }
+      return next.apply(this, args);
+    };
+    common.close = function (this: object, ...args: unknown[]) {
+      closed += 1;
+      return close.apply(this, args);
+    };
+    try {
+      await withTable(async (db) => {
+        for (let n = 0; n < 20; n++) await deadLetters(db);
+        // The stream closes its iterator once the answer is sent.
+        await new Promise((done) => setTimeout(done, 100));
+      });
+    } finally {
+      common.next = next;
+      common.close = close;
+    }
+    expect(opened).toBeGreaterThanOrEqual(20);
+    expect(closed).toBe(opened);
   });
 });
