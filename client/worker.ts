@@ -87,6 +87,11 @@ export function createWorker(options: WorkerOptions): Worker {
   });
   const stopping = new AbortController();
   let running = 0;
+  // At least two lease requests in flight: a request holds its runs until they are due (up to
+  // 6 s), and a run that shows up meanwhile, due sooner, needs another request listening (the
+  // soak found runs 2-4 s late behind a single held request). Each asks for its share of slots.
+  const pollerCount = Math.max(2, Math.ceil(concurrency / MAX_PER_LEASE));
+  const share = Math.max(1, Math.ceil(concurrency / pollerCount));
   const executing = new Set<Promise<void>>();
 
   /** An HTTP call retried with backoff on network errors, throttling and 5xx; 4xx are answers. */
@@ -156,7 +161,7 @@ export function createWorker(options: WorkerOptions): Worker {
         await Promise.race([...executing, sleep(1_000)]);
         continue;
       }
-      const max = Math.min(free, MAX_PER_LEASE);
+      const max = Math.min(free, share, MAX_PER_LEASE);
       running += max; // reserve the slots while the request is out
       let leases: LeasedRun[] = [];
       let pauseMs = 0;
@@ -198,7 +203,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
   // Several lease requests in flight when there are many free slots (each is held until its
   // runs are due, so one request at a time would leave slots idle in a spike).
-  const pollers = Array.from({ length: Math.max(1, Math.ceil(concurrency / MAX_PER_LEASE)) }, poller);
+  const pollers = Array.from({ length: pollerCount }, poller);
   const done = Promise.all(pollers).then(async () => {
     while (executing.size > 0) await Promise.all([...executing]);
   });
