@@ -10,7 +10,8 @@
  * 10% fail once and succeed on retry, 5% run for 7 s on a 5 s lease and heartbeat; plus
  * every-minute cron jobs. Counted: DynamoDB read and write units (ReturnConsumedCapacity on
  * every call, one client middleware), SQS requests by kind, API requests, Lambda invocations
- * and their measured durations (as GB-seconds at 512 MB), tick invocations.
+ * and their measured durations (as GB-seconds at 512 MB), tick invocations. Prices: on-demand
+ * (the target's basis) and, for DynamoDB, provisioned capacity at 70% utilisation as well.
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
@@ -56,9 +57,17 @@ const PRICE = {
   httpApiRequest: 1.0 / 1e6,
   lambdaRequest: 0.2 / 1e6,
   lambdaGbSecondArm: 0.0000133334,
+  /** Provisioned capacity: per WCU-hour and RCU-hour. */
+  dynamoWcuHour: 0.00065,
+  dynamoRcuHour: 0.00013,
   eventBridgeRuleInvocation: 0, // scheduled rules on the default bus are free
 };
 const MEMORY_GB = 0.5;
+/**
+ * Provisioned capacity is paid by the hour whether used or not; priced here at the 70%
+ * utilisation DynamoDB auto scaling targets by default (a unit-second used costs 1/0.7 of its price).
+ */
+const PROVISIONED_UTILISATION = 0.7;
 
 /** Counts SQS requests by command, from one client middleware. */
 function meterRequests(client: SQSClient) {
@@ -214,6 +223,12 @@ const cost = {
   "Lambda GB-seconds (arm64, 512 MB)": perMillion(gbSeconds) * PRICE.lambdaGbSecondArm,
 };
 const total = Object.values(cost).reduce((s, n) => s + n, 0);
+const provisioned = {
+  writes: (perMillion(capacity.writes()) * PRICE.dynamoWcuHour) / 3600 / PROVISIONED_UTILISATION,
+  reads: (perMillion(capacity.reads()) * PRICE.dynamoRcuHour) / 3600 / PROVISIONED_UTILISATION,
+};
+const onDemandDynamo = cost["DynamoDB writes (on-demand)"] + cost["DynamoDB reads (on-demand)"];
+const provisionedTotal = total - onDemandDynamo + provisioned.writes + provisioned.reads;
 
 console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
 console.log(
@@ -237,5 +252,9 @@ console.log(
 console.log("cost per million runs at on-demand list prices:");
 for (const [name, usd] of Object.entries(cost)) console.log(`  ${name.padEnd(36)} $${usd.toFixed(2)}`);
 console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)} (target $5.00)`);
+console.log(
+  `with provisioned DynamoDB capacity at ${PROVISIONED_UTILISATION * 100}% utilisation: writes $${provisioned.writes.toFixed(2)}, ` +
+    `reads $${provisioned.reads.toFixed(2)}, total $${provisionedTotal.toFixed(2)}`,
+);
 await new Promise<void>((done) => gateway.server.close(() => done()));
 await stack.close();
