@@ -168,7 +168,7 @@ interface Granted {
 /**
  * Keeps the leases that start by `handOver`; takes back the others (pending again, their
  * messages hidden until about a second before they are due, as sendBackLaterRuns does).
- * A lease that cannot be taken back lapses and is retried, as any undelivered lease is.
+ * A lease that cannot be taken back lapses and is retried, like every undelivered lease.
  */
 async function takeBackLaterLeases(
   deps: SchedulerDeps,
