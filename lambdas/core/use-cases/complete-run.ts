@@ -7,6 +7,7 @@ import { formatInstant } from "../instant";
 import { type Run, RunStatus } from "../run";
 import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";
+import { endJobAfter } from "./end-job";
 
 export interface CompletionResult {
   readonly runId: string;
@@ -49,8 +50,7 @@ export async function completeRun(
     });
     if (!finished) return repeatedOrStale(deps, runId, key, request, now);
     await deleteMessage(deps, runId, finished.receiptHandle);
-    // Only the job's last run ends it; completeJob is conditional on the job still being active.
-    if (finished.final) await deps.jobs.completeJob(key.jobId, now);
+    await endJobAfter(deps, key.jobId, finished, now);
     deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
     return { runId, status: "succeeded" };
   }
@@ -103,8 +103,8 @@ async function recordFailure(
   });
   if (!finished) return repeatedOrStale(deps, runId, key, request, now);
   await deleteMessage(deps, runId, finished.receiptHandle);
-  // The job's last run ends it either way; a replay still runs it (leases ignore completed jobs).
-  if (finished.final) await deps.jobs.completeJob(key.jobId, now);
+  // A replay still runs it: leases ignore completed jobs.
+  await endJobAfter(deps, key.jobId, finished, now);
   deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
   return { runId, status: "dead-lettered" };
 }
@@ -133,11 +133,11 @@ async function repeatedOrStale(
   if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
   if (run.fence !== request.fence) throw staleFenceOf(runId, run, request.fence);
   if (request.result === "succeeded" && run.status === RunStatus.Succeeded) {
-    if (run.final) await deps.jobs.completeJob(key.jobId, now);
+    await endJobAfter(deps, key.jobId, run, now);
     return { runId, status: "succeeded" };
   }
   if (request.result === "failed" && run.status === RunStatus.DeadLettered) {
-    if (run.final) await deps.jobs.completeJob(key.jobId, now);
+    await endJobAfter(deps, key.jobId, run, now);
     return { runId, status: "dead-lettered" };
   }
   if (request.result === "failed" && run.status === RunStatus.Pending && run.retryAt !== undefined) {

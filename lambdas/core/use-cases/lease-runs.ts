@@ -6,6 +6,7 @@ import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
 import { RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
+import { endJobAfter } from "./end-job";
 
 export interface Lease {
   readonly runId: string;
@@ -253,7 +254,7 @@ async function leaseOne(
     const reason = `more than maxLateness (${job.maxLatenessMs / 1000} s) late when it could start`;
     const missed = await deps.runs.missRun(message.jobId, message.scheduledFor, reason, now);
     if (missed) {
-      if (missed.final) await deps.jobs.completeJob(missed.jobId, now);
+      await endJobAfter(deps, missed.jobId, missed, now);
       return drop("later than the job's maxLateness: missed");
     }
   }
@@ -276,8 +277,7 @@ async function leaseOne(
       error: leased.error ?? error,
       now,
     });
-    // A job ends with its last run, whether that run succeeded or was dead-lettered.
-    if (finished?.final) await deps.jobs.completeJob(leased.jobId, now);
+    await endJobAfter(deps, leased.jobId, finished, now);
     return drop("attempts exhausted by lapsed leases: dead-lettered");
   }
   if (job.leaseSeconds !== deps.settings.leaseSeconds) {
