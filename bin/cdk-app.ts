@@ -13,7 +13,9 @@ import { JobschedStack } from "../lib/jobsched-stack";
  *   jobsched:leaseSeconds (30), jobsched:repairGraceSeconds (120),
  *   jobsched:tenantRunsPerSecond (0 = no limit), jobsched:retryBaseSeconds (10),
  *   jobsched:retryCapSeconds (3600), jobsched:maxPayloadBytes (262144, the most),
- *   jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10)
+ *   jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10),
+ *   jobsched:workers: worker bindings, {"<worker role ARN>": ["<tenant>", ...]} (an object in
+ *   cdk.json, or its JSON text with -c); a binding that names no tenant stops the synth.
  */
 const app = new App();
 const context = (name: string): string | undefined => {
@@ -46,5 +48,6 @@ new JobschedStack(app, "Jobsched", {
   alarmEmail: context("alarmEmail"),
   latenessAlarmSeconds:
     context("latenessAlarmSeconds") === undefined ? undefined : Number(context("latenessAlarmSeconds")),
+  workers: app.node.tryGetContext("jobsched:workers"),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -165,7 +165,7 @@ export function buildProgram(out: Out, exitCodes: { code: number }) {
     .option("--missed-runs <policy>", "catch-up | run-once | skip")
     .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
     .option("--max-attempts <n>", "1-100")
-    .option("--lease-seconds <n>", "5-43200")
+    .option("--lease-seconds <n>", "5-42600 (11 h 50 min)")
     .action(async (o: Record<string, string | undefined>) => {
       let payload: unknown;
       if (o.payload !== undefined) {

@@ -1,8 +1,9 @@
-import { type CfnElement, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { Annotations, type CfnElement, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
+import { parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
 import { AccessPolicies } from "./access-policies";
 import { SchedulerHttpApi } from "./http-api";
 import { JobsTable } from "./jobs-table";
@@ -16,6 +17,12 @@ export interface JobschedStackProps extends StackProps {
   readonly alarmEmail?: string | undefined;
   /** The run-lateness alarm fires when the p99 start lateness stays above this (default 10 s). */
   readonly latenessAlarmSeconds?: number;
+  /**
+   * Worker bindings (decision 0013): worker principal ARN -> the tenants it serves, as an object
+   * or its JSON text (CDK context jobsched:workers). Validated here: a binding that names no
+   * tenant stops the synth. Without any, no principal may call /internal/*.
+   */
+  readonly workers?: unknown;
 }
 
 /** jobsched in one stack: table, queues, Lambdas, the HTTP API, the minute tick, alarms. */
@@ -23,6 +30,13 @@ export class JobschedStack extends Stack {
   constructor(scope: Construct, id: string, props: JobschedStackProps = {}) {
     super(scope, id, props);
     const settings = { ...CLOUD_SETTINGS, ...props.settings };
+    const workerBindings = parseWorkerBindings(props.workers ?? {}, "context jobsched:workers");
+    if (workerBindings.size === 0) {
+      Annotations.of(this).addWarningV2(
+        "jobsched:no-workers",
+        "No worker bindings (context jobsched:workers): every /internal/* call will be refused until one is configured.",
+      );
+    }
     const { table } = new JobsTable(this, "Jobs");
     const queues = new RunQueues(this, "Queues");
     const functions = new SchedulerFunctions(this, "Functions", {
@@ -31,6 +45,7 @@ export class JobschedStack extends Stack {
       laneArns: queues.laneArns,
       sweepQueue: queues.sweepQueue,
       settings,
+      workerBindings,
     });
     const http = new SchedulerHttpApi(this, "Http", { api: functions.api, internal: functions.internal });
     new AccessPolicies(this, "Access", http);

@@ -8,6 +8,7 @@ import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import type { SchedulerSettings } from "../lambdas/definitions/settings";
+import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -18,6 +19,24 @@ export interface SchedulerFunctionsProps {
   readonly laneArns: string;
   readonly sweepQueue: Queue;
   readonly settings: SchedulerSettings;
+  /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
+  readonly workerBindings: WorkerBindings;
+}
+
+/** Lambda allows 4 KB of environment variables per function, names and values together. */
+const LAMBDA_ENVIRONMENT_LIMIT_BYTES = 4 * 1024;
+
+function checkEnvironmentFits(name: string, environment: Readonly<Record<string, string>>): void {
+  const bytes = Object.entries(environment).reduce(
+    (sum, [key, value]) => sum + Buffer.byteLength(key) + Buffer.byteLength(value),
+    0,
+  );
+  if (bytes > LAMBDA_ENVIRONMENT_LIMIT_BYTES) {
+    throw new Error(
+      `The ${name} function's environment is ${bytes} bytes, over Lambda's 4 KB: shorten jobsched:workers ` +
+        "(name tenants by short TENANT_MAPPING names, or serve them from pools).",
+    );
+  }
 }
 
 /**
@@ -47,15 +66,16 @@ export class SchedulerFunctions extends Construct {
       MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
-    const make = (name: string, entry: string, timeout: Duration) =>
-      new NodejsFunction(this, name, {
+    const make = (name: string, entry: string, timeout: Duration, extra: Record<string, string> = {}) => {
+      checkEnvironmentFits(name, { ...environment, ...extra });
+      return new NodejsFunction(this, name, {
         entry: join(ROOT, "lambdas/handlers", entry),
         handler: "handler",
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
         memorySize: 512,
         timeout,
-        environment,
+        environment: { ...environment, ...extra },
         loggingFormat: LoggingFormat.JSON,
         projectRoot: ROOT,
         depsLockFilePath: join(ROOT, "package-lock.json"),
@@ -70,9 +90,13 @@ export class SchedulerFunctions extends Construct {
           banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
         },
       });
+    };
 
     this.api = make("Api", "api.ts", Duration.seconds(29));
-    this.internal = make("Internal", "internal.ts", Duration.seconds(29));
+    // Only the lease protocol needs the worker bindings.
+    this.internal = make("Internal", "internal.ts", Duration.seconds(29), {
+      WORKER_BINDINGS: serializeWorkerBindings(props.workerBindings),
+    });
     this.tick = make("Tick", "tick.ts", Duration.seconds(60));
     this.sweeper = make("Sweeper", "sweep.ts", Duration.seconds(60));
     this.sweeper.addEventSource(

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { APIGatewayProxyStructuredResultV2, Context } from "aws-lambda";
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from "../lambdas/core/aws-limits";
 import { type FunctionName, ROUTES, routeKeyOf } from "../lambdas/definitions/routes";
 import type { HttpEvent } from "../lambdas/handlers/http/request";
 import { localContext } from "./lambda-context";
@@ -149,6 +150,22 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
   response.end(result.body ?? "");
 }
 
+/**
+ * Lambda refuses a synchronous response larger than LAMBDA_RESPONSE_LIMIT_BYTES (counted on the
+ * serialized result, the body escaped inside it) and API Gateway then answers 500: so does
+ * this gateway, so that a handler that would fail in AWS fails here too.
+ */
+export function withinLambdaLimit(
+  result: APIGatewayProxyStructuredResultV2,
+): APIGatewayProxyStructuredResultV2 {
+  const bytes = Buffer.byteLength(JSON.stringify(result), "utf8");
+  if (bytes <= LAMBDA_RESPONSE_LIMIT_BYTES) return result;
+  console.error(
+    `local gateway: Response payload size (${bytes} bytes) exceeded maximum allowed payload size (${LAMBDA_RESPONSE_LIMIT_BYTES} bytes)`,
+  );
+  return { statusCode: 500, body: JSON.stringify({ message: "Internal Server Error" }) };
+}
+
 function forbidden(message: string): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode: 403,
@@ -207,7 +224,7 @@ export async function startHttpGateway(
       const identity = { accessKey: verdict.credential.accessKeyId, userArn: verdict.credential.principal };
       const event = toEvent(request, url, body, matched, identity);
       const handler = handlers[matched.route.function];
-      send(response, await handler(event, localContext(matched.route.function)));
+      send(response, withinLambdaLimit(await handler(event, localContext(matched.route.function))));
     } catch (error) {
       console.error("local gateway: handler threw", error);
       send(response, { statusCode: 500, body: JSON.stringify({ message: "Internal Server Error" }) });

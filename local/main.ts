@@ -12,7 +12,8 @@ import { lockDataDir } from "./data-lock";
 import { startDynamo, startSqs } from "./emulators";
 import { runExampleWorker } from "./example-worker";
 import { startHttpGateway } from "./http-gateway";
-import { loadLocalCredentials } from "./local-credentials";
+import { type LocalCredentials, loadLocalCredentials, widestWorker } from "./local-credentials";
+import { withSqsLimits } from "./sqs-aws-limits";
 import { startSqsEventSource } from "./sqs-event-source";
 import { startTicker } from "./ticker";
 
@@ -25,11 +26,14 @@ const dataDir = resolve(process.env.JOBSCHED_DATA_DIR ?? ".jobsched/data");
 mkdirSync(dataDir, { recursive: true });
 const port = Number(process.env.PORT ?? 8787);
 
+// The credentials file holds the worker bindings: a file that is not valid stops the start.
+let credentials: LocalCredentials;
 let lock: ReturnType<typeof lockDataDir>;
 try {
+  credentials = loadLocalCredentials();
   lock = lockDataDir(dataDir);
 } catch (error) {
-  console.error((error as Error).message);
+  console.error(`jobsched: ${(error as Error).message}`);
   process.exit(1);
 }
 const dynamo = await startDynamo({ path: dataDir, rebuildIndexes: lock.unclean });
@@ -42,10 +46,14 @@ const config = await bootstrapStack({
   queuePrefix: "jobsched",
   settings: localSettings(),
 });
-const sqsClient = createSqsClient(config);
-const deps = createSchedulerDeps(config);
+// SQS held to AWS's own limits, which the emulator does not all enforce.
+const sqsClient = withSqsLimits(createSqsClient(config));
+const deps = createSchedulerDeps(
+  { ...config, workerBindings: credentials.workerBindings },
+  undefined,
+  sqsClient,
+);
 
-const credentials = loadLocalCredentials();
 const gateway = await startHttpGateway(
   { api: createApiHandler(deps), internal: createInternalHandler(deps) },
   { port, credentials },
@@ -61,12 +69,8 @@ const sweeper = startSqsEventSource(sqsClient, config.sweepQueueUrl, createSweep
   onError: (error) => deps.log.error("sweep poll failed", { error: String(error) }),
 });
 const workerStop = new AbortController();
-const worker = runExampleWorker(
-  gateway.url,
-  credentials.first("worker"),
-  credentials.region,
-  workerStop.signal,
-);
+const exampleWorker = widestWorker(credentials);
+const worker = runExampleWorker(gateway.url, exampleWorker, credentials.region, workerStop.signal);
 const tenant = credentials.first("tenant");
 
 const inTenSeconds = "$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)";
@@ -77,6 +81,7 @@ jobsched is running (started in ${Date.now() - started} ms${lock.unclean ? "; la
   DynamoDB   ${dynamo.endpoint}   (dynalite, data in ${dataDir})
   SQS        ${sqs.endpoint}   (fauxqs, in memory)
   tick       every ${LOCAL_SETTINGS.tickSeconds} s; example worker leasing type example.log
+             as ${exampleWorker.principal} (serves ${exampleWorker.kind === "worker" ? exampleWorker.tenants.length : 0} tenants)
 
 Create a job that runs in 10 seconds (as ${tenant.principal}):
   curl -s ${sign} \\

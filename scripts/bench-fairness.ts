@@ -22,6 +22,9 @@ import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
 import { oneOffJob, percentile, putJobs, startBenchStack, tickAMinuteAhead } from "./bench-support";
 
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["tenant-a", "tenant-b"] };
+
 const { values } = parseArgs({
   options: {
     a: { type: "string", default: "5000" },
@@ -79,7 +82,7 @@ await Promise.all(
     const w = i % workerCount;
     while (leased.size < total && Date.now() < dueAt + 300_000) {
       const asked = Date.now();
-      const leases = await leaseRuns(deps, {
+      const leases = await leaseRuns(deps, worker, {
         workerId: `w${w}`,
         types: ["fair"],
         max: leaseMax,
@@ -102,7 +105,7 @@ await Promise.all(
           leases
             .slice(i, i + 10)
             .map((lease) =>
-              completeRun(completionDeps, lease.runId, { fence: lease.fence, result: "succeeded" }),
+              completeRun(completionDeps, worker, lease.runId, { fence: lease.fence, result: "succeeded" }),
             ),
         );
       }

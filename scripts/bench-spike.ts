@@ -28,6 +28,9 @@ import { completeRun } from "../lambdas/core/use-cases/complete-run";
 import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
 import { oneOffJob, percentile, putJobs, startBenchStack, tickAMinuteAhead } from "./bench-support";
 
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["bench-tenant"] };
+
 const { values } = parseArgs({
   options: {
     jobs: { type: "string", default: "1000" },
@@ -92,7 +95,7 @@ await Promise.all(
     const w = i % workerCount;
     while (lateness.length < jobCount && Date.now() < dueAt + 60_000) {
       const t0 = Date.now() - dueAt;
-      const leases = await leaseRuns(deps, {
+      const leases = await leaseRuns(deps, worker, {
         workerId: `w${w}`,
         types: ["bench"],
         max: leaseMax,
@@ -107,7 +110,9 @@ await Promise.all(
         // Complete in the background, as a worker with concurrency does.
         completions.push(
           sleep(workMs)
-            .then(() => completeRun(completionDeps, lease.runId, { fence: lease.fence, result: "succeeded" }))
+            .then(() =>
+              completeRun(completionDeps, worker, lease.runId, { fence: lease.fence, result: "succeeded" }),
+            )
             .then(() => {
               lastDone = Date.now();
             }),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { MAX_PAYLOAD_BYTES } from "../core/schemas";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../definitions/settings";
+import { parseWorkerBindings, type WorkerBindings } from "../definitions/worker-bindings";
 
 /**
  * Configuration the Lambdas read from their environment. The CDK stack sets these; the local
@@ -42,6 +43,18 @@ const environmentSchema = z.object({
         return z.NEVER;
       }
     }),
+  /** JSON object: worker principal ARN -> the tenants it serves. Unset: no worker may lease. */
+  WORKER_BINDINGS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      try {
+        return parseWorkerBindings(text ?? "", "WORKER_BINDINGS");
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
 });
 
 export interface RuntimeConfig {
@@ -53,6 +66,8 @@ export interface RuntimeConfig {
   readonly sqsEndpoint: string | undefined;
   readonly settings: SchedulerSettings;
   readonly tenantMapping?: Readonly<Record<string, string>>;
+  /** Which tenants each worker principal serves; none: every /internal/* call is 403. */
+  readonly workerBindings?: WorkerBindings;
 }
 
 export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
@@ -70,6 +85,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
     tenantMapping: e.TENANT_MAPPING,
+    workerBindings: e.WORKER_BINDINGS,
     settings: {
       tickSeconds: e.TICK_SECONDS,
       lookaheadSeconds: e.LOOKAHEAD_SECONDS,

@@ -3,6 +3,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
+import type { WorkerBindings } from "../definitions/worker-bindings";
 import { createDocumentClient, createSqsClient } from "./clients";
 import { DynamoJobStore } from "./dynamo/dynamo-job-store";
 import { DynamoRateLimiter } from "./dynamo/dynamo-rate-limiter";
@@ -18,6 +19,8 @@ export type HandlerDeps = SchedulerDeps & {
   readonly randomBytes: RandomBytes;
   /** Principal or role ARN -> tenant, for principals that should share a tenant. */
   readonly tenantMapping: Readonly<Record<string, string>>;
+  /** Worker principal -> the tenants it serves (WORKER_BINDINGS; see worker-bindings.ts). */
+  readonly workerBindings: WorkerBindings;
 };
 
 /** Wires the real adapters for a configuration: what every handler runs on. */
@@ -38,5 +41,6 @@ export function createSchedulerDeps(
     log,
     randomBytes: (size) => randomBytes(size),
     tenantMapping: config.tenantMapping ?? {},
+    workerBindings: config.workerBindings ?? new Map(),
   };
 }

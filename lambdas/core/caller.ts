@@ -6,3 +6,17 @@ export interface Caller {
   readonly tenant: string;
   readonly principal: string;
 }
+
+/**
+ * A worker calling the lease protocol (/internal/*): its principal and the tenants its binding
+ * lets it serve (one, or a pool's list). It sees only those tenants' runs; any other run is,
+ * to it, a run that does not exist.
+ */
+export interface WorkerCaller {
+  readonly principal: string;
+  readonly tenants: readonly string[];
+}
+
+export function servesTenant(worker: WorkerCaller, tenant: string): boolean {
+  return worker.tenants.includes(tenant);
+}

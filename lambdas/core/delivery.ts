@@ -1,9 +1,5 @@
+import { MAX_DELAY_SECONDS } from "./aws-limits";
 import type { RunMessage } from "./ports";
-
-/** SQS accepts DelaySeconds from 0 to 900. */
-export const MAX_DELAY_SECONDS = 900;
-/** ...and visibility timeouts up to 12 hours. */
-export const MAX_VISIBILITY_SECONDS = 43_200;
 
 /**
  * How many seconds before its due second a run's message becomes visible. The lease step

@@ -111,15 +111,17 @@ export interface RunStore {
    */
   unleaseRun(jobId: string, scheduledFor: number, fence: number, availableAt: number): Promise<boolean>;
   /**
-   * Records a leased run's outcome if `fence` still holds the lease. Returns the receipt
-   * handle of the message that delivered it and whether it was its job's last run, or
-   * undefined when the fence was stale.
+   * Records a leased run's outcome if `fence` still holds the lease (and, given `tenants`, the
+   * run belongs to one of them: a worker's completion). Returns the receipt handle of the
+   * message that delivered it and whether it was its job's last run, or undefined when the
+   * fence was stale or the run is another tenant's.
    */
   finishRun(
     jobId: string,
     scheduledFor: number,
     fence: number,
     outcome: RunOutcome,
+    tenants?: readonly string[],
   ): Promise<{ receiptHandle: string | undefined; final: boolean } | undefined>;
   /**
    * Puts a failed run back to pending for a retry at `plan.retryAt` if `fence` still holds the
@@ -206,6 +208,8 @@ export interface ReceivedRunMessage {
 
 export interface ReceiveRequest {
   readonly types: readonly string[];
+  /** Only these tenants' lanes: the tenants the asking worker serves. */
+  readonly tenants: readonly string[];
   readonly max: number;
   readonly visibilitySeconds: number;
   readonly waitSeconds: number;
@@ -227,9 +231,11 @@ export interface RunQueue {
   /** Sends each message to its lane with its delay (0-900 s); rejects if any could not be sent. */
   send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void>;
   /**
-   * Up to `max` messages of the given types, a fair share from each (tenant, type) lane. `held`
-   * counts what the request already holds per lane (laneKeyOf); with `fill`, lanes that filled
-   * their share may also take what the others left.
+   * Up to `max` messages of the given types and tenants, a fair share from each (tenant, type)
+   * lane. `held` counts what the request already holds per lane (laneKeyOf); with `fill`, lanes
+   * that filled their share may also take what the others left. When nothing is ready it waits
+   * up to `waitSeconds` for a message, but once one lane has something it never waits longer
+   * than a one-second poll for the others.
    */
   receive(request: ReceiveRequest): Promise<ReceivedRunMessage[]>;
   /** Makes a received message visible again at once, for another worker. */

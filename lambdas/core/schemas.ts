@@ -10,9 +10,14 @@ import { z } from "zod";
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const MAX_ATTEMPTS_LIMIT = 100;
-/** Lease bounds: SQS visibility timeouts go from 0 s to 12 h. */
+/**
+ * Lease bounds. A lease is the run's SQS message kept invisible, and SQS keeps a message
+ * invisible for at most 12 hours from its receive; the lease step receives a run a few seconds
+ * before it is due and counts the lease from the due instant. So the longest lease stays ten
+ * minutes under 12 hours (11 h 50 min), room for that lead whatever it grows to.
+ */
 export const MIN_LEASE_SECONDS = 5;
-export const MAX_LEASE_SECONDS = 12 * 3600;
+export const MAX_LEASE_SECONDS = 12 * 3600 - 600;
 
 export const jobType = z
   .string()
@@ -94,12 +99,10 @@ export const createJobRequest = z
       .strictObject({ base: durationInput.optional(), cap: durationInput.optional() })
       .optional()
       .meta({ description: "Retry backoff: base (default 10 s) doubling up to cap (default 1 h)" }),
-    leaseSeconds: z
-      .int()
-      .min(MIN_LEASE_SECONDS)
-      .max(MAX_LEASE_SECONDS)
-      .optional()
-      .meta({ description: "How long a worker holds a run between heartbeats (default 30)" }),
+    leaseSeconds: z.int().min(MIN_LEASE_SECONDS).max(MAX_LEASE_SECONDS).optional().meta({
+      description:
+        "How long a worker holds a run between heartbeats (default 30; at most 42600, SQS's 12 hours less room for the lead)",
+    }),
   })
   .meta({ id: "CreateJobRequest" });
 export type CreateJobRequest = z.output<typeof createJobRequest>;
@@ -123,7 +126,10 @@ export const leaseRequest = z
     /** Several SQS receives serve one request when more than 10 are asked for. */
     max: z.int().min(1).max(100).default(1),
     /** Long-poll: how long to wait for a due run when none is ready. */
-    waitSeconds: z.int().min(0).max(20).default(1),
+    waitSeconds: z.int().min(0).max(20).default(1).meta({
+      description:
+        "Long poll: how long to wait for a due run when none is ready (a request holding runs never waits longer than a one-second poll more)",
+    }),
   })
   .meta({ id: "LeaseRequest" });
 export type LeaseRequest = z.output<typeof leaseRequest>;

@@ -6,7 +6,7 @@ import { type CompletionResult, completeRun } from "../core/use-cases/complete-r
 import { heartbeatRun } from "../core/use-cases/heartbeat-run";
 import { type Lease, leaseRuns } from "../core/use-cases/lease-runs";
 import { httpErrors } from "./http/error-middleware";
-import { callerOf, type HttpEvent, jsonBody, pathParameter } from "./http/request";
+import { type HttpEvent, jsonBody, pathParameter, workerOf } from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
 
@@ -39,22 +39,22 @@ function recordOutcome(status: CompletionResult["status"]): void {
   metrics.publishStoredMetrics();
 }
 
-/** The worker-facing lease protocol (/internal/*). */
+/**
+ * The worker-facing lease protocol (/internal/*). Every route first finds the caller's worker
+ * binding (403 without one); the use cases then see only the tenants it serves.
+ */
 export function createInternalHandler(deps: HandlerDeps) {
+  const worker = (event: HttpEvent) => workerOf(event, deps.workerBindings);
   const route = dispatch({
     "POST /internal/leases": async (event) => {
-      callerOf(event, deps.tenantMapping);
-      const leases = await leaseRuns(deps, jsonBody(event));
+      const leases = await leaseRuns(deps, worker(event), jsonBody(event));
       recordLeases(leases, deps.clock.now());
       return json(200, leases);
     },
-    "POST /internal/leases/{runId}/heartbeat": async (event) => {
-      callerOf(event, deps.tenantMapping);
-      return json(200, await heartbeatRun(deps, pathParameter(event, "runId"), jsonBody(event)));
-    },
+    "POST /internal/leases/{runId}/heartbeat": async (event) =>
+      json(200, await heartbeatRun(deps, worker(event), pathParameter(event, "runId"), jsonBody(event))),
     "POST /internal/leases/{runId}/complete": async (event) => {
-      callerOf(event, deps.tenantMapping);
-      const result = await completeRun(deps, pathParameter(event, "runId"), jsonBody(event));
+      const result = await completeRun(deps, worker(event), pathParameter(event, "runId"), jsonBody(event));
       recordOutcome(result.status);
       return json(200, result);
     },

@@ -121,6 +121,16 @@ const errors = {
   403: jsonContent(z.object({ message: z.string() }), "Unsigned, wrongly signed, expired, or not allowed"),
 };
 const notFound = { 404: jsonContent(errorBody, "No such job, or it belongs to another tenant") };
+const workerErrors = {
+  ...errors,
+  403: jsonContent(
+    z.union([z.object({ message: z.string() }), errorBody]),
+    "Unsigned, wrongly signed, expired, or not a worker: the caller's principal has no worker binding (a tenant's never has)",
+  ),
+};
+const noSuchRun = {
+  404: jsonContent(errorBody, "No such run, or it belongs to a tenant this worker does not serve"),
+};
 const conflict = { 409: jsonContent(errorBody, "The job's state does not allow this") };
 const jobIdParam = z.object({ jobId: z.string().meta({ example: "j_7hq2k4m9x2c8v5b1n0zq" }) });
 
@@ -188,9 +198,18 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "OpenAPI 3.1"), ...errors },
   },
   "POST /internal/leases": {
-    summary: "Workers: lease due runs of some types; the lease is the run's fence",
+    summary:
+      "Workers: lease due runs of some types, of the tenants the worker serves; the lease is the run's fence",
     request: { body: { content: { "application/json": { schema: leaseRequest } } } },
-    responses: { 200: jsonContent(z.array(lease), "Leased runs, possibly none"), ...errors },
+    responses: {
+      200: jsonContent(
+        z.array(lease),
+        "Leased runs, possibly none: only runs of the tenants the caller's worker binding names. " +
+          "Fewer than max when their payloads would not fit the response (about 6 MB in all; the " +
+          "others stay queued for the next request, untouched). Answered within about 22 s, whatever waitSeconds.",
+      ),
+      ...workerErrors,
+    },
   },
   "POST /internal/leases/{runId}/complete": {
     summary: "Workers: record a run's outcome with the lease's fence",
@@ -207,8 +226,8 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
         }),
         "Recorded: succeeded, retrying after the job's backoff, or dead-lettered (a repeat of the same fence and result gets the same answer)",
       ),
-      ...errors,
-      404: jsonContent(errorBody, "No such run"),
+      ...workerErrors,
+      ...noSuchRun,
       409: jsonContent(errorBody, "The fence no longer holds the lease"),
     },
   },
@@ -223,8 +242,8 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
         z.object({ runId: z.string(), fence: z.int(), leaseExpiresAt: instant }),
         "The lease's new end",
       ),
-      ...errors,
-      404: jsonContent(errorBody, "No such run"),
+      ...workerErrors,
+      ...noSuchRun,
       409: jsonContent(errorBody, "The fence no longer holds a live lease"),
     },
   },

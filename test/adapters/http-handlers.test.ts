@@ -19,7 +19,14 @@ import { LOCAL_SETTINGS } from "../../lambdas/definitions/settings";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import { tenantOfPrincipal } from "../../lambdas/handlers/http/request";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
-import { httpEvent, invoke } from "../support/http-event";
+import {
+  httpEvent,
+  invoke,
+  TEST_TENANT_ARN,
+  TEST_WORKER_ARN,
+  TEST_WORKER_BINDINGS,
+  workerEvent,
+} from "../support/http-event";
 
 const db = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -31,6 +38,7 @@ const deps = createSchedulerDeps({
   dynamodbEndpoint: undefined,
   sqsEndpoint: undefined,
   settings: LOCAL_SETTINGS,
+  workerBindings: TEST_WORKER_BINDINGS,
 });
 const api = createApiHandler(deps);
 const internal = createInternalHandler(deps);
@@ -183,7 +191,7 @@ describe("internal routes", () => {
       Item: {
         runId: "r_0123456789abcdefghjk_1000",
         jobId: "j_0123456789abcdefghjk",
-        tenant: "t",
+        tenant: TEST_TENANT_ARN,
         type: "x",
         scheduledFor: 1000,
         status: "leased",
@@ -194,7 +202,7 @@ describe("internal routes", () => {
     });
     const { status, body } = await invoke(
       internal,
-      httpEvent("POST /internal/leases/{runId}/complete", {
+      workerEvent("POST /internal/leases/{runId}/complete", {
         pathParameters: { runId: "r_0123456789abcdefghjk_1000" },
         body: { fence: 1, result: "succeeded" },
       }),
@@ -203,8 +211,65 @@ describe("internal routes", () => {
     expect(body.error?.code).toBe("StaleFence");
   });
 
+  it("writes a completion only on the condition that the run is one of the worker's tenants'", async () => {
+    db.on(UpdateCommand).resolves({ Attributes: { receiptHandle: undefined, final: false } });
+    const { status } = await invoke(
+      internal,
+      workerEvent("POST /internal/leases/{runId}/complete", {
+        pathParameters: { runId: "r_0123456789abcdefghjk_1000" },
+        body: { fence: 1, result: "succeeded" },
+      }),
+    );
+    expect(status).toBe(200);
+    const update = db.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(update?.ConditionExpression).toMatch(/ AND tenant IN \(:tenant0\)$/);
+    expect(update?.ExpressionAttributeValues).toMatchObject({ ":tenant0": TEST_TENANT_ARN });
+  });
+
+  it("refuses every /internal/* route to a principal with no worker binding, tenants included (403), touching nothing", async () => {
+    const routes = [
+      ["POST /internal/leases", undefined, { workerId: "w", types: ["x"] }],
+      ["POST /internal/leases/{runId}/heartbeat", { runId: "r_0123456789abcdefghjk_1000" }, { fence: 1 }],
+      [
+        "POST /internal/leases/{runId}/complete",
+        { runId: "r_0123456789abcdefghjk_1000" },
+        { fence: 1, result: "failed", retryable: false },
+      ],
+    ] as const;
+    for (const userArn of [
+      TEST_TENANT_ARN,
+      "arn:aws:sts::111122223333:assumed-role/tenant-a/s-1",
+      "arn:aws:iam::111122223333:role/someone-else",
+    ]) {
+      for (const [routeKey, pathParameters, body] of routes) {
+        const { status, body: answer } = await invoke(
+          internal,
+          httpEvent(routeKey, { ...(pathParameters ? { pathParameters } : {}), body, userArn }),
+        );
+        expect(status, `${userArn} ${routeKey}`).toBe(403);
+        expect(answer.error?.code).toBe("Forbidden");
+      }
+    }
+    expect(db.calls()).toHaveLength(0);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it("knows a bound worker role's sessions as that worker", async () => {
+    db.on(GetCommand).resolves({});
+    const session = TEST_WORKER_ARN.replace(":iam::", ":sts::").replace(":role/", ":assumed-role/");
+    const { status } = await invoke(
+      internal,
+      httpEvent("POST /internal/leases/{runId}/heartbeat", {
+        pathParameters: { runId: "r_0123456789abcdefghjk_1000" },
+        body: { fence: 1 },
+        userArn: `${session}/task-7`,
+      }),
+    );
+    expect(status).toBe(404); // past the binding check: the run does not exist
+  });
+
   it("answers 404 for a route the function does not serve", async () => {
-    const { status } = await invoke(internal, httpEvent("GET /internal/nothing"));
+    const { status } = await invoke(internal, workerEvent("GET /internal/nothing"));
     expect(status).toBe(404);
   });
 });

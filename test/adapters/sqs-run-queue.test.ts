@@ -48,8 +48,10 @@ const ask = (
   waitSeconds: number,
   held = new Map<string, number>(),
   fill = true,
+  tenants = Array.from({ length: 20 }, (_, i) => `t${i}`),
 ) => ({
   types: ["x"],
+  tenants,
   max,
   visibilitySeconds,
   waitSeconds,
@@ -173,6 +175,31 @@ describe("SqsRunQueue: receiving fairly", () => {
       0, 2,
     ]);
     expect(received).toEqual([{ message: undefined, receiptHandle: `${lane(0)} b` }]);
+  });
+
+  it("polls only the lanes of the tenants the worker serves", async () => {
+    knownLanes(3);
+    sqs.on(ReceiveMessageCommand).resolves({});
+    await newQueue().receive(ask(10, 30, 0, new Map(), true, ["t1"]));
+    expect(new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl))).toEqual(
+      new Set([lane(1)]),
+    );
+  });
+
+  it("long-polls several lanes a second at a time: a run in one lane never waits out an empty other's wait", async () => {
+    knownLanes(2);
+    let polls = 0;
+    sqs.on(ReceiveMessageCommand).callsFake((input: { QueueUrl: string; WaitTimeSeconds: number }) => {
+      polls += 1;
+      // Lane 0's run becomes visible during the third one-second poll; lane 1 stays empty.
+      return input.QueueUrl === lane(0) && polls >= 5 ? { Messages: messages(1) } : {};
+    });
+    const received = await newQueue().receive(ask(10, 30, 20));
+    const waits = sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.WaitTimeSeconds);
+    expect(waits.slice(0, 2)).toEqual([0, 0]); // the pass that does not wait
+    expect(waits.slice(2).every((w) => w === 1)).toBe(true); // never a 20 s poll that lane 0 would wait on
+    expect(received).toHaveLength(1);
+    expect(waits.length).toBeLessThanOrEqual(2 + 2 * 3 + 1); // stopped as soon as a lane had a run
   });
 
   it("polls at most MAX_LANES_PER_RECEIVE lanes, a different set each time", async () => {

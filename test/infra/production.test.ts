@@ -88,6 +88,64 @@ describe("the production stack", () => {
     expect(outputs.filter((o) => /TenantPolicyArn|WorkerPolicyArn|Url/.test(o))).toHaveLength(3);
   });
 
+  it("denies tenants the lease protocol (/internal/*) outright in the tenant policy", () => {
+    const policies = Object.values(template.findResources("AWS::IAM::ManagedPolicy")).map(
+      (p) =>
+        p.Properties as {
+          Description: string;
+          PolicyDocument: { Statement: Array<Record<string, unknown>> };
+        },
+    );
+    const tenant = policies.find((p) => p.Description.includes("tenant"));
+    const deny = tenant?.PolicyDocument.Statement.filter((s) => s.Effect === "Deny") ?? [];
+    expect(deny).toHaveLength(1);
+    expect(deny[0]?.Action).toBe("execute-api:Invoke");
+    expect(JSON.stringify(deny[0]?.Resource)).toContain('"/*/*/internal/*"');
+    const worker = policies.find((p) => p.Description.includes("worker"));
+    expect(JSON.stringify(worker?.PolicyDocument)).not.toContain("Deny");
+  });
+
+  it("gives the lease function, and only it, the worker bindings", () => {
+    const bound = Template.fromStack(
+      new JobschedStack(app(), "Bound", {
+        workers: {
+          "arn:aws:iam::123456789012:role/billing-worker": ["arn:aws:iam::123456789012:role/billing"],
+          "arn:aws:iam::123456789012:role/pool": ["billing", "reports"],
+        },
+      }),
+    );
+    const functions = Object.values(bound.findResources("AWS::Lambda::Function")).map(
+      (f) => (f.Properties as { Environment: { Variables: Record<string, string> } }).Environment.Variables,
+    );
+    const withBindings = functions.filter((v) => v.WORKER_BINDINGS !== undefined);
+    expect(withBindings).toHaveLength(1);
+    expect(JSON.parse(withBindings[0]?.WORKER_BINDINGS ?? "")).toEqual({
+      "arn:aws:iam::123456789012:role/billing-worker": ["arn:aws:iam::123456789012:role/billing"],
+      "arn:aws:iam::123456789012:role/pool": ["billing", "reports"],
+    });
+  });
+
+  it("refuses to synth a worker binding that names no tenant, or is not a principal ARN", () => {
+    const build = (workers: unknown) => () => new JobschedStack(app(), "Bad", { workers });
+    expect(build({ "arn:aws:iam::123456789012:role/w": [] })).toThrow(
+      /jobsched:workers "arn:aws:iam::123456789012:role\/w": names no tenant/,
+    );
+    expect(build({ "arn:aws:iam::123456789012:role/w": [""] })).toThrow(/must not be empty/);
+    expect(build({ "billing-worker": ["billing"] })).toThrow(/must be an IAM principal ARN/);
+    expect(build('{"arn:aws:iam::123456789012:role/w": ')).toThrow(/not valid JSON/);
+    expect(build('{"arn:aws:iam::123456789012:role/w": ["t"]}')).not.toThrow(); // -c passes JSON text
+  });
+
+  it("refuses bindings too large for Lambda's 4 KB of environment", () => {
+    const workers = Object.fromEntries(
+      Array.from({ length: 60 }, (_, i) => [
+        `arn:aws:iam::123456789012:role/worker-${i}`,
+        [`arn:aws:iam::123456789012:role/tenant-${i}`],
+      ]),
+    );
+    expect(() => new JobschedStack(app(), "Huge", { workers })).toThrow(/over Lambda's 4 KB/);
+  });
+
   it("logs every API call to an access log", () => {
     template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
       StageName: "$default",

@@ -39,7 +39,7 @@ describe("executing runs on the local stack", () => {
   }
 
   async function lease(types: string[], max = 10, workerId = "w"): Promise<Lease[]> {
-    const response = await api.worker("POST", "/internal/leases", {
+    const response = await api.pool("POST", "/internal/leases", {
       body: { workerId, types, max, waitSeconds: 1 },
     });
     expect(response.status).toBe(200);
@@ -55,7 +55,7 @@ describe("executing runs on the local stack", () => {
   }
 
   const complete = (run: Lease, body: Record<string, unknown>) =>
-    api.worker("POST", `/internal/leases/${run.runId}/complete`, { body: { fence: run.fence, ...body } });
+    api.pool("POST", `/internal/leases/${run.runId}/complete`, { body: { fence: run.fence, ...body } });
 
   it("hands a run whose worker stopped heartbeating to another within lease + 5 s, with a higher fence", {
     timeout: 40_000,
@@ -63,7 +63,7 @@ describe("executing runs on the local stack", () => {
     const jobId = await create(api.tenantA, { type: "lapse", runAt: inSeconds(1), leaseSeconds: 5 });
     const [first] = await leaseUntil(["lapse"], Date.now() + 10_000, "w1");
     expect(first.fence).toBe(1);
-    const beat = await api.worker("POST", `/internal/leases/${first.runId}/heartbeat`, {
+    const beat = await api.pool("POST", `/internal/leases/${first.runId}/heartbeat`, {
       body: { fence: 1 },
     });
     expect(beat.status).toBe(200); // one heartbeat, then worker 1 goes silent
@@ -76,7 +76,7 @@ describe("executing runs on the local stack", () => {
 
     const late = await complete(first, { result: "succeeded" });
     expect(late.status).toBe(409);
-    const lateBeat = await api.worker("POST", `/internal/leases/${first.runId}/heartbeat`, {
+    const lateBeat = await api.pool("POST", `/internal/leases/${first.runId}/heartbeat`, {
       body: { fence: 1 },
     });
     expect(lateBeat.status).toBe(409);

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
-import { httpEvent, invoke } from "../support/http-event";
+import { httpEvent, invoke, workerEvent } from "../support/http-event";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
@@ -221,7 +221,7 @@ const ENDPOINTS: Record<string, fc.Arbitrary<Case>> = {
         .filter((k) => !["workerId", "types", "max", "waitSeconds"].includes(k))
         .map((k) => ({ workerId: "w", types: ["x"], [k]: 1 })),
     )
-    .map((body) => ({ handler: "internal" as const, event: httpEvent("POST /internal/leases", { body }) })),
+    .map((body) => ({ handler: "internal" as const, event: workerEvent("POST /internal/leases", { body }) })),
   "POST /internal/leases/{runId}/complete": fc
     .oneof(
       text.map((runId) => ({ runId: runId || "r", body: { fence: 1, result: "succeeded" } as unknown })),
@@ -235,7 +235,7 @@ const ENDPOINTS: Record<string, fc.Arbitrary<Case>> = {
     )
     .map(({ runId, body }) => ({
       handler: "internal" as const,
-      event: httpEvent("POST /internal/leases/{runId}/complete", { pathParameters: { runId }, body }),
+      event: workerEvent("POST /internal/leases/{runId}/complete", { pathParameters: { runId }, body }),
     })),
 };
 

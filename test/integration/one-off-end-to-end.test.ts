@@ -3,7 +3,7 @@ import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
-import { httpEvent, invoke } from "../support/http-event";
+import { httpEvent, invoke, workerEvent } from "../support/http-event";
 import { OffsetClock } from "../support/offset-clock";
 import { createTestStack, type TestStack } from "../support/stack";
 
@@ -48,7 +48,7 @@ describe("a one-off job, end to end on the emulators", () => {
     const sweep = await sweepGroup(stack.deps, group);
     expect(sweep).toMatchObject({ runsCreated: 1, failedShards: 0 });
 
-    const leased = await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER }));
+    const leased = await invoke(internal, workerEvent("POST /internal/leases", { body: WORKER }));
     const leases = leased.body as unknown as Array<Record<string, unknown>>;
     expect(leased.status).toBe(200);
     expect(leases).toHaveLength(1);
@@ -59,7 +59,7 @@ describe("a one-off job, end to end on the emulators", () => {
 
     const done = await invoke(
       internal,
-      httpEvent("POST /internal/leases/{runId}/complete", {
+      workerEvent("POST /internal/leases/{runId}/complete", {
         pathParameters: { runId: String(lease.runId) },
         body: { fence: lease.fence, result: "succeeded" },
       }),
@@ -85,7 +85,7 @@ describe("a one-off job, end to end on the emulators", () => {
     expect(created.status).toBe(201);
     let leases: Array<Record<string, unknown>> = [];
     for (let i = 0; i < 3 && leases.length === 0; i++) {
-      leases = (await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER })))
+      leases = (await invoke(internal, workerEvent("POST /internal/leases", { body: WORKER })))
         .body as unknown as Array<Record<string, unknown>>;
     }
     expect(leases).toEqual([expect.objectContaining({ jobId: created.body.jobId, fence: 1 })]);
@@ -101,13 +101,13 @@ describe("a one-off job, end to end on the emulators", () => {
     clock.offsetMs = 0;
     const runAt = new Date(Date.now() + 1_000).toISOString();
     await invoke(api, httpEvent("POST /api/v1/jobs", { body: { type: "send-invoice", runAt } }));
-    const leased = await invoke(internal, httpEvent("POST /internal/leases", { body: WORKER }));
+    const leased = await invoke(internal, workerEvent("POST /internal/leases", { body: WORKER }));
     const [lease] = leased.body as unknown as Array<{ runId: string; fence: number }>;
     if (!lease) throw new Error("no lease");
     const complete = (result: string) =>
       invoke(
         internal,
-        httpEvent("POST /internal/leases/{runId}/complete", {
+        workerEvent("POST /internal/leases/{runId}/complete", {
           pathParameters: { runId: lease.runId },
           body: { fence: lease.fence, result },
         }),

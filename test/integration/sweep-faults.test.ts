@@ -12,6 +12,9 @@ import { oneOffJob as buildJob } from "../support/jobs";
 import { OffsetClock } from "../support/offset-clock";
 import { createTestStack, recreateQueues, type TestStack } from "../support/stack";
 
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
+
 /**
  * Faults on the real emulators. A sweep is killed between its steps, or the SQS emulator is
  * restarted with runs in it; afterwards every run executes exactly once.
@@ -28,11 +31,11 @@ const groupOf = (jobId: string) => Math.floor(shardOf(jobId) / SHARDS_PER_GROUP)
 async function drain(deps: SchedulerDeps): Promise<string[]> {
   const executed: string[] = [];
   for (let idle = 0; idle < 2; ) {
-    const leases = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10, waitSeconds: 1 });
+    const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10, waitSeconds: 1 });
     if (leases.length === 0) idle += 1;
     for (const lease of leases) {
       executed.push(lease.runKey);
-      await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
+      await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
     }
   }
   return executed;
@@ -110,7 +113,9 @@ describe("the SQS emulator restarted with runs in it", () => {
     await sqs.close();
     sqs = await startSqs({ port });
     await recreateQueues(stack);
-    expect(await leaseRuns(stack.deps, { workerId: "w", types: ["x"], max: 10, waitSeconds: 1 })).toEqual([]);
+    expect(
+      await leaseRuns(stack.deps, worker, { workerId: "w", types: ["x"], max: 10, waitSeconds: 1 }),
+    ).toEqual([]);
     const repaired = await repairRuns(stack.deps, { queueWasReset: true });
     const executed = await drain(stack.deps);
 

@@ -14,7 +14,12 @@ export interface TestApi {
   readonly url: string;
   readonly tenantA: SignedFetch;
   readonly tenantB: SignedFetch;
+  /** The dev worker bound to tenant A. */
   readonly worker: SignedFetch;
+  /** The dev worker bound to tenant B. */
+  readonly workerB: SignedFetch;
+  /** The dev pool worker, serving tenants A and B. */
+  readonly pool: SignedFetch;
   close(): Promise<void>;
 }
 
@@ -34,7 +39,9 @@ export async function startTestApi(stack: TestStack): Promise<TestApi> {
     url,
     tenantA: client(a?.accessKeyId ?? ""),
     tenantB: client(b?.accessKeyId ?? ""),
-    worker: client(credentials.first("worker").accessKeyId),
+    worker: client("AKIAJOBSCHEDWORKER01"),
+    workerB: client("AKIAJOBSCHEDWORKERB1"),
+    pool: client("AKIAJOBSCHEDPOOL0001"),
     close: () => closeServer(server),
   };
 }

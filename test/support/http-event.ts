@@ -1,6 +1,14 @@
 import type { Context } from "aws-lambda";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
 
+/** The tenant principal httpEvent signs as by default. */
+export const TEST_TENANT_ARN = "arn:aws:iam::111122223333:role/tenant-a";
+/** A worker principal bound to TEST_TENANT_ARN in every test stack (see stack.ts). */
+export const TEST_WORKER_ARN = "arn:aws:iam::111122223333:role/worker-a";
+export const TEST_WORKER_BINDINGS: ReadonlyMap<string, readonly string[]> = new Map([
+  [TEST_WORKER_ARN, [TEST_TENANT_ARN]],
+]);
+
 /** An API Gateway HTTP API (payload 2.0) event as IAM auth delivers it to the handler. */
 export function httpEvent(
   routeKey: string,
@@ -12,7 +20,7 @@ export function httpEvent(
   } = {},
 ): HttpEvent {
   const [method = "GET", path = "/"] = routeKey.split(" ");
-  const userArn = options.userArn === undefined ? "arn:aws:iam::111122223333:role/tenant-a" : options.userArn;
+  const userArn = options.userArn === undefined ? TEST_TENANT_ARN : options.userArn;
   const body = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const event = {
     version: "2.0",
@@ -51,6 +59,14 @@ export function httpEvent(
     },
   };
   return event as HttpEvent;
+}
+
+/** An event from the test worker (bound to the default test tenant), for /internal/* routes. */
+export function workerEvent(
+  routeKey: string,
+  options: Omit<Parameters<typeof httpEvent>[1] & object, "userArn"> = {},
+) {
+  return httpEvent(routeKey, { ...options, userArn: TEST_WORKER_ARN });
 }
 
 export const lambdaContext = {

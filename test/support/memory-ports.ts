@@ -176,10 +176,17 @@ export class MemoryRunStore implements RunStore {
     return leased;
   }
 
-  async finishRun(jobId: string, scheduledFor: number, fence: number, outcome: RunOutcome) {
+  async finishRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    outcome: RunOutcome,
+    tenants?: readonly string[],
+  ) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
     if (!current || current.fence !== fence || current.status !== RunStatus.Leased) return undefined;
+    if (tenants !== undefined && !tenants.includes(current.tenant)) return undefined;
     this.runs.set(key, {
       ...current,
       status: outcome.status,
@@ -343,6 +350,10 @@ export class MemoryRunQueue implements RunQueue {
   /** At most this many messages per receive, to mimic messages becoming visible one by one. */
   perReceive = Number.POSITIVE_INFINITY;
   receives = 0;
+  /** The waitSeconds of every receive, in order. */
+  readonly waits: number[] = [];
+  /** Receipt handles whose extend fails, as SQS refuses a change past its limits. */
+  readonly failExtends = new Set<string>();
 
   async send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>) {
     if (this.failSends) throw new Error("queue unavailable");
@@ -353,13 +364,15 @@ export class MemoryRunQueue implements RunQueue {
   onEmptyWait: (seconds: number) => void = () => undefined;
 
   /** Hands out ready messages of the given types (as the lanes do), oldest first. */
-  async receive({ types, max, waitSeconds }: ReceiveRequest) {
+  async receive({ types, tenants, max, waitSeconds }: ReceiveRequest) {
     this.receives += 1;
+    this.waits.push(waitSeconds);
     const limit = Math.min(max, this.perReceive);
     const taken: ReceivedRunMessage[] = [];
     for (let i = 0; i < this.ready.length && taken.length < limit; ) {
       const item = this.ready[i];
-      if (item && (!item.message || types.includes(item.message.type))) {
+      const inLane = (m: RunMessage) => types.includes(m.type) && tenants.includes(m.tenant);
+      if (item && (!item.message || inLane(item.message))) {
         taken.push(item);
         this.ready.splice(i, 1);
       } else i += 1;
@@ -373,14 +386,18 @@ export class MemoryRunQueue implements RunQueue {
   }
 
   async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>) {
+    if (changes.length === 0) return; // as SQS: no entries, no request
     this.hides += 1;
     for (const { receiptHandle, seconds } of changes) {
+      // A change that fails is dropped, as the port says.
       if (seconds === 0) await this.release(receiptHandle);
-      else await this.extend(receiptHandle, seconds);
+      else await this.extend(receiptHandle, seconds).catch(() => undefined);
     }
   }
 
   async extend(receiptHandle: string, seconds: number) {
+    if (this.failExtends.has(receiptHandle))
+      throw new Error("InvalidParameterValue: visibility beyond the limit");
     this.extended.push({ receiptHandle, seconds });
   }
 

@@ -7,7 +7,11 @@ import type { RuntimeConfig } from "../../lambdas/adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../../lambdas/adapters/scheduler-deps";
 import type { Clock } from "../../lambdas/core/clock";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
+import type { WorkerBindings } from "../../lambdas/definitions/worker-bindings";
 import { bootstrapStack, ensureQueues } from "../../local/bootstrap";
+import { loadLocalCredentials } from "../../local/local-credentials";
+import { withSqsLimits } from "../../local/sqs-aws-limits";
+import { TEST_WORKER_BINDINGS } from "./http-event";
 
 /**
  * A private table and queue set on the shared emulators, and the real adapters wired to them:
@@ -28,7 +32,12 @@ export async function recreateQueues(stack: TestStack): Promise<void> {
 
 export async function createTestStack(
   name: string,
-  options: { clock?: Clock; settings?: Partial<SchedulerSettings>; sqsEndpoint?: string } = {},
+  options: {
+    clock?: Clock;
+    settings?: Partial<SchedulerSettings>;
+    sqsEndpoint?: string;
+    workerBindings?: WorkerBindings;
+  } = {},
 ): Promise<TestStack> {
   const unique = `${name}-${randomBytes(4).toString("hex")}`;
   const config = await bootstrapStack({
@@ -37,8 +46,11 @@ export async function createTestStack(
     tableName: `test-${unique}`,
     settings: { ...LOCAL_SETTINGS, ...options.settings },
   });
-  const sqs = createSqsClient(config);
-  const deps = createSchedulerDeps(config);
+  // SQS held to AWS's limits; the dev credentials' worker bindings, as the local runtime has them.
+  const sqs = withSqsLimits(createSqsClient(config));
+  const workerBindings =
+    options.workerBindings ?? new Map([...loadLocalCredentials().workerBindings, ...TEST_WORKER_BINDINGS]);
+  const deps = createSchedulerDeps({ ...config, workerBindings }, undefined, sqs);
   return {
     config,
     deps: options.clock ? { ...deps, clock: options.clock } : deps,

@@ -22,6 +22,9 @@ import { memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const caller = { tenant: "t", principal: "p" };
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
+
 const soon = () => new Date(NOW + 1_000).toISOString();
 
 describe("domain errors", () => {
@@ -154,12 +157,12 @@ describe("use cases under rarer conditions", () => {
     const deps = memoryDeps(NOW);
     await createJob(deps, caller, { type: "x", runAt: soon() });
     deps.queue.deliverAll();
-    const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"] });
+    const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"] });
     deps.queue.delete = async () => {
       throw new Error("receipt handle expired");
     };
     await expect(
-      completeRun(deps, lease?.runId ?? "", { fence: 1, result: "succeeded" }),
+      completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded" }),
     ).resolves.toMatchObject({
       status: "succeeded",
     });
@@ -170,7 +173,7 @@ describe("use cases under rarer conditions", () => {
     const deps = memoryDeps(NOW);
     const { jobId } = await createJob(deps, caller, { type: "x", runAt: soon() });
     deps.queue.deliverAll();
-    const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"] });
+    const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"] });
     const finish = deps.runs.finishRun.bind(deps.runs);
     deps.runs.finishRun = async (...args) => ({
       final: true,
@@ -178,7 +181,7 @@ describe("use cases under rarer conditions", () => {
       receiptHandle: undefined,
     });
     deps.jobs.jobs.delete(jobId);
-    await completeRun(deps, lease?.runId ?? "", { fence: 1, result: "failed", retryable: false });
+    await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "failed", retryable: false });
     expect(deps.queue.deleted).toEqual([]);
     expect(deps.jobs.jobs.size).toBe(0);
   });
@@ -203,7 +206,7 @@ describe("use cases under rarer conditions", () => {
     await createJob(deps, caller, { type: "x", runAt: soon() });
     deps.queue.deliverAll();
     deps.runs.leaseRun = async () => undefined;
-    expect(await leaseRuns(deps, { workerId: "w", types: ["x"] })).toEqual([]);
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toEqual([]);
     expect(deps.queue.deleted).toHaveLength(1);
   });
 
@@ -212,7 +215,7 @@ describe("use cases under rarer conditions", () => {
     await createJob(deps, caller, { type: "x", runAt: soon() });
     await createJob(deps, caller, { type: "x", runAt: soon() });
     deps.queue.deliverAll();
-    await leaseRuns(deps, { workerId: "w", types: ["x"], max: 2 });
+    await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 2 });
     deps.queue.sent.length = 0;
     deps.clock.advance((deps.settings.leaseSeconds + deps.settings.repairGraceSeconds) * 1000);
     // One run got finished behind the index's back; the other's lease simply lapsed.

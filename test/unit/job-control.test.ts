@@ -13,6 +13,9 @@ const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const MINUTE = 60_000;
 const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
 const bob = { tenant: "t-b", principal: "arn:aws:iam::1:role/bob" };
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t-a", "t-b"] };
+
 const at = (ms: number) => new Date(ms).toISOString();
 
 async function everyMinute(deps: MemoryDeps, extra: Record<string, unknown> = {}) {
@@ -231,7 +234,7 @@ describe("leasing runs of paused jobs and jobs with their own lease", () => {
     const { jobId } = await createJob(deps, alice, { type: "x", runAt: at(NOW + 1_000) });
     deps.queue.deliverAll();
     await controlJob(deps, alice, jobId, "pause");
-    expect(await leaseRuns(deps, { workerId: "w", types: ["x"] })).toEqual([]);
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toEqual([]);
     expect([...deps.runs.runs.values()][0]).toMatchObject({
       status: "missed",
       error: expect.stringContaining("paused"),
@@ -242,7 +245,7 @@ describe("leasing runs of paused jobs and jobs with their own lease", () => {
     const deps = memoryDeps(NOW);
     await createJob(deps, alice, { type: "x", runAt: at(NOW + 1_000), leaseSeconds: 300 });
     deps.queue.deliverAll();
-    const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"] });
+    const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"] });
     // Received a second early: leased at once for 300 s from the due instant (plus a second's
     // margin on the message, so a copy only shows up once the lease has lapsed), then handed over.
     expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 302 }]);

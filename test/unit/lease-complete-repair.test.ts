@@ -10,7 +10,11 @@ import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const caller = { tenant: "t", principal: "p" };
-const lease = (deps: MemoryDeps, types = ["x"]) => leaseRuns(deps, { workerId: "w1", types, max: 10 });
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
+
+const lease = (deps: MemoryDeps, types = ["x"]) =>
+  leaseRuns(deps, worker, { workerId: "w1", types, max: 10 });
 
 /** A job due now whose run was fired and delivered to the (memory) queue. */
 async function deliveredRun(deps: MemoryDeps, type = "x") {
@@ -67,7 +71,7 @@ describe("leaseRuns", () => {
     const deps = memoryDeps(NOW - 2_900);
     for (let i = 0; i < 5; i++) await deliveredRun(deps);
     deps.queue.perReceive = 1; // the spike's messages become visible one at a time
-    const granted = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 4 });
+    const granted = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 4 });
     expect(granted).toHaveLength(4);
     expect(deps.queue.receives).toBe(4);
     expect(deps.queue.ready).toHaveLength(1);
@@ -76,7 +80,7 @@ describe("leaseRuns", () => {
   it("stops gathering when the hand-over is less than a poll away", async () => {
     const quiet = memoryDeps(NOW - 2_900);
     await deliveredRun(quiet);
-    expect(await leaseRuns(quiet, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
+    expect(await leaseRuns(quiet, worker, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
     // Two one-second polls brought nothing more; then the hand-over was too close for another.
     expect(quiet.queue.receives).toBe(3);
     expect(quiet.clock.now()).toBe(NOW);
@@ -84,7 +88,7 @@ describe("leaseRuns", () => {
     const close = memoryDeps(NOW - 1_000);
     for (let i = 0; i < 3; i++) await deliveredRun(close);
     close.queue.perReceive = 1;
-    expect(await leaseRuns(close, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
+    expect(await leaseRuns(close, worker, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
     expect(close.queue.receives).toBe(1);
   });
 
@@ -191,7 +195,7 @@ describe("leaseRuns", () => {
     expect(await lease(deps)).toEqual([]);
     expect(deps.queue.deleted).toContain("dup");
 
-    await completeRun(deps, first?.runId ?? "", { fence: first?.fence, result: "succeeded" });
+    await completeRun(deps, worker, first?.runId ?? "", { fence: first?.fence, result: "succeeded" });
     deps.queue.ready.push({
       message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, tenant: "t", type: "x" },
       receiptHandle: "late",
@@ -233,19 +237,19 @@ describe("leaseRuns", () => {
     expect(second).toMatchObject({ runId: first.runId, fence: 2, attempt: 2 });
 
     await expect(
-      completeRun(deps, first.runId, { fence: first.fence, result: "succeeded" }),
+      completeRun(deps, worker, first.runId, { fence: first.fence, result: "succeeded" }),
     ).rejects.toBeInstanceOf(StaleFenceError);
     expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Leased);
-    await completeRun(deps, first.runId, { fence: 2, result: "succeeded" });
+    await completeRun(deps, worker, first.runId, { fence: 2, result: "succeeded" });
     expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Succeeded);
   });
 
   it("validates the request", async () => {
     const deps = memoryDeps(NOW);
-    await expect(leaseRuns(deps, { workerId: "w", types: [], max: 1 })).rejects.toBeInstanceOf(
+    await expect(leaseRuns(deps, worker, { workerId: "w", types: [], max: 1 })).rejects.toBeInstanceOf(
       ValidationError,
     );
-    await expect(leaseRuns(deps, { workerId: "w", types: ["x"], max: 101 })).rejects.toMatchObject({
+    await expect(leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 101 })).rejects.toMatchObject({
       field: "max",
     });
   });
@@ -257,7 +261,7 @@ describe("completeRun", () => {
     const jobId = await deliveredRun(deps);
     const [granted] = await lease(deps);
     deps.clock.advance(2_000);
-    const result = await completeRun(deps, granted?.runId ?? "", { fence: 1, result: "succeeded" });
+    const result = await completeRun(deps, worker, granted?.runId ?? "", { fence: 1, result: "succeeded" });
     expect(result).toEqual({ runId: granted?.runId, status: "succeeded" });
     expect(deps.queue.deleted).toHaveLength(1);
     const run = [...deps.runs.runs.values()][0];
@@ -280,7 +284,7 @@ describe("completeRun", () => {
     deps.queue.deliverAll();
     deps.clock.set(NOW + 5_000);
     const [granted] = await lease(deps);
-    await completeRun(deps, granted?.runId ?? "", { fence: 1, result: "succeeded" });
+    await completeRun(deps, worker, granted?.runId ?? "", { fence: 1, result: "succeeded" });
     expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "succeeded", final: false });
     expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
   });
@@ -289,7 +293,7 @@ describe("completeRun", () => {
     const deps = memoryDeps(NOW);
     await deliveredRun(deps);
     const [granted] = await lease(deps);
-    await completeRun(deps, granted?.runId ?? "", {
+    await completeRun(deps, worker, granted?.runId ?? "", {
       fence: 1,
       result: "failed",
       error: "boom",
@@ -300,11 +304,11 @@ describe("completeRun", () => {
 
   it("answers not found for an unknown or malformed run id", async () => {
     const deps = memoryDeps(NOW);
-    await expect(completeRun(deps, "nope", { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
+    await expect(completeRun(deps, worker, "nope", { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
       NotFoundError,
     );
     await expect(
-      completeRun(deps, "r_0123456789abcdefghjk_1", { fence: 1, result: "succeeded" }),
+      completeRun(deps, worker, "r_0123456789abcdefghjk_1", { fence: 1, result: "succeeded" }),
     ).rejects.toBeInstanceOf(NotFoundError);
   });
 
@@ -312,7 +316,7 @@ describe("completeRun", () => {
     const deps = memoryDeps(NOW);
     await deliveredRun(deps);
     const runId = [...deps.runs.runs.values()][0]?.runId ?? "";
-    await expect(completeRun(deps, runId, { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
+    await expect(completeRun(deps, worker, runId, { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
       StaleFenceError,
     );
   });

@@ -19,6 +19,8 @@ import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const alice = { tenant: "a", principal: "arn:aws:iam::1:user/alice" };
 const bob = { tenant: "b", principal: "arn:aws:iam::1:user/bob" };
+/** The worker the tests lease as: it serves the tenants these jobs belong to. */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["a", "b"] };
 
 async function dueRun(deps: MemoryDeps, extra: Record<string, unknown> = {}, caller = alice) {
   const { jobId } = await createJob(deps, caller, {
@@ -31,13 +33,13 @@ async function dueRun(deps: MemoryDeps, extra: Record<string, unknown> = {}, cal
 }
 
 async function leaseOne(deps: MemoryDeps) {
-  const [lease] = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 });
+  const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
   if (!lease) throw new Error("nothing leased");
   return lease;
 }
 
 const fail = (deps: MemoryDeps, lease: { runId: string; fence: number }, retryable = true) =>
-  completeRun(deps, lease.runId, { fence: lease.fence, result: "failed", retryable, error: "boom" });
+  completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "failed", retryable, error: "boom" });
 
 const theRun = (deps: MemoryDeps) => {
   const run = [...deps.runs.runs.values()][0];
@@ -81,7 +83,7 @@ describe("retries", () => {
       message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
       receiptHandle: "stale",
     });
-    const early = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 });
+    const early = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
     expect(early).toEqual([]);
     expect(deps.queue.deleted).toContain("stale");
     deps.queue.deliverAll();
@@ -118,7 +120,7 @@ describe("retries", () => {
       },
       receiptHandle: "far",
     });
-    expect(await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
     expect(deps.queue.extended).toContainEqual({
       receiptHandle: "far",
       seconds: 3_600 - DELIVERY_LEAD_SECONDS,
@@ -156,7 +158,7 @@ describe("retries", () => {
       message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
       receiptHandle: "again",
     });
-    expect(await leaseRuns(deps, { workerId: "w2", types: ["x"], max: 10 })).toEqual([]);
+    expect(await leaseRuns(deps, worker, { workerId: "w2", types: ["x"], max: 10 })).toEqual([]);
     expect(theRun(deps)).toMatchObject({
       status: "dead-lettered",
       error: "1 lease(s) lapsed without a completion",
@@ -171,7 +173,7 @@ describe("maxLateness at the lease", () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, { maxLateness: 5 });
     deps.clock.advance(6_000); // the message was held up (an outage): 6 s late
-    expect(await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
     expect(theRun(deps)).toMatchObject({
       status: "missed",
       attempt: 0,
@@ -205,15 +207,19 @@ describe("fences and the run state machine", () => {
     const deps = memoryDeps(NOW);
     await dueRun(deps);
     const lease = await leaseOne(deps);
-    await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
     const before = theRun(deps);
     // The worker's retry after a lost answer: same fence, same result.
-    expect(await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" })).toEqual({
-      runId: lease.runId,
-      status: "succeeded",
-    });
+    expect(await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" })).toEqual(
+      {
+        runId: lease.runId,
+        status: "succeeded",
+      },
+    );
     await expect(fail(deps, lease)).rejects.toBeInstanceOf(StaleFenceError);
-    await expect(completeRun(deps, lease.runId, { fence: 7, result: "failed" })).rejects.toMatchObject({
+    await expect(
+      completeRun(deps, worker, lease.runId, { fence: 7, result: "failed" }),
+    ).rejects.toMatchObject({
       field: "fence",
     });
     expect(theRun(deps)).toEqual(before);
@@ -227,7 +233,7 @@ describe("fences and the run state machine", () => {
     expect(retrying.status).toBe("retrying");
     expect(await fail(deps, first)).toEqual(retrying);
     await expect(
-      completeRun(deps, first.runId, { fence: first.fence, result: "succeeded" }),
+      completeRun(deps, worker, first.runId, { fence: first.fence, result: "succeeded" }),
     ).rejects.toBeInstanceOf(StaleFenceError);
 
     deps.clock.advance(2_000);
@@ -251,7 +257,7 @@ describe("fences and the run state machine", () => {
     });
     expect((await deps.jobs.getJob(jobId))?.status).toBe("active"); // the crash: the job was never marked
 
-    await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" });
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
     expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
   });
 
@@ -260,11 +266,13 @@ describe("fences and the run state machine", () => {
     const jobId = await dueRun(deps);
     const lease = await leaseOne(deps);
     await controlJob(deps, alice, jobId, "cancel");
-    expect(await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" })).toMatchObject({
+    expect(
+      await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" }),
+    ).toMatchObject({
       status: "succeeded",
     });
     expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled");
-    await completeRun(deps, lease.runId, { fence: lease.fence, result: "succeeded" }); // a repeat
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" }); // a repeat
     expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled");
   });
 
@@ -282,7 +290,7 @@ describe("heartbeats", () => {
     await dueRun(deps, { leaseSeconds: 60 });
     const lease = await leaseOne(deps);
     deps.clock.advance(20_000);
-    const beat = await heartbeatRun(deps, lease.runId, { fence: lease.fence });
+    const beat = await heartbeatRun(deps, worker, lease.runId, { fence: lease.fence });
     expect(beat).toEqual({ runId: lease.runId, fence: 1, leaseExpiresAt: "2026-11-02T09:01:20Z" });
     expect(theRun(deps).leaseExpiresAt).toBe(NOW + 80_000);
     expect(deps.queue.extended.at(-1)).toEqual({ receiptHandle: expect.any(String), seconds: 61 });
@@ -292,13 +300,17 @@ describe("heartbeats", () => {
     const deps = memoryDeps(NOW);
     await dueRun(deps);
     const lease = await leaseOne(deps);
-    await expect(heartbeatRun(deps, lease.runId, { fence: 9 })).rejects.toBeInstanceOf(StaleFenceError);
+    await expect(heartbeatRun(deps, worker, lease.runId, { fence: 9 })).rejects.toBeInstanceOf(
+      StaleFenceError,
+    );
     deps.clock.advance(deps.settings.leaseSeconds * 1000);
-    await expect(heartbeatRun(deps, lease.runId, { fence: lease.fence })).rejects.toMatchObject({
+    await expect(heartbeatRun(deps, worker, lease.runId, { fence: lease.fence })).rejects.toMatchObject({
       field: "fence",
     });
-    await expect(heartbeatRun(deps, "r_nope", { fence: 1 })).rejects.toBeInstanceOf(NotFoundError);
-    await expect(heartbeatRun(deps, lease.runId, { fence: 0 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(heartbeatRun(deps, worker, "r_nope", { fence: 1 })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(heartbeatRun(deps, worker, lease.runId, { fence: 0 })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
   });
 
   it("still count when the message cannot be extended: the store holds the lease", async () => {
@@ -308,7 +320,7 @@ describe("heartbeats", () => {
     deps.queue.extend = async () => {
       throw new Error("receipt handle expired");
     };
-    await expect(heartbeatRun(deps, lease.runId, { fence: 1 })).resolves.toMatchObject({ fence: 1 });
+    await expect(heartbeatRun(deps, worker, lease.runId, { fence: 1 })).resolves.toMatchObject({ fence: 1 });
     expect(deps.warnings).toContain("could not extend the run's message");
   });
 });
@@ -352,7 +364,7 @@ describe("dead letters", () => {
     const again = await leaseOne(deps); // the job is completed: a replay still runs
     expect(again).toMatchObject({ runKey: first.runKey, attempt: 1, fence: 2 });
     expect((await listDeadLetters(deps, alice, {})).deadLetters).toEqual([]);
-    expect(await completeRun(deps, again.runId, { fence: 2, result: "succeeded" })).toMatchObject({
+    expect(await completeRun(deps, worker, again.runId, { fence: 2, result: "succeeded" })).toMatchObject({
       status: "succeeded",
     });
   });
@@ -381,7 +393,7 @@ describe("per-tenant rate limit", () => {
     const deps = memoryDeps(NOW, { tenantRunsPerSecond: 2 });
     for (let i = 0; i < 5; i++) await dueRun(deps);
     await dueRun(deps, {}, bob);
-    const leased = await leaseRuns(deps, { workerId: "w", types: ["x"], max: 10 });
+    const leased = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
     expect(leased).toHaveLength(3); // 2 of alice's, 1 of bob's
     expect(deps.queue.extended.filter((e) => e.seconds === 1)).toHaveLength(3);
     expect([...deps.runs.runs.values()].filter((r) => r.status === RunStatus.Pending)).toHaveLength(3);

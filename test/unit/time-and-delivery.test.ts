@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { MAX_DELAY_SECONDS } from "../../lambdas/core/aws-limits";
 import { FixedClock } from "../../lambdas/core/clock";
-import {
-  DELIVERY_LEAD_SECONDS,
-  delaySecondsUntil,
-  EARLY_HOLD_MS,
-  MAX_DELAY_SECONDS,
-} from "../../lambdas/core/delivery";
+import { DELIVERY_LEAD_SECONDS, delaySecondsUntil, EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { formatInstant, parseInstant } from "../../lambdas/core/instant";
 import { isLeasable, newRun, RunStatus, runKeyOf } from "../../lambdas/core/run";
 

@@ -97,9 +97,19 @@ export class DynamoRunStore implements RunStore {
     });
   }
 
-  async finishRun(jobId: string, scheduledFor: number, fence: number, outcome: RunOutcome) {
+  async finishRun(
+    jobId: string,
+    scheduledFor: number,
+    fence: number,
+    outcome: RunOutcome,
+    tenants?: readonly string[],
+  ) {
     let receiptHandle: string | undefined;
     let final = false;
+    // A worker's completion also names the tenants it serves: one IN condition, no read first.
+    const tenantValues = Object.fromEntries((tenants ?? []).map((tenant, i) => [`:tenant${i}`, tenant]));
+    const tenantCondition =
+      tenants === undefined ? "" : ` AND tenant IN (${Object.keys(tenantValues).join(", ")})`;
     const done = await applied(async () => {
       // A dead letter is filed in the dead-letter index under its tenant.
       const deadLetter = outcome.status === "dead-lettered" ? ", deadTenant = tenant" : "";
@@ -111,7 +121,7 @@ export class DynamoRunStore implements RunStore {
             outcome.error === undefined
               ? `SET #status = :status, finishedAt = :now${deadLetter} REMOVE repairKey, checkAt, receiptHandle, #error, retryAt`
               : `SET #status = :status, finishedAt = :now, #error = :error${deadLetter} REMOVE repairKey, checkAt, receiptHandle, retryAt`,
-          ConditionExpression: HELD,
+          ConditionExpression: HELD + tenantCondition,
           ExpressionAttributeNames: { ...STATUS, "#error": "error" },
           ExpressionAttributeValues: {
             ":status": outcome.status,
@@ -119,6 +129,7 @@ export class DynamoRunStore implements RunStore {
             ":fence": fence,
             ":leased": "leased",
             ...(outcome.error === undefined ? {} : { ":error": outcome.error }),
+            ...tenantValues,
           },
           ReturnValues: "ALL_OLD",
         }),

@@ -38,10 +38,14 @@ export class LaneDirectory {
     return url;
   }
 
-  /** The lanes holding runs of these types, read again at most every LANE_CACHE_MS. */
-  async lanesOf(types: readonly string[]): Promise<Lane[]> {
+  /**
+   * The lanes holding runs of these types for these tenants, read again at most every
+   * LANE_CACHE_MS. A worker never polls (or learns of) another tenant's lane.
+   */
+  async lanesOf(types: readonly string[], tenants: readonly string[]): Promise<Lane[]> {
     const lists = await Promise.all([...new Set(types)].map((type) => this.lanesOfType(type)));
-    return lists.flat();
+    const served = new Set(tenants);
+    return lists.flat().filter((lane) => served.has(lane.tenant));
   }
 
   /** A lane whose queue is gone (the local emulator restarted) is created again on next use. */
@@ -78,7 +82,11 @@ export class LaneDirectory {
       );
       for (const item of page.Items ?? []) {
         if (typeof item.queueUrl === "string" && typeof item.tenant === "string") {
-          lanes.push({ url: item.queueUrl, key: laneKeyOf({ tenant: item.tenant, type }) });
+          lanes.push({
+            url: item.queueUrl,
+            key: laneKeyOf({ tenant: item.tenant, type }),
+            tenant: item.tenant,
+          });
         }
       }
       start = page.LastEvaluatedKey;
@@ -127,10 +135,11 @@ export class LaneDirectory {
   }
 }
 
-/** A lane's queue and its key (laneKeyOf: tenant and type). */
+/** A lane's queue, its key (laneKeyOf: tenant and type) and its tenant. */
 export interface Lane {
   readonly url: string;
   readonly key: string;
+  readonly tenant: string;
 }
 
 /** How long the lease step trusts its list of lanes; a new lane is seen within this. */

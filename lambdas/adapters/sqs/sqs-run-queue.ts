@@ -33,6 +33,10 @@ function parseRunMessage(body: string | undefined): RunMessage | undefined {
   }
 }
 
+function countOf(received: ReadonlyArray<{ messages: readonly ReceivedRunMessage[] }>): number {
+  return received.reduce((sum, r) => sum + r.messages.length, 0);
+}
+
 /** Our receipt handles say which lane the message came from: `<queue URL> <SQS handle>`. */
 function handleOf(queueUrl: string, receiptHandle: string): string {
   return `${queueUrl} ${receiptHandle}`;
@@ -113,14 +117,14 @@ export class SqsRunQueue implements RunQueue {
   }
 
   /**
-   * One pass over (up to MAX_LANES_PER_RECEIVE of) the lanes, each for its fair share of the
-   * request less what the request already holds from it; with `fill`, lanes that filled their
-   * share are topped up with what the others left. Only when nothing at all was ready does it
-   * long-poll, all those lanes at once.
+   * One pass over (up to MAX_LANES_PER_RECEIVE of) the worker's lanes, each for its fair share
+   * of the request less what the request already holds from it; with `fill`, lanes that filled
+   * their share are topped up with what the others left. Only when nothing at all was ready
+   * does it long-poll, all those lanes at once (see longPoll).
    */
   async receive(request: ReceiveRequest): Promise<ReceivedRunMessage[]> {
     const { max, visibilitySeconds, waitSeconds, held } = request;
-    const all = await this.lanes.lanesOf(request.types);
+    const all = await this.lanes.lanesOf(request.types, request.tenants);
     if (all.length === 0) {
       if (waitSeconds > 0) await this.sleep(waitSeconds * 1000); // nothing to poll yet
       return [];
@@ -138,10 +142,10 @@ export class SqsRunQueue implements RunQueue {
     });
 
     let received = await this.pass(shares, visibilitySeconds, 0);
-    let got = received.reduce((sum, r) => sum + r.messages.length, 0);
+    let got = countOf(received);
     if (got === 0 && waitSeconds > 0) {
-      received = await this.pass(shares, visibilitySeconds, waitSeconds);
-      got = received.reduce((sum, r) => sum + r.messages.length, 0);
+      received = await this.longPoll(shares, visibilitySeconds, waitSeconds);
+      got = countOf(received);
     }
     // Lanes that gave all they were asked for (or were at their share already) may have more.
     const full = received.filter((r) => r.messages.length === r.share);
@@ -158,6 +162,27 @@ export class SqsRunQueue implements RunQueue {
       received = [...received, ...more];
     }
     return received.flatMap((r) => r.messages);
+  }
+
+  /**
+   * Waits up to `waitSeconds` for a message in any of the lanes. One lane is long-polled for
+   * the whole wait. Several are long-polled together a second at a time: a pass answers only
+   * when every lane's poll has, so one long poll per lane would keep a run that arrived in one
+   * lane waiting for the empty others' full wait. (Abandoning those polls instead could lose
+   * the messages SQS hands them to their visibility timeout: a run would start a lease late.)
+   */
+  private async longPoll(
+    shares: ReadonlyArray<{ lane: Lane; share: number }>,
+    visibilitySeconds: number,
+    waitSeconds: number,
+  ) {
+    const polled = shares.filter((s) => s.share > 0);
+    if (polled.length <= 1) return this.pass(shares, visibilitySeconds, waitSeconds);
+    let received = await this.pass(shares, visibilitySeconds, 1);
+    for (let waited = 1; waited < waitSeconds && countOf(received) === 0; waited++) {
+      received = await this.pass(shares, visibilitySeconds, 1);
+    }
+    return received;
   }
 
   private pass(

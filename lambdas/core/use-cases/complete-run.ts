@@ -1,4 +1,5 @@
 import { retryDelayMs } from "../backoff";
+import { servesTenant, type WorkerCaller } from "../caller";
 import { delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
@@ -31,9 +32,14 @@ export interface CompletionResult {
  * The delivering message is deleted once the outcome is recorded. A completion repeated with
  * the same fence and result (the worker retried because the first answer was lost) gets the
  * recorded outcome again, and finishes what a crash may have cut short (marking the job done).
+ *
+ * A run of a tenant the worker does not serve is, to it, a run that does not exist (404): a
+ * success is written only on the condition that the run is one of the worker's tenants', and a
+ * failure is checked against the run before anything is written.
  */
 export async function completeRun(
   deps: SchedulerDeps,
+  worker: WorkerCaller,
   runId: string,
   body: unknown,
 ): Promise<CompletionResult> {
@@ -41,36 +47,45 @@ export async function completeRun(
   const key = parseRunId(runId);
   if (!key) throw new NotFoundError(`run ${runId} not found`, "runId");
   const now = deps.clock.now();
+  const seen: Seen = { deps, worker, runId, key, request, now };
 
   if (request.result === "succeeded") {
-    const finished = await deps.runs.finishRun(key.jobId, key.scheduledFor, request.fence, {
-      status: RunStatus.Succeeded,
-      error: undefined,
-      now,
-    });
-    if (!finished) return repeatedOrStale(deps, runId, key, request, now);
+    const finished = await deps.runs.finishRun(
+      key.jobId,
+      key.scheduledFor,
+      request.fence,
+      { status: RunStatus.Succeeded, error: undefined, now },
+      worker.tenants,
+    );
+    if (!finished) return repeatedOrStale(seen);
     await deleteMessage(deps, runId, finished.receiptHandle);
     await endJobAfter(deps, key.jobId, finished, now);
     deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
     return { runId, status: "succeeded" };
   }
-  return recordFailure(deps, runId, key, request, now);
+  return recordFailure(seen);
 }
 
-async function recordFailure(
-  deps: SchedulerDeps,
-  runId: string,
-  key: { jobId: string; scheduledFor: number },
-  request: CompleteRequest,
-  now: number,
-): Promise<CompletionResult> {
+/** A completion as received: who sent it, for which run, with what, and when. */
+interface Seen {
+  readonly deps: SchedulerDeps;
+  readonly worker: WorkerCaller;
+  readonly runId: string;
+  readonly key: { readonly jobId: string; readonly scheduledFor: number };
+  readonly request: CompleteRequest;
+  readonly now: number;
+}
+
+async function recordFailure(seen: Seen): Promise<CompletionResult> {
+  const { deps, runId, key, request, now } = seen;
   const [run, job] = await Promise.all([
     deps.runs.getRun(key.jobId, key.scheduledFor),
     deps.jobs.getJob(key.jobId),
   ]);
-  if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
+  if (!run || !servesTenant(seen.worker, run.tenant))
+    throw new NotFoundError(`run ${runId} not found`, "runId");
   if (run.fence !== request.fence || run.status !== RunStatus.Leased) {
-    return repeatedOrStale(deps, runId, key, request, now, run);
+    return repeatedOrStale(seen, run);
   }
 
   const error = request.error ?? "failed (no error given)";
@@ -83,7 +98,7 @@ async function recordFailure(
       checkAt: retryAt + deps.settings.repairGraceSeconds * 1000,
       now,
     });
-    if (!retried) return repeatedOrStale(deps, runId, key, request, now);
+    if (!retried) return repeatedOrStale(seen);
     // Send the retry before deleting the old message: a crash in between leaves a copy that the
     // lease step drops (the run is not leasable before retryAt), never no message at all.
     await deps.queue.send([
@@ -101,7 +116,7 @@ async function recordFailure(
       : error,
     now,
   });
-  if (!finished) return repeatedOrStale(deps, runId, key, request, now);
+  if (!finished) return repeatedOrStale(seen);
   await deleteMessage(deps, runId, finished.receiptHandle);
   // A replay still runs it: leases ignore completed jobs.
   await endJobAfter(deps, key.jobId, finished, now);
@@ -121,16 +136,11 @@ async function deleteMessage(deps: SchedulerDeps, runId: string, receiptHandle: 
  * A completion that could not be recorded: either it was, already (a repeat of the same fence
  * and result: answer as the first time), or its fence no longer holds the lease (409).
  */
-async function repeatedOrStale(
-  deps: SchedulerDeps,
-  runId: string,
-  key: { jobId: string; scheduledFor: number },
-  request: CompleteRequest,
-  now: number,
-  known?: Run,
-): Promise<CompletionResult> {
+async function repeatedOrStale(seen: Seen, known?: Run): Promise<CompletionResult> {
+  const { deps, runId, key, request, now } = seen;
   const run = known ?? (await deps.runs.getRun(key.jobId, key.scheduledFor));
-  if (!run) throw new NotFoundError(`run ${runId} not found`, "runId");
+  if (!run || !servesTenant(seen.worker, run.tenant))
+    throw new NotFoundError(`run ${runId} not found`, "runId");
   if (run.fence !== request.fence) throw staleFenceOf(runId, run, request.fence);
   if (request.result === "succeeded" && run.status === RunStatus.Succeeded) {
     await endJobAfter(deps, key.jobId, run, now);

@@ -1,3 +1,4 @@
+import { servesTenant, type WorkerCaller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
@@ -9,13 +10,16 @@ import { parseWith } from "../validation";
  * Extends a lease by its job's lease length from now: in DynamoDB (conditional on the fence
  * and on the lease not having lapsed) and on the delivering message, whose visibility is the
  * lease. A heartbeat with an old fence, or after the lease lapsed, is a StaleFenceError (409):
- * the run may already be someone else's.
+ * the run may already be someone else's. A run of a tenant the worker does not serve is, to
+ * it, a run that does not exist (404), and nothing is written.
  */
-export async function heartbeatRun(deps: SchedulerDeps, runId: string, body: unknown) {
+export async function heartbeatRun(deps: SchedulerDeps, worker: WorkerCaller, runId: string, body: unknown) {
   const { fence } = parseWith(heartbeatRequest, body);
   const key = parseRunId(runId);
   const job = key ? await deps.jobs.getJob(key.jobId) : undefined;
-  if (!key || !job) throw new NotFoundError(`run ${runId} not found`, "runId");
+  if (!key || !job || !servesTenant(worker, job.tenant)) {
+    throw new NotFoundError(`run ${runId} not found`, "runId");
+  }
 
   const now = deps.clock.now();
   const leaseExpiresAt = now + job.leaseSeconds * 1000;

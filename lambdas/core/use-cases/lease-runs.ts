@@ -1,7 +1,10 @@
-import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS, MAX_VISIBILITY_SECONDS } from "../delivery";
+import { SAFE_VISIBILITY_SECONDS } from "../aws-limits";
+import { servesTenant, type WorkerCaller } from "../caller";
+import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
+import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
 import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
 import { RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
@@ -32,13 +35,21 @@ export interface Lease {
  * A message shows up to a second before its run is due (SQS delays are whole seconds). Its
  * lease is granted at once, while the worker waits, and handed over on the due instant: the
  * database work of a top-of-the-hour spike is done in the second before it.
+ *
+ * The worker sees only the tenants it serves (its binding): their lanes are the only ones
+ * polled. No single run can break a request for the others in it: runs past the response's
+ * byte budget go back untouched, a run due beyond the hold window is hidden again without
+ * setting the hand-over, one run's visibility change failing is that run's alone, and the
+ * whole request answers within REQUEST_BUDGET_MS whatever it receives.
  */
-export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lease[]> {
+export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body: unknown): Promise<Lease[]> {
   const request = parseWith(leaseRequest, body);
+  const deadline = deps.clock.now() + REQUEST_BUDGET_MS;
   // The message stays hidden for the hold and the lease, plus a margin, so that a copy only
   // comes back once the lease has lapsed.
   const visibility = deps.settings.leaseSeconds + Math.ceil(EARLY_HOLD_MS / 1000) + 1;
   const leasing: Promise<Granted | undefined>[] = [];
+  const budget = { left: LEASE_RESPONSE_BUDGET_BYTES };
   let handOver: number | undefined;
   let waitSeconds = request.waitSeconds;
   const held = new Map<string, number>();
@@ -51,9 +62,11 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
     const lastPoll = handOver === undefined || handOver - deps.clock.now() < 2 * GATHER_POLL_MS;
     const received = await deps.queue.receive({
       types: request.types,
+      tenants: worker.tenants,
       max: request.max - leasing.length,
       visibilitySeconds: visibility,
-      waitSeconds,
+      // No poll runs past the request's deadline.
+      waitSeconds: Math.max(0, Math.min(waitSeconds, Math.floor((deadline - deps.clock.now()) / 1000) - 1)),
       held,
       fill: lastPoll,
     });
@@ -61,7 +74,9 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
       if (r.message) held.set(laneKeyOf(r.message), (held.get(laneKeyOf(r.message)) ?? 0) + 1);
     }
     const now = deps.clock.now();
-    const dueTimes = received.flatMap((r) => (r.message ? [dueOf(r.message)] : []));
+    // Only runs this request can hand over in time take part; the others never set its time.
+    const near = await setAsideWhatCannotBeHandedOver(deps, worker, received, deadline, now);
+    const dueTimes = near.map((r) => dueOf(r.message));
     const earliest =
       dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
     if (handOver !== undefined && earliest !== undefined && earliest < handOver - HAND_OVER_SPREAD_MS) {
@@ -74,14 +89,22 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
       leasing.push(...kept.map(async (g) => g));
     }
     handOver ??= earliest;
-    const inTime = await sendBackLaterRuns(deps, received, handOver, now);
-    const batch = await holdBackOverLimit(deps, inTime, now);
-    const jobs = await deps.jobs.getJobs(batch.flatMap((r) => (r.message ? [r.message.jobId] : [])));
-    leasing.push(...batch.map((r) => leaseOne(deps, request, r, jobs)));
+    const inTime = await sendBackLaterRuns(deps, near, handOver, now);
+    const jobs = await deps.jobs.getJobs(inTime.map((r) => r.message.jobId));
+    // Runs past the response's byte budget go back at once, for another request; no fence moved.
+    const { fits, overflow } = withinBudget(
+      inTime,
+      (r) => leaseResponseBytes(jobs.get(r.message.jobId)?.payload),
+      budget,
+    );
+    await deps.queue.hide(overflow.map((r) => ({ receiptHandle: r.receiptHandle, seconds: 0 })));
+    const batch = await holdBackOverLimit(deps, fits, now);
+    leasing.push(...batch.map((r) => leaseOne(deps, worker, request, r, jobs)));
     const timeLeft = handOver === undefined ? 0 : handOver - deps.clock.now();
     // Runs sent back would only come back to this request's next poll: leave them to others.
-    const sentBack = inTime.length < received.length;
-    if (leasing.length >= request.max || timeLeft < GATHER_POLL_MS || sentBack) break;
+    const sentBack = inTime.length < near.length || overflow.length > 0;
+    const outOfTime = deps.clock.now() + GATHER_POLL_MS > deadline;
+    if (leasing.length >= request.max || timeLeft < GATHER_POLL_MS || sentBack || outOfTime) break;
     waitSeconds = 1;
   }
   const granted = (await Promise.all(leasing)).filter((lease): lease is Granted => lease !== undefined);
@@ -97,12 +120,59 @@ export async function leaseRuns(deps: SchedulerDeps, body: unknown): Promise<Lea
  * every gathering request.
  */
 function hiddenUntilNearlyDue(due: number, now: number): number {
-  return Math.max(0, Math.floor((due - now) / 1000) - 1);
+  return Math.min(SAFE_VISIBILITY_SECONDS, Math.max(0, Math.floor((due - now) / 1000) - 1));
 }
 
 /** When a message's run may start: its scheduled instant, or its retry's. */
 function dueOf(message: RunMessage): number {
   return Math.max(message.scheduledFor, message.notBefore ?? 0);
+}
+
+/** The longest a lease request takes: polls end and runs are handed over by then. */
+const REQUEST_BUDGET_MS = 22_000;
+
+type Readable = ReceivedRunMessage & { readonly message: RunMessage };
+
+/**
+ * Sorts out the received messages this request cannot hand over, before anything is leased:
+ * unreadable ones are deleted; runs of tenants the worker does not serve (no lane of theirs is
+ * polled, so only a misfiled message) go back at once; runs due beyond the hold window (a
+ * retry or a repair's resend due later than SQS can delay a message) are hidden again until
+ * DELIVERY_LEAD_SECONDS before they are due (at most what SQS allows, 12 hours; later ones
+ * are hidden again then); runs due after the request's deadline come back just before they
+ * are due. Returns the rest: runs this request may hold and hand over.
+ */
+async function setAsideWhatCannotBeHandedOver(
+  deps: SchedulerDeps,
+  worker: WorkerCaller,
+  received: readonly ReceivedRunMessage[],
+  deadline: number,
+  now: number,
+): Promise<Readable[]> {
+  const near: Readable[] = [];
+  const hide: Array<{ receiptHandle: string; seconds: number }> = [];
+  const unreadable: string[] = [];
+  for (const r of received) {
+    if (!r.message) unreadable.push(r.receiptHandle);
+    else if (!servesTenant(worker, r.message.tenant))
+      hide.push({ receiptHandle: r.receiptHandle, seconds: 0 });
+    else if (dueOf(r.message) - now > EARLY_HOLD_MS) {
+      const seconds = Math.floor((dueOf(r.message) - now) / 1000) - DELIVERY_LEAD_SECONDS;
+      hide.push({ receiptHandle: r.receiptHandle, seconds: Math.min(SAFE_VISIBILITY_SECONDS, seconds) });
+    } else if (dueOf(r.message) > deadline - HAND_OVER_SPREAD_MS) {
+      hide.push({ receiptHandle: r.receiptHandle, seconds: hiddenUntilNearlyDue(dueOf(r.message), now) });
+    } else near.push(r as Readable);
+  }
+  if (unreadable.length > 0) deps.log.info("dropping unreadable run messages", { count: unreadable.length });
+  await Promise.all([
+    deps.queue.hide(hide),
+    ...unreadable.map((handle) =>
+      deps.queue.delete(handle).catch((error: unknown) => {
+        deps.log.warn("could not delete an unreadable run message", { error: String(error) });
+      }),
+    ),
+  ]);
+  return near;
 }
 
 /**
@@ -111,16 +181,16 @@ function dueOf(message: RunMessage): number {
  */
 async function holdBackOverLimit(
   deps: SchedulerDeps,
-  received: readonly ReceivedRunMessage[],
+  received: readonly Readable[],
   now: number,
-): Promise<ReceivedRunMessage[]> {
+): Promise<Readable[]> {
   if (deps.settings.tenantRunsPerSecond <= 0) return [...received];
-  const byTenant = new Map<string, ReceivedRunMessage[]>();
+  const byTenant = new Map<string, Readable[]>();
   for (const r of received) {
-    const tenant = r.message?.tenant ?? "";
+    const tenant = r.message.tenant;
     byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), r]);
   }
-  const kept: ReceivedRunMessage[] = [];
+  const kept: Readable[] = [];
   await Promise.all(
     [...byTenant].map(async ([tenant, messages]) => {
       const granted = await deps.rateLimiter.take(tenant, messages.length, now);
@@ -145,20 +215,17 @@ const GATHER_POLL_MS = 1_300;
  */
 async function sendBackLaterRuns(
   deps: SchedulerDeps,
-  received: readonly ReceivedRunMessage[],
+  received: readonly Readable[],
   handOver: number | undefined,
   now: number,
-): Promise<ReceivedRunMessage[]> {
+): Promise<Readable[]> {
   if (handOver === undefined) return [...received];
-  const later = received.filter((r) => {
-    const due = r.message ? dueOf(r.message) : undefined;
-    return due !== undefined && due > handOver && due - now <= EARLY_HOLD_MS;
-  });
+  const later = received.filter((r) => dueOf(r.message) > handOver);
   // One batched call per lane, not one per message (bench-cost: 3.9 visibility changes per run).
   await deps.queue.hide(
     later.map((r) => ({
       receiptHandle: r.receiptHandle,
-      seconds: hiddenUntilNearlyDue(r.message ? dueOf(r.message) : now, now),
+      seconds: hiddenUntilNearlyDue(dueOf(r.message), now),
     })),
   );
   return received.filter((r) => !later.includes(r));
@@ -201,30 +268,25 @@ async function takeBackLaterLeases(
 
 async function leaseOne(
   deps: SchedulerDeps,
+  worker: WorkerCaller,
   request: LeaseRequest,
-  { message, receiptHandle }: ReceivedRunMessage,
+  { message, receiptHandle }: Readable,
   jobs: ReadonlyMap<string, Job>,
 ): Promise<Granted | undefined> {
   const drop = async (reason: string) => {
-    deps.log.info("dropping run message", { reason, runId: message?.runId });
+    deps.log.info("dropping run message", { reason, runId: message.runId });
     await deps.queue.delete(receiptHandle);
     return undefined;
   };
-  if (!message) return drop("unreadable message");
   const now = deps.clock.now();
   const due = dueOf(message);
-  const early = due - now;
-  if (early > EARLY_HOLD_MS) {
-    // A repair's resend, or a retry later than SQS can delay a message: hide it again so that it
-    // comes back within the hold window (visibility timeouts go up to 12 hours).
-    await deps.queue.extend(
-      receiptHandle,
-      Math.min(MAX_VISIBILITY_SECONDS, Math.floor(early / 1000) - DELIVERY_LEAD_SECONDS),
-    );
-    return undefined;
-  }
 
   const job = jobs.get(message.jobId);
+  if (job && !servesTenant(worker, job.tenant)) {
+    // Not this worker's to see (a message filed under the wrong lane): back for its own workers.
+    await deps.queue.release(receiptHandle);
+    return undefined;
+  }
   if (!job || job.status === JobStatus.Cancelled) {
     await deps.runs.abandonRun(
       message.jobId,
@@ -281,7 +343,18 @@ async function leaseOne(
     return drop("attempts exhausted by lapsed leases: dead-lettered");
   }
   if (job.leaseSeconds !== deps.settings.leaseSeconds) {
-    await deps.queue.extend(receiptHandle, Math.ceil((leaseExpiresAt - now) / 1000) + 1);
+    // Capped at what SQS allows after a receive (leaseSeconds is bounded so the cap only bites
+    // on jobs stored before that bound). If the change fails, the lease still holds in the
+    // table: a copy that shows up early finds it live and is dropped, and should the worker die
+    // the repair pass re-sends the run once the lease has lapsed. The other runs are unaffected.
+    const seconds = Math.min(SAFE_VISIBILITY_SECONDS, Math.ceil((leaseExpiresAt - now) / 1000) + 1);
+    await deps.queue.extend(receiptHandle, seconds).catch((error: unknown) => {
+      deps.log.warn("could not extend the run's message to its lease", {
+        runId: leased.runId,
+        seconds,
+        error: String(error),
+      });
+    });
   }
 
   deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId: request.workerId });

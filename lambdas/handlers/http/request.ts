@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2WithIAMAuthorizer } from "aws-lambda";
-import type { Caller } from "../../core/caller";
+import type { Caller, WorkerCaller } from "../../core/caller";
 import { ForbiddenError, ValidationError } from "../../core/errors";
+import type { WorkerBindings } from "../../definitions/worker-bindings";
 
 export type HttpEvent = APIGatewayProxyEventV2WithIAMAuthorizer;
 
@@ -46,4 +47,22 @@ export function callerOf(event: HttpEvent, mapping: Readonly<Record<string, stri
   if (!principal) throw new ForbiddenError("the request is not signed with IAM credentials");
   const tenant = tenantOfPrincipal(principal);
   return { tenant: mapping[tenant] ?? mapping[principal] ?? tenant, principal };
+}
+
+/**
+ * The worker calling /internal/*: its principal (a session counts as its role) must have a
+ * worker binding, which names the tenants it serves. Anyone else is refused here, in the
+ * application, whatever their IAM policy allowed.
+ */
+export function workerOf(event: HttpEvent, bindings: WorkerBindings): WorkerCaller {
+  const principal = event.requestContext.authorizer?.iam?.userArn;
+  if (!principal) throw new ForbiddenError("the request is not signed with IAM credentials");
+  const identity = tenantOfPrincipal(principal);
+  const tenants = bindings.get(identity) ?? bindings.get(principal);
+  if (!tenants) {
+    throw new ForbiddenError(
+      `${identity} is not a jobsched worker: no worker binding names it (CDK context jobsched:workers)`,
+    );
+  }
+  return { principal, tenants };
 }

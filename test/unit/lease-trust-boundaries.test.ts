@@ -1,0 +1,233 @@
+import { describe, expect, it } from "vitest";
+import { LAMBDA_RESPONSE_LIMIT_BYTES, SAFE_VISIBILITY_SECONDS } from "../../lambdas/core/aws-limits";
+import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
+import { NotFoundError } from "../../lambdas/core/errors";
+import { leaseResponseBytes } from "../../lambdas/core/lease-budget";
+import { MAX_LEASE_SECONDS } from "../../lambdas/core/schemas";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { json } from "../../lambdas/handlers/http/responses";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+/**
+ * Issue 13: workers see only their tenants' runs, and no single run can break a lease request
+ * for the others in it (response byte budget, far-future messages, visibility limits, time).
+ */
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const alice = { tenant: "tenant-a", principal: "arn:aws:iam::1:role/alice" };
+const bob = { tenant: "tenant-b", principal: "arn:aws:iam::1:role/bob" };
+const workerA = { principal: "arn:aws:iam::1:role/worker-a", tenants: ["tenant-a"] };
+const workerB = { principal: "arn:aws:iam::1:role/worker-b", tenants: ["tenant-b"] };
+const pool = { principal: "arn:aws:iam::1:role/pool", tenants: ["tenant-a", "tenant-b"] };
+
+async function dueRun(deps: MemoryDeps, caller = alice, extra: Record<string, unknown> = {}) {
+  const { jobId } = await createJob(deps, caller, {
+    type: "x",
+    runAt: new Date(deps.clock.now()).toISOString(),
+    ...extra,
+  });
+  deps.queue.deliverAll();
+  return jobId;
+}
+
+const runOf = (deps: MemoryDeps, jobId: string) =>
+  [...deps.runs.runs.values()].find((r) => r.jobId === jobId);
+
+describe("a worker bound to tenants", () => {
+  it("leases only its tenants' runs; the others stay in their lanes, untouched", async () => {
+    const deps = memoryDeps(NOW);
+    const a = await dueRun(deps, alice);
+    const b = await dueRun(deps, bob);
+    const granted = await leaseRuns(deps, workerB, { workerId: "w", types: ["x"], max: 10 });
+    expect(granted.map((g) => g.jobId)).toEqual([b]);
+    expect(runOf(deps, a)).toMatchObject({ status: "pending", fence: 0, attempt: 0 });
+    expect(deps.queue.ready.map((r) => r.message?.jobId)).toEqual([a]);
+  });
+
+  it("a pool worker leases the runs of every tenant it lists", async () => {
+    const deps = memoryDeps(NOW);
+    const a = await dueRun(deps, alice);
+    const b = await dueRun(deps, bob);
+    const granted = await leaseRuns(deps, pool, { workerId: "w", types: ["x"], max: 10 });
+    expect(granted.map((g) => g.jobId).sort()).toEqual([a, b].sort());
+  });
+
+  it("puts back a message filed under its tenant whose job is another tenant's", async () => {
+    const deps = memoryDeps(NOW);
+    const a = await dueRun(deps, alice);
+    const [misfiled] = deps.queue.ready;
+    if (!misfiled?.message) throw new Error("no message");
+    deps.queue.ready[0] = { ...misfiled, message: { ...misfiled.message, tenant: "tenant-b" } };
+    expect(await leaseRuns(deps, workerB, { workerId: "w", types: ["x"] })).toEqual([]);
+    expect(runOf(deps, a)).toMatchObject({ status: "pending", fence: 0 });
+    expect(deps.queue.released).toEqual([misfiled.receiptHandle]);
+  });
+
+  it("gets NotFound for another tenant's run on heartbeat and completion, and changes nothing", async () => {
+    const deps = memoryDeps(NOW);
+    const a = await dueRun(deps, alice);
+    const [lease] = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"] });
+    if (!lease) throw new Error("not leased");
+    const before = runOf(deps, a);
+    const body = { fence: lease.fence };
+    await expect(heartbeatRun(deps, workerB, lease.runId, body)).rejects.toBeInstanceOf(NotFoundError);
+    for (const outcome of [
+      { result: "succeeded" },
+      { result: "failed", retryable: false, error: "B says so" },
+      { result: "failed", retryable: true },
+    ]) {
+      await expect(completeRun(deps, workerB, lease.runId, { ...body, ...outcome })).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
+    }
+    expect(runOf(deps, a)).toEqual(before);
+    expect(deps.queue.deleted).toEqual([]);
+    // Its own worker still completes it.
+    await expect(
+      completeRun(deps, workerA, lease.runId, { ...body, result: "succeeded" }),
+    ).resolves.toMatchObject({ status: "succeeded" });
+  });
+});
+
+describe("the lease response's byte budget", () => {
+  const big = "x".repeat(250 * 1024);
+
+  it("leases only the runs whose payloads fit Lambda's response; the rest go back untouched, fences not raised", async () => {
+    const deps = memoryDeps(NOW);
+    const jobIds: string[] = [];
+    for (let i = 0; i < 40; i++) jobIds.push(await dueRun(deps, alice, { payload: { i, big } }));
+    const granted = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], max: 100 });
+    expect(granted.length).toBeGreaterThan(10);
+    expect(granted.length).toBeLessThan(40);
+    // What the handler would answer fits Lambda's limit, as Lambda counts it.
+    expect(Buffer.byteLength(JSON.stringify(json(200, granted)), "utf8")).toBeLessThanOrEqual(
+      LAMBDA_RESPONSE_LIMIT_BYTES,
+    );
+    const leasedIds = new Set(granted.map((g) => g.jobId));
+    const back = jobIds.filter((id) => !leasedIds.has(id));
+    for (const id of back) expect(runOf(deps, id)).toMatchObject({ status: "pending", fence: 0, attempt: 0 });
+    expect(deps.queue.released).toHaveLength(back.length); // visible again at once, for the next request
+  });
+
+  it("counts a payload as Lambda does: escaped inside the result's JSON string", () => {
+    const quotes = '"'.repeat(100_000);
+    expect(leaseResponseBytes(quotes)).toBeGreaterThanOrEqual(4 * 100_000);
+    expect(leaseResponseBytes({ a: 1 })).toBeLessThan(2_048);
+    expect(leaseResponseBytes(undefined)).toBeLessThan(2_048);
+  });
+
+  it("does not let escaping carry a response past the limit", async () => {
+    const deps = memoryDeps(NOW);
+    // 60,000 quotes: 60 KB of string, 120 KB of JSON, 240 KB once escaped in the response.
+    for (let i = 0; i < 40; i++) await dueRun(deps, alice, { payload: '"'.repeat(60_000) });
+    const granted = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], max: 100 });
+    expect(Buffer.byteLength(JSON.stringify(json(200, granted)), "utf8")).toBeLessThanOrEqual(
+      LAMBDA_RESPONSE_LIMIT_BYTES,
+    );
+    expect(granted.length).toBeLessThan(40);
+  });
+});
+
+describe("a run due far ahead", () => {
+  it("is hidden until shortly before it is due and never sets the hand-over: the request polls no longer than it asked", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, alice);
+    const [message] = deps.queue.ready;
+    if (!message?.message) throw new Error("no message");
+    // A retry an hour away whose message is visible now (a repair's resend, or a long retry).
+    deps.queue.ready[0] = { ...message, message: { ...message.message, notBefore: NOW + 3_600_000 } };
+    const started = deps.clock.now();
+    expect(await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], waitSeconds: 1 })).toEqual([]);
+    expect(deps.clock.now() - started).toBeLessThanOrEqual(1_000);
+    expect(deps.queue.receives).toBeLessThanOrEqual(2);
+    expect(deps.queue.extended).toEqual([
+      { receiptHandle: message.receiptHandle, seconds: 3_600 - DELIVERY_LEAD_SECONDS },
+    ]);
+    expect(runOf(deps, jobId)).toMatchObject({ status: "pending", fence: 0 });
+  });
+
+  it("is hidden for at most what SQS allows after a receive when it is due beyond 12 hours", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, alice);
+    const [message] = deps.queue.ready;
+    if (!message?.message) throw new Error("no message");
+    deps.queue.ready[0] = { ...message, message: { ...message.message, notBefore: NOW + 20 * 3_600_000 } };
+    await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], waitSeconds: 0 });
+    expect(deps.queue.extended).toEqual([
+      { receiptHandle: message.receiptHandle, seconds: SAFE_VISIBILITY_SECONDS },
+    ]);
+  });
+});
+
+describe("a long lease", () => {
+  it("is bounded below SQS's 12 hours with room for the lead", () => {
+    expect(MAX_LEASE_SECONDS + 6 + 1).toBeLessThan(SAFE_VISIBILITY_SECONDS);
+  });
+
+  it("at the largest allowed leaseSeconds is leased with its message hidden for the whole lease", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, alice, { leaseSeconds: MAX_LEASE_SECONDS });
+    const [lease] = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"] });
+    expect(lease?.leaseExpiresAt).toBe(
+      new Date(NOW + MAX_LEASE_SECONDS * 1000).toISOString().replace(".000", ""),
+    );
+    expect(deps.queue.extended).toEqual([
+      { receiptHandle: expect.any(String), seconds: MAX_LEASE_SECONDS + 1 },
+    ]);
+  });
+
+  it("stored before the bound (12 h) asks SQS for no more than it allows", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, alice, { leaseSeconds: 60 });
+    const job = deps.jobs.jobs.get(jobId);
+    if (!job) throw new Error("no job");
+    deps.jobs.jobs.set(jobId, { ...job, leaseSeconds: 43_200 });
+    const [lease] = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"] });
+    expect(lease).toBeDefined();
+    expect(deps.queue.extended[0]?.seconds).toBe(SAFE_VISIBILITY_SECONDS);
+  });
+
+  it("whose visibility change fails still leases, and the other runs of the request too", async () => {
+    const deps = memoryDeps(NOW);
+    const long = await dueRun(deps, alice, { leaseSeconds: 3_600 });
+    const short = await dueRun(deps, alice);
+    const longMessage = deps.queue.ready.find((r) => r.message?.jobId === long);
+    deps.queue.failExtends.add(longMessage?.receiptHandle ?? "");
+    const granted = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], max: 10 });
+    expect(granted.map((g) => g.jobId).sort()).toEqual([long, short].sort());
+    expect(deps.warnings).toContain("could not extend the run's message to its lease");
+  });
+});
+
+describe("the time one lease request takes", () => {
+  it("never hands over past its budget: a run arriving at the end of a long poll, due after it, goes back", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, alice);
+    const [message] = deps.queue.ready.splice(0);
+    const inFlight = message?.message;
+    if (!message || !inFlight) throw new Error("no message");
+    const receive = deps.queue.receive.bind(deps.queue);
+    let first = true;
+    deps.queue.receive = async (request) => {
+      if (!first) return receive(request);
+      first = false;
+      // The long poll waits 19.5 s; then a run shows up that is due 5 s later.
+      deps.clock.advance(19_500);
+      return [{ ...message, message: { ...inFlight, notBefore: deps.clock.now() + 5_000 } }];
+    };
+    const started = deps.clock.now();
+    expect(await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], waitSeconds: 20 })).toEqual([]);
+    expect(deps.clock.now() - started).toBeLessThanOrEqual(22_000);
+    expect(runOf(deps, jobId)).toMatchObject({ status: "pending", fence: 0 });
+    expect(deps.queue.extended).toEqual([{ receiptHandle: message.receiptHandle, seconds: 4 }]);
+  });
+
+  it("asks for no poll that would run past its budget", async () => {
+    const deps = memoryDeps(NOW);
+    await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], waitSeconds: 20 });
+    expect(Math.max(...deps.queue.waits)).toBeLessThanOrEqual(20);
+    expect(deps.clock.now() - NOW).toBeLessThanOrEqual(22_000);
+  });
+});
