@@ -1,4 +1,4 @@
-import type { AcceptedJob, WorkerEvent } from "./chaos-events";
+import type { AcceptedJob, ChaosTenant, WorkerEvent } from "./chaos-events";
 
 /**
  * The crash-loop test's books: every accepted job against what the API says happened to it,
@@ -48,6 +48,8 @@ export interface Books {
   readonly byKind: Record<string, Record<string, number>>;
   /** Jobs still active after the drain with nothing left to run (their completion was cut short). */
   readonly activeWithNothingToRun: string[];
+  /** Executions of a run by a worker not bound to the run's tenant. */
+  readonly crossTenant: string[];
 }
 
 /** The instants an every-minute UTC cron fires at, after `after` and up to `endAt`. */
@@ -83,6 +85,7 @@ export function keepBooks(
   accepted: readonly AcceptedJob[],
   states: ReadonlyMap<string, JobState>,
   events: readonly WorkerEvent[],
+  served: ReadonlyMap<string, readonly ChaosTenant[]>,
 ): Books {
   const lost: string[] = [];
   const unaccounted: string[] = [];
@@ -143,8 +146,26 @@ export function keepBooks(
     unexpected,
     byKind,
     activeWithNothingToRun,
+    crossTenant: crossTenantExecutions(accepted, events, served),
     ...executionBooks(events, finalRows),
   };
+}
+
+/** Every execution whose worker does not serve the tenant of the run's job (there must be none). */
+function crossTenantExecutions(
+  accepted: readonly AcceptedJob[],
+  events: readonly WorkerEvent[],
+  served: ReadonlyMap<string, readonly ChaosTenant[]>,
+): string[] {
+  const tenantOf = new Map(accepted.map((job) => [job.jobId, job.tenant]));
+  return events.flatMap((event) => {
+    if (event.e !== "start") return [];
+    // A run id names its job: r_<job id suffix>_<scheduled ms>.
+    const jobId = `j_${event.runId.split("_")[1] ?? ""}`;
+    const tenant = tenantOf.get(jobId);
+    const ok = tenant !== undefined && (served.get(event.worker) ?? []).includes(tenant);
+    return ok ? [] : [`${event.runId}: run of tenant ${tenant ?? "?"} executed by ${event.worker}`];
+  });
 }
 
 function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<string, RunRow>) {

@@ -37,6 +37,8 @@ export type WorkerEvent =
 /** A job the client got a 2xx for, with what it did to it afterwards. */
 export interface AcceptedJob {
   readonly jobId: string;
+  /** Which dev tenant created it. */
+  readonly tenant: ChaosTenant;
   readonly schedule: "once" | "cron";
   readonly kind: string;
   /** One-off: its runAt. Cron: creation answered at (the first firing is after it). */
@@ -48,3 +50,13 @@ export interface AcceptedJob {
   pausedAt?: number;
   resumedAt?: number;
 }
+
+/** The crash loop's two tenants (the dev credentials' tenant A and tenant B). */
+export type ChaosTenant = "a" | "b";
+
+/** The crash loop's workers: one bound to each tenant and a pool serving both. */
+export const CHAOS_WORKERS = [
+  { id: "chaos-a", accessKeyId: "AKIAJOBSCHEDWORKER01", tenants: ["a"] },
+  { id: "chaos-b", accessKeyId: "AKIAJOBSCHEDWORKERB1", tenants: ["b"] },
+  { id: "chaos-pool", accessKeyId: "AKIAJOBSCHEDPOOL0001", tenants: ["a", "b"] },
+] as const satisfies ReadonlyArray<{ id: string; accessKeyId: string; tenants: readonly ChaosTenant[] }>;

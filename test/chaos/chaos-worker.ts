@@ -5,22 +5,28 @@ import { CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events"
 
 /**
  * One worker process of the crash-loop test: `tsx test/chaos/chaos-worker.ts <api url>
- * <worker id> <log file>`. It executes `chaos.work` runs as their payload says (sleep, fail the
- * first n attempts, fail for good) and appends one JSON line per execution start and per
- * completion outcome. Lines are written synchronously so a SIGKILL loses none that happened.
+ * <worker id> <log file> <access key>`. It signs with the dev worker credential of that access
+ * key (bound to one tenant, or the pool), executes `chaos.work` runs as their payload says
+ * (sleep, fail the first n attempts, fail for good) and appends one JSON line per execution
+ * start and per completion outcome. Lines are written synchronously so a SIGKILL loses none.
  */
-const [url, workerId, logFile] = process.argv.slice(2);
-if (!url || !workerId || !logFile) {
-  console.error("usage: chaos-worker <api url> <worker id> <log file>");
+const [url, workerId, logFile, accessKeyId] = process.argv.slice(2);
+if (!url || !workerId || !logFile || !accessKeyId) {
+  console.error("usage: chaos-worker <api url> <worker id> <log file> <access key>");
   process.exit(2);
 }
 const record = (event: WorkerEvent) => appendFileSync(logFile, `${JSON.stringify(event)}\n`);
 const credentials = loadLocalCredentials();
+const credential = credentials.byAccessKey.get(accessKeyId);
+if (credential?.kind !== "worker") {
+  console.error(`chaos-worker: ${accessKeyId} is not a dev worker credential`);
+  process.exit(2);
+}
 
 const worker = createWorker({
   endpoint: url,
   region: credentials.region,
-  credentials: credentials.first("worker"),
+  credentials: credential,
   types: [CHAOS_TYPE],
   concurrency: 20,
   workerId,

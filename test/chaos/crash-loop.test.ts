@@ -8,7 +8,14 @@ import { createSignedFetch, type JsonResponse } from "../../client/signed-fetch"
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
 import { type JobState, keepBooks, type RunRow } from "./accounting";
-import { type AcceptedJob, CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events";
+import {
+  type AcceptedJob,
+  CHAOS_TYPE,
+  CHAOS_WORKERS,
+  type ChaosPayload,
+  type ChaosTenant,
+  type WorkerEvent,
+} from "./chaos-events";
 
 /**
  * The crash-loop test (`npm run test:chaos`, not part of `npm test`). A client creates a mix of
@@ -19,13 +26,14 @@ import { type AcceptedJob, CHAOS_TYPE, type ChaosPayload, type WorkerEvent } fro
  * After the last restart and a drain, the books must balance: no accepted job lost, every due
  * run finished or recorded as missed or cancelled with its reason, no completion accepted with
  * a stale fence. Duplicate executions are counted and printed: at-least-once allows them.
+ * Jobs come from two tenants; one worker is bound to each and a pool worker serves both: no
+ * worker may execute a run of a tenant it does not serve.
  *
  * Sizes come from the environment: CHAOS_JOBS (default 520), CHAOS_KILLS (default 22).
  */
 const JOBS = Number(process.env.CHAOS_JOBS ?? 520);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 22);
 const CRON_JOBS = 24;
-const WORKERS = 3;
 const CREATE_WINDOW_MS = 270_000;
 const CRON_WINDOW_MS = 390_000;
 const DRAIN_LIMIT_MS = 360_000;
@@ -110,14 +118,27 @@ describe("the local runtime in a crash loop", () => {
     const port = await freePort();
     runtime = await startLocalRuntime(dataDir, port, "INFO");
     const url = runtime.url;
-    const signed = createSignedFetch({
-      endpoint: url,
-      region: credentials.region,
-      credentials: credentials.first("tenant"),
-    });
+    const tenantClient = (accessKeyId: string) => {
+      const credential = credentials.byAccessKey.get(accessKeyId);
+      if (!credential) throw new Error(`no dev credential ${accessKeyId}`);
+      return createSignedFetch({ endpoint: url, region: credentials.region, credentials: credential });
+    };
+    const clients = { a: tenantClient("AKIAJOBSCHEDTENANTA1"), b: tenantClient("AKIAJOBSCHEDTENANTB1") };
+    const tenantOf = new Map<string, ChaosTenant>();
 
-    /** A client call retried through restarts until it gets an answer below 500 (or gives up). */
-    async function call(method: string, path: string, body?: unknown, query?: Record<string, string>) {
+    /**
+     * A client call, as the job's tenant (or as `tenant`), retried through restarts until it
+     * gets an answer below 500 (or gives up).
+     */
+    async function call(
+      method: string,
+      path: string,
+      body?: unknown,
+      query?: Record<string, string>,
+      tenant?: ChaosTenant,
+    ) {
+      const jobId = /\/jobs\/(j_[0-9a-z]+)/.exec(path)?.[1];
+      const signed = clients[tenant ?? (jobId ? tenantOf.get(jobId) : undefined) ?? "a"];
       const deadline = Date.now() + 120_000;
       for (;;) {
         try {
@@ -131,11 +152,13 @@ describe("the local runtime in a crash loop", () => {
       }
     }
 
-    // Workers in their own processes, logging every execution and completion.
+    // Workers in their own processes, logging every execution and completion: one bound to
+    // each tenant, and a pool serving both.
     const startWorker = (id: string) => {
+      const accessKeyId = CHAOS_WORKERS.find((w) => w.id === id)?.accessKeyId ?? "";
       const child = spawn(
         process.execPath,
-        ["--import", "tsx", "test/chaos/chaos-worker.ts", url, id, logFile],
+        ["--import", "tsx", "test/chaos/chaos-worker.ts", url, id, logFile, accessKeyId],
         {
           cwd: ROOT,
           stdio: "ignore",
@@ -143,32 +166,35 @@ describe("the local runtime in a crash loop", () => {
       );
       workers.set(id, child);
     };
-    for (let w = 1; w <= WORKERS; w++) startWorker(`chaos-${w}`);
+    for (const worker of CHAOS_WORKERS) startWorker(worker.id);
 
     // Prepare: the recurring jobs, every minute until the window closes.
     const accepted: AcceptedJob[] = [];
     const endAt = Math.floor((started + CRON_WINDOW_MS) / 60_000) * 60_000;
     const create = async (i: number, schedule: Record<string, unknown>) => {
       const { payload, extra } = mixFor(i);
+      const tenant: ChaosTenant = i % 2 === 0 ? "a" : "b";
       const sentAt = Date.now();
-      const response = await call("POST", "/api/v1/jobs", {
-        type: CHAOS_TYPE,
-        payload,
-        idempotencyKey: `chaos-${started}-${i}`,
-        ...extra,
-        ...schedule,
-      });
+      const response = await call(
+        "POST",
+        "/api/v1/jobs",
+        { type: CHAOS_TYPE, payload, idempotencyKey: `chaos-${started}-${i}`, ...extra, ...schedule },
+        undefined,
+        tenant,
+      );
       if (response.status !== 201 && response.status !== 200) {
         throw new Error(`create ${i} answered ${response.status}: ${JSON.stringify(response.body)}`);
       }
       const job: AcceptedJob = {
         jobId: (response.body as { jobId: string }).jobId,
+        tenant,
         schedule: "runAt" in schedule ? "once" : "cron",
         kind: payload.kind,
         createdSentAt: sentAt,
         ...("runAt" in schedule ? { runAt: Date.parse(String(schedule.runAt)) } : { endAt }),
       };
       accepted.push(job);
+      tenantOf.set(job.jobId, tenant);
       return job;
     };
     const crons: AcceptedJob[] = [];
@@ -232,7 +258,7 @@ describe("the local runtime in a crash loop", () => {
       faults.downMs.push(Date.now() - down);
       // Worker faults come on their own, a few seconds into the runtime's next life: each fault
       // is a single failure, as the guarantees are stated.
-      const victim = `chaos-${1 + (faults.runtimeKills % WORKERS)}`;
+      const victim = CHAOS_WORKERS[faults.runtimeKills % CHAOS_WORKERS.length]?.id ?? "chaos-pool";
       if (faults.runtimeKills % 6 === 2) {
         later(between(1_000, 3_000), async () => {
           workers.get(victim)?.kill("SIGSTOP");
@@ -298,7 +324,8 @@ describe("the local runtime in a crash loop", () => {
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) => JSON.parse(line) as WorkerEvent);
-    const books = keepBooks(accepted, states, events);
+    const served = new Map<string, readonly ChaosTenant[]>(CHAOS_WORKERS.map((w) => [w.id, w.tenants]));
+    const books = keepBooks(accepted, states, events, served);
     const minutes = ((Date.now() - started) / 60_000).toFixed(1);
     const downs = [...faults.downMs].sort((a, b) => a - b);
     console.log(
@@ -306,7 +333,7 @@ describe("the local runtime in a crash loop", () => {
         `crash loop: ${books.jobs} jobs accepted (${accepted.length - CRON_JOBS} one-off, ${CRON_JOBS} every-minute cron;` +
           ` ${accepted.filter((j) => j.cancelSentAt !== undefined).length} cancelled, ${accepted.filter((j) => j.pausedAt !== undefined).length} paused and resumed)`,
         `faults: ${faults.runtimeKills} runtime SIGKILLs (down ${downs[0]}-${downs.at(-1)} ms incl. restart), ` +
-          `${faults.workerStops} worker SIGSTOPs (7-11 s), ${faults.workerKills} worker SIGKILLs; ${WORKERS} worker processes`,
+          `${faults.workerStops} worker SIGSTOPs (7-11 s), ${faults.workerKills} worker SIGKILLs; ${CHAOS_WORKERS.length} worker processes (tenant A, tenant B, pool)`,
         `lost jobs: ${books.lost.length}`,
         `due runs: ${books.dueRuns} — ${JSON.stringify(books.byStatus)}; unaccounted: ${books.unaccounted.length}; unexpected: ${books.unexpected.length}`,
         `missed and cancelled, by reason: ${JSON.stringify(books.missedReasons)}`,
@@ -316,6 +343,9 @@ describe("the local runtime in a crash loop", () => {
           `succeeded where no worker succeeded: ${books.outcomeWithoutCompletion.length}`,
         `final run status by kind: ${JSON.stringify(books.byKind)}`,
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
+        `jobs by tenant: A ${accepted.filter((j) => j.tenant === "a").length}, B ${accepted.filter((j) => j.tenant === "b").length}; ` +
+          `executions by worker: ${JSON.stringify(Object.fromEntries(CHAOS_WORKERS.map((w) => [w.id, events.filter((e) => e.e === "start" && e.worker === w.id).length])))}; ` +
+          `cross-tenant executions: ${books.crossTenant.length}`,
         `drain after the last restart: ${(drainMs / 1000).toFixed(1)} s; whole test ${minutes} min`,
       ].join("\n"),
     );
@@ -326,6 +356,7 @@ describe("the local runtime in a crash loop", () => {
       ...books.unexpected,
       ...books.staleAccepted,
       ...books.outcomeWithoutCompletion,
+      ...books.crossTenant,
       ...books.activeWithNothingToRun.map(
         (id) =>
           `${id} (${kindOf.get(id)}): active with nothing to run; runs ${JSON.stringify(states.get(id)?.runs.map((r) => [r.scheduledFor, r.status, r.fence, r.error]))}`,
@@ -349,6 +380,7 @@ describe("the local runtime in a crash loop", () => {
     expect(books.staleAccepted).toEqual([]);
     expect(books.outcomeWithoutCompletion).toEqual([]);
     expect(books.activeWithNothingToRun).toEqual([]);
+    expect(books.crossTenant).toEqual([]);
     expect(books.executions).toBeGreaterThan(0);
     passed = true;
   });
