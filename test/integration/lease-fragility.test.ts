@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMessageOf } from "../../lambdas/core/delivery";
 import { MAX_LEASE_SECONDS } from "../../lambdas/core/schemas";
+import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { createTestStack, type TestStack } from "../support/stack";
 
@@ -9,14 +10,6 @@ import { createTestStack, type TestStack } from "../support/stack";
  * holds handlers to Lambda's 6 MB response and the SQS client to SQS's limits (our own checks
  * of AWS's rules: local/http-gateway.ts, local/sqs-aws-limits.ts).
  */
-interface Lease {
-  runId: string;
-  jobId: string;
-  fence: number;
-  attempt: number;
-  leaseExpiresAt: string;
-}
-
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 describe("a lease request no single run can break", () => {

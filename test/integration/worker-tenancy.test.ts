@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SignedFetch } from "../../client/signed-fetch";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { startTestApi, type TestApi } from "../support/api-gateway";
@@ -10,13 +11,6 @@ import { createTestStack, type TestStack } from "../support/stack";
  * Issue 13 on the local stack (dynalite, fauxqs, the real handlers behind the SigV4-checking
  * gateway, the dev credentials' worker bindings): a worker sees only its tenants' runs.
  */
-interface Lease {
-  runId: string;
-  jobId: string;
-  fence: number;
-  attempt: number;
-}
-
 const credentials = loadLocalCredentials();
 const TENANT_A = "arn:aws:iam::000000000000:role/tenant-a";
 const TENANT_B = "arn:aws:iam::000000000000:role/tenant-b";

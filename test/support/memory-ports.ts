@@ -1,3 +1,4 @@
+import type { Caller } from "../../lambdas/core/caller";
 import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import type { DueJob, Job, JobStatus, JobSummary } from "../../lambdas/core/job";
@@ -18,6 +19,7 @@ import type {
   SweepQueue,
 } from "../../lambdas/core/ports";
 import { isLeasable, type Run, RunStatus } from "../../lambdas/core/run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 
 /**
@@ -475,4 +477,22 @@ export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {
         return seed & 255;
       }),
   };
+}
+
+/**
+ * A one-off job of type "x" due now (on the fake clock), created through the API's use case
+ * by `caller`, its run fired and delivered to the memory queue. Returns the job id.
+ */
+export async function dueRun(
+  deps: MemoryDeps,
+  extra: Record<string, unknown>,
+  caller: Caller,
+): Promise<string> {
+  const { jobId } = await createJob(deps, caller, {
+    type: "x",
+    runAt: new Date(deps.clock.now()).toISOString(),
+    ...extra,
+  });
+  deps.queue.deliverAll();
+  return jobId;
 }

@@ -5,11 +5,10 @@ import { NotFoundError } from "../../lambdas/core/errors";
 import { leaseResponseBytes } from "../../lambdas/core/lease-budget";
 import { MAX_LEASE_SECONDS } from "../../lambdas/core/schemas";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
-import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { json } from "../../lambdas/handlers/http/responses";
-import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { dueRun as dueRunOf, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
  * Issue 13: workers see only their tenants' runs, and no single run can break a lease request
@@ -22,15 +21,8 @@ const workerA = { principal: "arn:aws:iam::1:role/worker-a", tenants: ["tenant-a
 const workerB = { principal: "arn:aws:iam::1:role/worker-b", tenants: ["tenant-b"] };
 const pool = { principal: "arn:aws:iam::1:role/pool", tenants: ["tenant-a", "tenant-b"] };
 
-async function dueRun(deps: MemoryDeps, caller = alice, extra: Record<string, unknown> = {}) {
-  const { jobId } = await createJob(deps, caller, {
-    type: "x",
-    runAt: new Date(deps.clock.now()).toISOString(),
-    ...extra,
-  });
-  deps.queue.deliverAll();
-  return jobId;
-}
+const dueRun = (deps: MemoryDeps, caller = alice, extra: Record<string, unknown> = {}) =>
+  dueRunOf(deps, extra, caller);
 
 const runOf = (deps: MemoryDeps, jobId: string) =>
   [...deps.runs.runs.values()].find((r) => r.jobId === jobId);

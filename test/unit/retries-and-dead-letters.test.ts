@@ -5,7 +5,6 @@ import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/c
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
-import { createJob } from "../../lambdas/core/use-cases/create-job";
 import {
   listDeadLetters,
   replayAllDeadLetters,
@@ -14,7 +13,7 @@ import {
 import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { runTick } from "../../lambdas/core/use-cases/tick";
-import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { dueRun as dueRunOf, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const alice = { tenant: "a", principal: "arn:aws:iam::1:user/alice" };
@@ -22,15 +21,8 @@ const bob = { tenant: "b", principal: "arn:aws:iam::1:user/bob" };
 /** The worker the tests lease as: it serves the tenants these jobs belong to. */
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["a", "b"] };
 
-async function dueRun(deps: MemoryDeps, extra: Record<string, unknown> = {}, caller = alice) {
-  const { jobId } = await createJob(deps, caller, {
-    type: "x",
-    runAt: new Date(deps.clock.now()).toISOString(),
-    ...extra,
-  });
-  deps.queue.deliverAll();
-  return jobId;
-}
+const dueRun = (deps: MemoryDeps, extra: Record<string, unknown> = {}, caller = alice) =>
+  dueRunOf(deps, extra, caller);
 
 async function leaseOne(deps: MemoryDeps) {
   const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
