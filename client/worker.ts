@@ -41,6 +41,8 @@ export interface WorkerOptions {
   readonly log?: (line: string) => void;
   /** Told how each run ended on this worker: for metrics, audits and the crash-loop test. */
   readonly onCompleted?: (run: LeasedRun, report: CompletionReport) => void;
+  /** Backoff between retries of the worker's own HTTP calls (default 200 ms doubling to 5 s). */
+  readonly callBackoff?: { readonly baseMs: number; readonly capMs: number };
 }
 
 /**
@@ -75,6 +77,15 @@ const MAX_PER_LEASE = 50;
 const IDLE_PAUSE = { baseMs: 250, capMs: 2_000 };
 /** The worker's own HTTP calls back off from 200 ms up to 5 s. */
 const CALL_BACKOFF = { baseMs: 200, capMs: 5_000 };
+/** Lease requests and heartbeats give up after this many tries (the next ones come anyway). */
+const CALL_ATTEMPTS = 8;
+/**
+ * A completion is retried for up to five minutes: the outcome is the one thing the worker
+ * cannot ask for again. Given up, the run lapses and runs again, and if the scheduler had
+ * recorded it just before a crash cut off its answer, only a repeat finishes what the crash cut
+ * short (the job's end). Eight tries (about 20 s) did not outlast two restarts in a row.
+ */
+const COMPLETION_PATIENCE_MS = 300_000;
 
 export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 10;
@@ -94,17 +105,23 @@ export function createWorker(options: WorkerOptions): Worker {
   const share = Math.max(1, Math.ceil(concurrency / pollerCount));
   const executing = new Set<Promise<void>>();
 
-  /** An HTTP call retried with backoff on network errors, throttling and 5xx; 4xx are answers. */
-  async function post(path: string, body: unknown): Promise<JsonResponse> {
+  /**
+   * An HTTP call retried with backoff on network errors, throttling and 5xx (4xx are answers),
+   * CALL_ATTEMPTS times, or for `patienceMs` when given.
+   */
+  async function post(path: string, body: unknown, patienceMs?: number): Promise<JsonResponse> {
+    const started = Date.now();
+    const givesUp = (attempt: number) =>
+      patienceMs === undefined ? attempt >= CALL_ATTEMPTS : Date.now() - started >= patienceMs;
     for (let attempt = 1; ; attempt++) {
       try {
         const response = await call("POST", path, { body });
         if (response.status < 500 && response.status !== 429) return response;
-        if (attempt >= 8) return response;
+        if (givesUp(attempt)) return response;
       } catch (error) {
-        if (attempt >= 8) throw error;
+        if (givesUp(attempt)) throw error;
       }
-      await sleep(retryDelayMs(attempt, CALL_BACKOFF, Math.random));
+      await sleep(retryDelayMs(attempt, options.callBackoff ?? CALL_BACKOFF, Math.random));
     }
   }
 
@@ -142,7 +159,11 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     let response: JsonResponse;
     try {
-      response = await post(`/internal/leases/${run.runId}/complete`, { fence: run.fence, ...outcome });
+      response = await post(
+        `/internal/leases/${run.runId}/complete`,
+        { fence: run.fence, ...outcome },
+        COMPLETION_PATIENCE_MS,
+      );
     } catch (error) {
       report("unreachable");
       throw error;

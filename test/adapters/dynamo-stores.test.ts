@@ -164,3 +164,21 @@ describe("DynamoRunStore", () => {
     });
   });
 });
+
+describe("DynamoRunStore: a worker's completion", () => {
+  it("names the worker's tenants in the condition, and writes nothing for a worker serving none", async () => {
+    db.reset();
+    db.on(UpdateCommand).resolves({ Attributes: { receiptHandle: "rh", final: true } });
+    const outcome = { status: "succeeded", error: undefined, now: NOW } as const;
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome, ["a", "b"])).toEqual({
+      receiptHandle: "rh",
+      final: true,
+    });
+    const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.ConditionExpression).toContain("tenant IN (:tenant0, :tenant1)");
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ":tenant0": "a", ":tenant1": "b" });
+    db.resetHistory();
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome, [])).toBeUndefined();
+    expect(db.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+});

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CompletionReport, createWorker, type LeasedRun, PermanentError } from "../../client/worker";
 import { loadLocalCredentials } from "../../local/local-credentials";
@@ -107,5 +109,61 @@ describe("createWorker", () => {
     await w.stop();
     expect(w.inFlight()).toBe(0);
     expect((await runsOf(jobId))[0]).toMatchObject({ status: "succeeded" });
+  });
+});
+
+describe("createWorker against a lease server that is down for a while", () => {
+  it("keeps retrying a completion well past the eight tries of its other calls, so the outcome is not lost", {
+    timeout: 20_000,
+  }, async () => {
+    const lease = {
+      runId: "r_0123456789abcdefghjk_1000",
+      runKey: "j_0123456789abcdefghjk@1970-01-01T00:00:01Z",
+      jobId: "j_0123456789abcdefghjk",
+      type: "outage",
+      scheduledFor: new Date().toISOString(),
+      attempt: 1,
+      fence: 1,
+      leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(),
+      payload: null,
+    };
+    let leased = false;
+    let completionTries = 0;
+    const server = createServer((request, response) => {
+      const answer = (status: number, body: unknown) => {
+        response.writeHead(status, { "content-type": "application/json" });
+        response.end(JSON.stringify(body));
+      };
+      request.resume();
+      if (request.url === "/internal/leases") {
+        const first = !leased;
+        leased = true;
+        return answer(200, first ? [lease] : []);
+      }
+      completionTries += 1;
+      // Down (a restart, then another) for the first 20 tries.
+      return completionTries <= 20
+        ? answer(503, { message: "Service Unavailable" })
+        : answer(200, { status: "succeeded" });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const { port } = server.address() as AddressInfo;
+    const reports: CompletionReport[] = [];
+    const w = createWorker({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: "us-east-1",
+      credentials: { accessKeyId: "AKIAEXAMPLEWORKER001", secretAccessKey: "not-checked-here" },
+      types: ["outage"],
+      stopOnSignals: false,
+      log: () => undefined,
+      callBackoff: { baseMs: 2, capMs: 20 },
+      onCompleted: (_run, report) => reports.push(report),
+      handler: async () => undefined,
+    });
+    for (let i = 0; i < 200 && reports.length === 0; i++) await new Promise((done) => setTimeout(done, 50));
+    await w.stop();
+    await new Promise((done) => server.close(done));
+    expect(completionTries).toBe(21);
+    expect(reports).toEqual([expect.objectContaining({ result: "succeeded", status: 200 })]);
   });
 });

@@ -104,6 +104,8 @@ export class DynamoRunStore implements RunStore {
     outcome: RunOutcome,
     tenants?: readonly string[],
   ) {
+    // A worker that serves no tenant holds no run (bindings always name one; IN () is invalid).
+    if (tenants !== undefined && tenants.length === 0) return undefined;
     let receiptHandle: string | undefined;
     let final = false;
     // A worker's completion also names the tenants it serves: one IN condition, no read first.

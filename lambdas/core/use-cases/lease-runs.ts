@@ -1,4 +1,4 @@
-import { SAFE_VISIBILITY_SECONDS } from "../aws-limits";
+import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -128,8 +128,11 @@ function dueOf(message: RunMessage): number {
   return Math.max(message.scheduledFor, message.notBefore ?? 0);
 }
 
-/** The longest a lease request takes: polls end and runs are handed over by then. */
-const REQUEST_BUDGET_MS = 22_000;
+/**
+ * The longest a lease request takes: polls end and runs are handed over by then. Seven
+ * seconds under API Gateway's limit leave room for the DynamoDB and SQS calls around them.
+ */
+const REQUEST_BUDGET_MS = API_GATEWAY_TIMEOUT_MS - 7_000;
 
 type Readable = ReceivedRunMessage & { readonly message: RunMessage };
 
