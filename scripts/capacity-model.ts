@@ -1,0 +1,260 @@
+/**
+ * capacity-model: the deployed system at a top-of-the-hour spike, component by component:
+ * the default AWS quota, the peak load the spike puts on it, and which quota gives out first.
+ *
+ *   npx tsx scripts/capacity-model.ts [--runs 1000000] [--tenants 1] [--job-kb 1]
+ *     [--drain-seconds 60] [--runs-per-lease 50] [--lease-hold-ms 6000] [--json]
+ *
+ * A model, not a measurement: it counts the requests and write units the code issues per run
+ * (read off the code, per step, below) and spreads them over the windows the design gives each
+ * step (settings in lambdas/definitions/settings.ts). docs/CAPACITY.md explains each line.
+ * Every figure is a rate at the peak of its window, against the quota that bounds it.
+ */
+
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../lambdas/core/delivery";
+import { REPAIR_PARTITIONS, SHARD_COUNT, SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
+import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+
+export interface SpikeInputs {
+  /** Runs due at the same second (every-minute or hourly crons: jobs exist before the spike). */
+  readonly runs: number;
+  /** Tenants owning them, evenly (one lane per tenant and type; one tenant-index key each). */
+  readonly tenants: number;
+  /** Job item size in KB (a payload rides in the job item; an update costs its size in WRU). */
+  readonly jobKb: number;
+  /** Seconds after the due second in which the workers complete every run. */
+  readonly drainSeconds: number;
+  /** Runs one lease request carries (the worker SDK asks for up to 50). */
+  readonly runsPerLease: number;
+  /** How long one lease request holds its Lambda (today: gathering until the due instant). */
+  readonly leaseHoldMs: number;
+  /** Runs one sweeper group fires per second (10-run batches, 8 shards at once; see the doc). */
+  readonly sweepRunsPerGroupSecond: number;
+}
+
+export const DEFAULT_INPUTS: SpikeInputs = {
+  runs: 1_000_000,
+  tenants: 1,
+  jobKb: 1,
+  drainSeconds: 60,
+  runsPerLease: 50,
+  leaseHoldMs: EARLY_HOLD_MS,
+  sweepRunsPerGroupSecond: 2_000,
+};
+
+/** Default quotas (us-east-1, a new account), and the per-partition limits that do not move. */
+export const QUOTAS = {
+  apiGatewayRps: 10_000,
+  lambdaConcurrency: 1_000,
+  sqsInFlightPerQueue: 120_000,
+  dynamoTableWru: 40_000,
+  dynamoTableRru: 40_000,
+  partitionWru: 1_000,
+  partitionRru: 3_000,
+  sweeperMaxConcurrency: 32,
+} as const;
+
+export interface ComponentLoad {
+  readonly component: string;
+  readonly quota: string;
+  readonly limit: number;
+  readonly load: number;
+  /** load / limit: above 1 the spike is throttled there. */
+  readonly ratio: number;
+  /** Whether the limit is an account quota one can ask AWS to raise, or a design limit. */
+  readonly raise: "quota increase" | "design change" | "settings";
+  readonly note: string;
+}
+
+/**
+ * Write units per run, per step, read off the code (one-KB items unless said):
+ * - sweep: run put (1) + its repair-index entry (1); job advance (jobKb) + due-index move
+ *   (delete + put: 2) + tenant-index update (nextRunAt and updatedAt are projected: 1);
+ * - lease: run update (1; the repair-index key is left alone on purpose);
+ * - completion: run update (1) + repair-index delete (1).
+ * Reads per run: the lease step's BatchGet of the job (strongly consistent: jobKb / 4 KB,
+ * rounded up), the sweep's due-index query (projected ~0.3 KB: 0.075 RRU).
+ */
+export function writeUnitsPerRun(jobKb: number) {
+  const jobWrite = Math.max(1, Math.ceil(jobKb));
+  return {
+    sweep: 1 + 1 + jobWrite + 2 + 1,
+    lease: 1,
+    completion: 1 + 1,
+    leaseReads: Math.max(1, Math.ceil(jobKb / 4)),
+    sweepReads: 0.075,
+  };
+}
+
+export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLoad[] {
+  const { runs, tenants, drainSeconds } = inputs;
+  const units = writeUnitsPerRun(inputs.jobKb);
+  // The worst phase of the tick: a sweep that sees the due second only lookahead - tick
+  // before it, and must have every run visible DELIVERY_LEAD_SECONDS before it.
+  const sweepWindow = CLOUD_SETTINGS.lookaheadSeconds - CLOUD_SETTINGS.tickSeconds - DELIVERY_LEAD_SECONDS;
+  const sweepSeconds = Math.max(runs / (SWEEP_GROUP_COUNT * inputs.sweepRunsPerGroupSecond), 1);
+  const sweepRate = runs / Math.min(sweepSeconds, sweepWindow);
+  // Leases are granted in the lead before the due second (today's early leases, decision 0008).
+  const leaseWindow = DELIVERY_LEAD_SECONDS;
+  const leaseRequests = runs / inputs.runsPerLease;
+  const leaseRps = leaseRequests / leaseWindow;
+  const completionRps = runs / drainSeconds;
+  const perTenant = runs / tenants;
+
+  const rows: Omit<ComponentLoad, "ratio">[] = [
+    {
+      component: "API Gateway (HTTP API)",
+      quota: "account throttle, requests/s",
+      limit: QUOTAS.apiGatewayRps,
+      load: Math.max(leaseRps, completionRps),
+      raise: "quota increase",
+      note: `lease requests ${fmt(leaseRps)}/s in the ${leaseWindow} s lead; one completion a run: ${fmt(completionRps)}/s over ${drainSeconds} s`,
+    },
+    {
+      component: "Lambda: lease function",
+      quota: "account concurrency",
+      limit: QUOTAS.lambdaConcurrency,
+      load: leaseRps * (inputs.leaseHoldMs / 1000) + completionRps * 0.03,
+      raise: "quota increase",
+      note: `${fmt(leaseRps)} lease req/s x ${inputs.leaseHoldMs / 1000} s held + completions x 30 ms`,
+    },
+    {
+      component: "Lambda: sweeper",
+      quota: "maxConcurrency of its event source",
+      limit: QUOTAS.sweeperMaxConcurrency,
+      load: SWEEP_GROUP_COUNT,
+      raise: "settings",
+      note: `${SWEEP_GROUP_COUNT} groups of ${SHARD_COUNT / SWEEP_GROUP_COUNT} shards; ${fmt(sweepSeconds)} s to fire ${fmt(runs)} runs at ${fmt(inputs.sweepRunsPerGroupSecond)} runs/s a group (window ${sweepWindow} s)`,
+    },
+    {
+      component: "SQS: in-flight messages per lane",
+      quota: "in flight per standard queue",
+      limit: QUOTAS.sqsInFlightPerQueue,
+      load: perTenant,
+      raise: "quota increase",
+      note: `every run of a lane is received before its due second and held until completed; ${fmt(perTenant)} runs a lane`,
+    },
+    {
+      component: "DynamoDB table: writes",
+      quota: "on-demand table WRU/s",
+      limit: QUOTAS.dynamoTableWru,
+      load: Math.max(
+        sweepRate * units.sweep,
+        (runs * units.lease) / leaseWindow,
+        completionRps * units.completion,
+      ),
+      raise: "quota increase",
+      note: `sweep ${units.sweep} WRU a run at ${fmt(sweepRate)} runs/s; leases ${units.lease} WRU in ${leaseWindow} s; completions ${units.completion} WRU`,
+    },
+    {
+      component: "DynamoDB table: reads",
+      quota: "on-demand table RRU/s",
+      limit: QUOTAS.dynamoTableRru,
+      load: Math.max((runs * units.leaseReads) / leaseWindow, sweepRate * units.sweepReads),
+      raise: "quota increase",
+      note: `the lease step reads each run's job (${units.leaseReads} RRU, consistent) in the ${leaseWindow} s lead`,
+    },
+    {
+      component: "DynamoDB: repair-index key",
+      quota: `partition WRU/s (${REPAIR_PARTITIONS} keys)`,
+      limit: QUOTAS.partitionWru,
+      load: Math.max(sweepRate, completionRps) / REPAIR_PARTITIONS,
+      raise: "design change",
+      note: `every run put and completion writes one of ${REPAIR_PARTITIONS} repair keys`,
+    },
+    {
+      component: "DynamoDB: tenant-index key",
+      quota: "partition WRU/s (one key a tenant)",
+      limit: QUOTAS.partitionWru,
+      load: sweepRate / tenants,
+      raise: "design change",
+      note: "every job advance rewrites its tenant-index entry (nextRunAt, updatedAt projected)",
+    },
+    {
+      component: "DynamoDB: due-index shard key",
+      quota: `partition WRU/s (${SHARD_COUNT} shards)`,
+      limit: QUOTAS.partitionWru,
+      load: (2 * sweepRate) / SHARD_COUNT,
+      raise: "design change",
+      note: "each advance deletes from this hour's shard and puts into the next hour's",
+    },
+    {
+      component: "DynamoDB: a run's or job's own key",
+      quota: "partition WRU/s",
+      limit: QUOTAS.partitionWru,
+      load: 3,
+      raise: "design change",
+      note: "keys are job ids: at most a few writes each per run",
+    },
+  ];
+  return rows.map((row) => ({ ...row, ratio: row.load / row.limit }));
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString("en-US") : String(Math.round(n * 10) / 10);
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: "string" },
+      tenants: { type: "string" },
+      "job-kb": { type: "string" },
+      "drain-seconds": { type: "string" },
+      "runs-per-lease": { type: "string" },
+      "lease-hold-ms": { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) {
+    console.log(
+      "usage: npx tsx scripts/capacity-model.ts [--runs 1000000] [--tenants 1] [--job-kb 1] " +
+        "[--drain-seconds 60] [--runs-per-lease 50] [--lease-hold-ms 6000] [--json]",
+    );
+    return;
+  }
+  const number = (text: string | undefined, fallback: number, name: string) => {
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name}: must be a positive number`);
+    return value;
+  };
+  const inputs: SpikeInputs = {
+    ...DEFAULT_INPUTS,
+    runs: number(values.runs, DEFAULT_INPUTS.runs, "runs"),
+    tenants: number(values.tenants, DEFAULT_INPUTS.tenants, "tenants"),
+    jobKb: number(values["job-kb"], DEFAULT_INPUTS.jobKb, "job-kb"),
+    drainSeconds: number(values["drain-seconds"], DEFAULT_INPUTS.drainSeconds, "drain-seconds"),
+    runsPerLease: number(values["runs-per-lease"], DEFAULT_INPUTS.runsPerLease, "runs-per-lease"),
+    leaseHoldMs: number(values["lease-hold-ms"], DEFAULT_INPUTS.leaseHoldMs, "lease-hold-ms"),
+  };
+  const rows = capacityModel(inputs);
+  if (values.json) {
+    console.log(JSON.stringify({ inputs, rows }, null, 2));
+    return;
+  }
+  console.log(
+    `spike: ${fmt(inputs.runs)} runs due at one second, ${fmt(inputs.tenants)} tenant(s), ${inputs.jobKb} KB jobs, ` +
+      `drained in ${inputs.drainSeconds} s, ${inputs.runsPerLease} runs a lease request held ${inputs.leaseHoldMs} ms`,
+  );
+  console.log("load / limit  component                            limit                          fix");
+  for (const row of [...rows].sort((a, b) => b.ratio - a.ratio)) {
+    console.log(
+      `${row.ratio.toFixed(2).padStart(12)}  ${row.component.padEnd(36)} ${`${fmt(row.limit)} ${row.quota}`.padEnd(30)} ${row.raise}`,
+    );
+    console.log(`${" ".repeat(14)}${fmt(row.load)}: ${row.note}`);
+  }
+  const first = rows
+    .filter((r) => r.raise === "quota increase" && r.ratio > 1)
+    .sort((a, b) => b.ratio - a.ratio)[0];
+  const design = rows.filter((r) => r.raise === "design change" && r.ratio > 1).map((r) => r.component);
+  console.log(
+    `quota to raise first: ${first ? `${first.component} (${first.quota}), ${first.ratio.toFixed(1)}x over` : "none"}`,
+  );
+  console.log(`over a limit no quota request lifts: ${design.length > 0 ? design.join("; ") : "none"}`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();
