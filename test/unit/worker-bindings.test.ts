@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { configFromEnvironment } from "../../lambdas/adapters/environment";
 import {
   MAX_TENANTS_PER_WORKER,
   parseWorkerBindings,
@@ -80,5 +81,24 @@ describe("the local credentials file", () => {
     const tenants = [...dev.byAccessKey.values()].filter((c) => c.kind === "tenant").map((c) => c.principal);
     const bound = [...dev.workerBindings.values()];
     expect(bound).toEqual(expect.arrayContaining([[tenants[0]], [tenants[1]], tenants]));
+  });
+});
+
+describe("the lease function's configuration", () => {
+  const base = { TABLE_NAME: "t", RUN_QUEUE_URL: "https://q/runs", SWEEP_QUEUE_URL: "https://q/sweeps" };
+
+  it("reads WORKER_BINDINGS, and none means no worker may lease", () => {
+    const config = configFromEnvironment({ ...base, WORKER_BINDINGS: `{"${ROLE}": ["billing"]}` });
+    expect(config.workerBindings?.get(ROLE)).toEqual(["billing"]);
+    expect(configFromEnvironment(base).workerBindings?.size).toBe(0);
+  });
+
+  it("refuses to start on bindings that are not valid, naming the problem", () => {
+    expect(() => configFromEnvironment({ ...base, WORKER_BINDINGS: `{"${ROLE}": []}` })).toThrow(
+      /jobsched is misconfigured: WORKER_BINDINGS: WORKER_BINDINGS ".*": names no tenant/,
+    );
+    expect(() => configFromEnvironment({ ...base, WORKER_BINDINGS: "{" })).toThrow(
+      /WORKER_BINDINGS: not valid JSON/,
+    );
   });
 });
