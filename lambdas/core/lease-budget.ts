@@ -20,7 +20,16 @@ export const LEASE_RESPONSE_BUDGET_BYTES = LAMBDA_RESPONSE_LIMIT_BYTES - 64 * 10
  */
 export function leaseResponseBytes(payload: unknown): number {
   if (payload === undefined) return LEASE_OVERHEAD_BYTES;
-  return Buffer.byteLength(JSON.stringify(JSON.stringify(payload)), "utf8") + LEASE_OVERHEAD_BYTES;
+  const text = JSON.stringify(payload);
+  // Escaping JSON text as a string adds a backslash before each quote and backslash and the
+  // two enclosing quotes: JSON text has no raw control characters or lone surrogates left to
+  // escape. Counted here rather than by stringifying a 256 KiB payload a second time.
+  let escapes = 2;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c) escapes += 1;
+  }
+  return Buffer.byteLength(text, "utf8") + escapes + LEASE_OVERHEAD_BYTES;
 }
 
 /** Takes items in order while their bytes fit what is left; the rest do not fit. */

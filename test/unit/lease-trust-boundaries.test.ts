@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LAMBDA_RESPONSE_LIMIT_BYTES, SAFE_VISIBILITY_SECONDS } from "../../lambdas/core/aws-limits";
 import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
@@ -108,6 +109,23 @@ describe("the lease response's byte budget", () => {
     expect(leaseResponseBytes(quotes)).toBeGreaterThanOrEqual(4 * 100_000);
     expect(leaseResponseBytes({ a: 1 })).toBeLessThan(2_048);
     expect(leaseResponseBytes(undefined)).toBeLessThan(2_048);
+  });
+
+  it("counts exactly what escaping the payload's JSON inside a string would give", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ unit: "grapheme" }), (value, text) => {
+        for (const payload of [value, text, { text, value }]) {
+          const escaped = Buffer.byteLength(JSON.stringify(JSON.stringify(payload)), "utf8");
+          expect(leaseResponseBytes(payload) - leaseResponseBytes(null) + 6).toBe(escaped);
+        }
+      }),
+      { numRuns: 500 },
+    );
+    // Lone surrogates and control characters, which JSON.stringify escapes itself.
+    for (const payload of ["\ud800", "a\udc00b", "\u0000\u001f\n\t", '\\"', { k: "\udfff" }]) {
+      const escaped = Buffer.byteLength(JSON.stringify(JSON.stringify(payload)), "utf8");
+      expect(leaseResponseBytes(payload) - leaseResponseBytes(null) + 6).toBe(escaped);
+    }
   });
 
   it("does not let escaping carry a response past the limit", async () => {
