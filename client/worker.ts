@@ -2,12 +2,15 @@ import { hostname } from "node:os";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import { retryDelayMs } from "../lambdas/core/backoff";
 import type { Lease } from "../lambdas/core/use-cases/lease-runs";
+import { createBatcher } from "./batcher";
+import { type HoldClock, RunHold, systemHoldClock } from "./run-hold";
 import { createSignedFetch, type JsonResponse } from "./signed-fetch";
 
 /**
- * The jobsched worker SDK. `createWorker` leases runs of the given types, runs the handler for
- * each (at most `concurrency` at once), heartbeats while the handler runs, and completes the
- * run with its fence. Throw `PermanentError` for failures that must not be retried; any other
+ * The jobsched worker SDK. `createWorker` leases runs of the given types, holds each until its
+ * `startAt` (leases are handed over up to ~26 s ahead), runs the handler for each (at most
+ * `concurrency` at once), heartbeats while the handler runs, and completes the run with its
+ * fence; heartbeats and completions of many runs share requests. Throw `PermanentError` for failures that must not be retried; any other
  * error is retried after the job's backoff. Pass `runKey` downstream as an idempotency key:
  * execution is at least once, and the run key is the same on every attempt.
  */
@@ -30,6 +33,12 @@ export interface WorkerOptions {
   readonly handler: (run: LeasedRun, context: RunContext) => Promise<void>;
   /** Runs executed at once (default 10). */
   readonly concurrency?: number;
+  /**
+   * Runs held besides those executing: leased ahead of their time and waiting for it, or due
+   * and waiting for a slot (default: as many as `concurrency`, at least 50). A spike's runs are
+   * handed over in the seconds before it; a worker that can hold more takes more of them early.
+   */
+  readonly prefetch?: number;
   readonly region?: string;
   /** Default: the standard AWS credential chain (environment, profile, instance role...). */
   readonly credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
@@ -43,16 +52,13 @@ export interface WorkerOptions {
   readonly onCompleted?: (run: LeasedRun, report: CompletionReport) => void;
   /** Backoff between retries of the worker's own HTTP calls (default 200 ms doubling to 5 s). */
   readonly callBackoff?: { readonly baseMs: number; readonly capMs: number };
+  /** The clock the hold runs on (tests pass a fake one). */
+  readonly clock?: HoldClock;
 }
 
-/**
- * What became of a run this worker executed. `status` is the HTTP status of the completion
- * (200 accepted, 409 refused: the fence was stale or the lease lapsed), "lease-lost" when a
- * heartbeat learned of it first (no completion sent), "unreachable" when every retry failed.
- */
 export interface CompletionReport {
-  readonly result: "succeeded" | "failed";
-  readonly status: number | "lease-lost" | "unreachable";
+  readonly result: "succeeded" | "failed" | "not-started";
+  readonly status: number | "lease-lost" | "unreachable" | "given-up";
   /** When the completion was first sent (epoch ms). */
   readonly sentAt: number;
 }
@@ -66,14 +72,16 @@ export interface Worker {
   inFlight(): number;
 }
 
-/** The most runs one lease request asks for; more free slots mean more requests in flight. */
+/** The most runs one lease request asks for; more room means more requests in flight. */
 const MAX_PER_LEASE = 50;
 /**
- * An idle worker pauses between empty lease requests, from 250 ms up to 2 s. Runs become
- * visible 5 s before they are due (DELIVERY_LEAD_SECONDS) and a lease request holds them until
- * then, so even at the longest pause a run due later than that starts on time; a job created to
- * run at once may start up to 2 s later. Halves an idle worker's requests and Lambda time.
+ * A poller that got fewer runs than it asked for pauses before asking again: runs become
+ * visible at least 5 s before they are due (DELIVERY_LEAD_SECONDS) and are handed over at once,
+ * so a poll a second (two when idle) still leases them seconds early, and a steady trickle is
+ * leased a second's worth per request rather than one run per request. A job created to run at
+ * once may start up to about 2 s later. An empty answer doubles the pause, 250 ms up to 2 s.
  */
+const POLL_PAUSE_MS = 1_000;
 const IDLE_PAUSE = { baseMs: 250, capMs: 2_000 };
 /** The worker's own HTTP calls back off from 200 ms up to 5 s. */
 const CALL_BACKOFF = { baseMs: 200, capMs: 5_000 };
@@ -86,24 +94,47 @@ const CALL_ATTEMPTS = 8;
  * short (the job's end). Eight tries (about 20 s) did not outlast two restarts in a row.
  */
 const COMPLETION_PATIENCE_MS = 300_000;
+/**
+ * Completions and heartbeats wait this long for others to share a request with
+ * (POST /internal/completions, /internal/heartbeats: up to 100 items each).
+ */
+const BATCH_WINDOW_MS = 5;
+const BATCH_MAX_ITEMS = 100;
+
+/** One item of a batched call's answer. */
+interface ItemResult {
+  readonly runId: string;
+  readonly status: number;
+  readonly result?: unknown;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+function itemResultsOf(body: unknown, count: number): ItemResult[] | undefined {
+  const results = (body as { results?: unknown } | null)?.results;
+  if (!Array.isArray(results) || results.length !== count) return undefined;
+  const ok = results.every(
+    (r) => typeof r === "object" && r !== null && typeof (r as ItemResult).status === "number",
+  );
+  return ok ? (results as ItemResult[]) : undefined;
+}
 
 export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 10;
+  const capacity = concurrency + (options.prefetch ?? Math.max(concurrency, 50));
   const log = options.log ?? ((line: string) => console.log(line));
   const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
+  const clock = options.clock ?? systemHoldClock;
   const call = createSignedFetch({
     endpoint: options.endpoint,
     region: options.region ?? process.env.AWS_REGION ?? "us-east-1",
     credentials: options.credentials ?? defaultCredentials(),
   });
   const stopping = new AbortController();
-  let running = 0;
-  // At least two lease requests in flight: a request holds its runs until they are due (up to
-  // 6 s), and a run that shows up meanwhile, due sooner, needs another request listening (the
-  // soak found runs 2-4 s late behind a single held request). Each asks for its share of slots.
-  const pollerCount = Math.max(2, Math.ceil(concurrency / MAX_PER_LEASE));
-  const share = Math.max(1, Math.ceil(concurrency / pollerCount));
-  const executing = new Set<Promise<void>>();
+  // Lease requests hand runs over as soon as they are granted, so one request at a time keeps
+  // up unless the worker can hold more than one request brings.
+  const pollerCount = Math.max(1, Math.ceil(capacity / (2 * MAX_PER_LEASE)));
+  /** Slots asked for by lease requests still out. */
+  let asking = 0;
 
   /**
    * An HTTP call retried with backoff on network errors, throttling and 5xx (4xx are answers),
@@ -125,14 +156,44 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  /** A batched call: each item's own status (the call's status for all, if it failed as a whole). */
+  function batchedCall(path: string, key: string, patienceMs?: number) {
+    return createBatcher<Record<string, unknown>, ItemResult>({
+      windowMs: BATCH_WINDOW_MS,
+      maxItems: BATCH_MAX_ITEMS,
+      send: async (items) => {
+        const response = await post(path, { [key]: items }, patienceMs);
+        const results = response.status === 200 ? itemResultsOf(response.body, items.length) : undefined;
+        if (results) return results;
+        return items.map((item) => ({
+          runId: String(item.runId),
+          status: response.status === 200 ? 502 : response.status,
+          error: { code: "BadBatchAnswer", message: JSON.stringify(response.body).slice(0, 500) },
+        }));
+      },
+    });
+  }
+  const heartbeat = batchedCall("/internal/heartbeats", "heartbeats");
+  const sendCompletion = batchedCall("/internal/completions", "completions", COMPLETION_PATIENCE_MS);
+
+  /** A completion, its item retried on a 5xx answer for up to COMPLETION_PATIENCE_MS. */
+  async function complete(item: Record<string, unknown>): Promise<ItemResult> {
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      const result = await sendCompletion(item);
+      if (result.status < 500 || Date.now() - started >= COMPLETION_PATIENCE_MS) return result;
+      await sleep(retryDelayMs(attempt, options.callBackoff ?? CALL_BACKOFF, Math.random));
+    }
+  }
+
   async function execute(run: LeasedRun): Promise<void> {
     const lost = new AbortController();
-    const leaseMs = Date.parse(run.leaseExpiresAt) - Date.now();
+    const leaseMs = Date.parse(run.leaseExpiresAt) - Date.parse(run.startAt);
     const every = Math.max(1_000, leaseMs * (options.heartbeatFraction ?? 1 / 3));
     const beat = setInterval(() => {
-      post(`/internal/leases/${run.runId}/heartbeat`, { fence: run.fence })
-        .then((response) => {
-          if (response.status === 409 || response.status === 404) lost.abort(new Error("lease lost"));
+      heartbeat({ runId: run.runId, fence: run.fence })
+        .then((result) => {
+          if (result.status === 409 || result.status === 404) lost.abort(new Error("lease lost"));
         })
         .catch((error: unknown) => log(`[worker] heartbeat for ${run.runKey} failed: ${String(error)}`));
     }, every);
@@ -157,33 +218,39 @@ export function createWorker(options: WorkerOptions): Worker {
       report("lease-lost");
       return;
     }
-    let response: JsonResponse;
+    let result: ItemResult;
     try {
-      response = await post(
-        `/internal/leases/${run.runId}/complete`,
-        { fence: run.fence, ...outcome },
-        COMPLETION_PATIENCE_MS,
-      );
+      result = await complete({ runId: run.runId, fence: run.fence, ...outcome });
     } catch (error) {
       report("unreachable");
       throw error;
     }
-    report(response.status);
-    if (response.status !== 200) {
-      log(`[worker] completing ${run.runKey} answered ${response.status}: ${JSON.stringify(response.body)}`);
+    report(result.status);
+    if (result.status !== 200) {
+      log(`[worker] completing ${run.runKey} answered ${result.status}: ${JSON.stringify(result.error)}`);
     }
   }
+
+  const hold = new RunHold<LeasedRun>({
+    concurrency,
+    clock,
+    start: (run) => execute(run).catch((error: unknown) => log(`[worker] ${run.runKey}: ${String(error)}`)),
+    giveUp: (run) => {
+      log(`[worker] ${run.runKey}: its lease ran out before a slot was free; not starting it`);
+      options.onCompleted?.(run, { result: "not-started", status: "given-up", sentAt: Date.now() });
+    },
+  });
 
   async function poller(): Promise<void> {
     let idleMs = 0;
     while (!stopping.signal.aborted) {
-      const free = concurrency - running;
-      if (free <= 0) {
-        await Promise.race([...executing, sleep(1_000)]);
+      const room = capacity - hold.inHand() - asking;
+      if (room <= 0) {
+        await sleepUnless(50, stopping.signal);
         continue;
       }
-      const max = Math.min(free, share, MAX_PER_LEASE);
-      running += max; // reserve the slots while the request is out
+      const max = Math.min(room, MAX_PER_LEASE);
+      asking += max; // the room is spoken for while the request is out
       let leases: LeasedRun[] = [];
       let pauseMs = 0;
       try {
@@ -193,41 +260,29 @@ export function createWorker(options: WorkerOptions): Worker {
           max,
           waitSeconds: 1,
         });
-        if (response.status === 200) {
+        if (response.status === 200 && Array.isArray(response.body)) {
           leases = response.body as LeasedRun[];
           // Nothing to do: pause before asking again, longer each time (every request is billed).
           idleMs =
             leases.length > 0 ? 0 : Math.min(IDLE_PAUSE.capMs, Math.max(IDLE_PAUSE.baseMs, idleMs * 2));
-          pauseMs = idleMs;
+          pauseMs = leases.length === max ? 0 : leases.length > 0 ? POLL_PAUSE_MS : idleMs;
         } else {
           log(`[worker] lease request answered ${response.status}: ${JSON.stringify(response.body)}`);
-          await sleep(1_000);
+          pauseMs = 1_000;
         }
       } catch (error) {
         log(`[worker] lease request failed: ${String(error)}`);
-        await sleep(1_000);
+        pauseMs = 1_000;
       } finally {
-        running -= max - leases.length;
+        asking -= max;
       }
+      for (const run of leases) hold.add(run);
       if (pauseMs > 0) await sleepUnless(pauseMs, stopping.signal);
-      for (const run of leases) {
-        const task = execute(run)
-          .catch((error: unknown) => log(`[worker] ${run.runKey}: ${String(error)}`))
-          .finally(() => {
-            running -= 1;
-            executing.delete(task);
-          });
-        executing.add(task);
-      }
     }
   }
 
-  // Several lease requests in flight when there are many free slots (each is held until its
-  // runs are due, so one request at a time would leave slots idle in a spike).
   const pollers = Array.from({ length: pollerCount }, poller);
-  const done = Promise.all(pollers).then(async () => {
-    while (executing.size > 0) await Promise.all([...executing]);
-  });
+  const done = Promise.all(pollers).then(() => hold.idle());
 
   const onSignal = () => {
     log("[worker] stopping: finishing the runs in hand");
@@ -246,7 +301,7 @@ export function createWorker(options: WorkerOptions): Worker {
       stopping.abort();
       await this.done;
     },
-    inFlight: () => executing.size,
+    inFlight: () => hold.inHand(),
   };
 }
 

@@ -61,6 +61,7 @@ export class SchedulerFunctions extends Construct {
       LEASE_SECONDS: String(props.settings.leaseSeconds),
       REPAIR_GRACE_SECONDS: String(props.settings.repairGraceSeconds),
       TENANT_RUNS_PER_SECOND: String(props.settings.tenantRunsPerSecond),
+      LEASES_PER_SECOND: String(props.settings.leasesPerSecond),
       RETRY_BASE_SECONDS: String(props.settings.retryBaseSeconds),
       RETRY_CAP_SECONDS: String(props.settings.retryCapSeconds),
       MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),

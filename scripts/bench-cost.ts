@@ -108,7 +108,9 @@ const db = DynamoDBDocumentClient.from(dynamoClient, {
 });
 const sqsClient = createSqsClient(config);
 const sqsCalls = meterRequests(sqsClient);
-const deps = createSchedulerDeps(config, db, sqsClient);
+const credentials = loadLocalCredentials();
+// The worker credentials' bindings, as `npm start` wires them: without them every lease is a 403.
+const deps = createSchedulerDeps({ ...config, workerBindings: credentials.workerBindings }, db, sqsClient);
 
 const lambdas = {
   api: { invocations: 0, ms: 0 },
@@ -116,7 +118,6 @@ const lambdas = {
   sweeper: { invocations: 0, ms: 0 },
   tick: { invocations: 0, ms: 0 },
 };
-const credentials = loadLocalCredentials();
 const gateway = await startHttpGateway(
   {
     api: metered(lambdas.api, createApiHandler(deps) as HttpHandler),
@@ -203,12 +204,20 @@ const workers = Array.from({ length: 4 }, (_, w) =>
 );
 
 await sleep(minutes * 60_000 + 20_000 - (Date.now() - started));
+
 lambdas.tick.invocations = Math.ceil((Date.now() - started) / (CLOUD_SETTINGS.tickSeconds * 1000));
 await Promise.all(workers.map((w) => w.stop()));
 await ticker.stop();
 await sweeper.stop();
 
 const runs = outcomes.succeeded;
+if (runs === 0) {
+  // A bench that ran nothing must not print a price (it once did, after worker bindings came).
+  console.error("no run completed: the workers leased nothing");
+  await new Promise<void>((done) => gateway.server.close(() => done()));
+  await stack.close();
+  process.exit(1);
+}
 const sqsTotal = Object.values(sqsCalls).reduce((s, n) => s + n, 0);
 const api = lambdas.api.invocations + lambdas.internal.invocations;
 const invocations = api + lambdas.sweeper.invocations + lambdas.tick.invocations;

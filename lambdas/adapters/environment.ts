@@ -22,6 +22,7 @@ const environmentSchema = z.object({
   LEASE_SECONDS: seconds(CLOUD_SETTINGS.leaseSeconds),
   REPAIR_GRACE_SECONDS: seconds(CLOUD_SETTINGS.repairGraceSeconds),
   TENANT_RUNS_PER_SECOND: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantRunsPerSecond),
+  LEASES_PER_SECOND: seconds(CLOUD_SETTINGS.leasesPerSecond),
   RETRY_BASE_SECONDS: seconds(CLOUD_SETTINGS.retryBaseSeconds),
   RETRY_CAP_SECONDS: seconds(CLOUD_SETTINGS.retryCapSeconds),
   MAX_PAYLOAD_BYTES: z.coerce
@@ -92,6 +93,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
       leaseSeconds: e.LEASE_SECONDS,
       repairGraceSeconds: e.REPAIR_GRACE_SECONDS,
       tenantRunsPerSecond: e.TENANT_RUNS_PER_SECOND,
+      leasesPerSecond: e.LEASES_PER_SECOND,
       retryBaseSeconds: e.RETRY_BASE_SECONDS,
       retryCapSeconds: e.RETRY_CAP_SECONDS,
       maxPayloadBytes: e.MAX_PAYLOAD_BYTES,

@@ -2,20 +2,39 @@ import { MAX_DELAY_SECONDS } from "./aws-limits";
 import type { RunMessage } from "./ports";
 
 /**
- * How many seconds before its due second a run's message becomes visible. The lease step
- * grants the lease at once and hands it over on the due instant, so the database work of a
- * spike (a thousand runs due at 09:00:00) is done in the seconds before it instead of after.
+ * How many seconds before its due second a run's message becomes visible at the least. The
+ * lease step grants the lease as soon as it receives the message and hands it to the worker at
+ * once; the worker holds the run until it is due. The database work of a spike is then done in
+ * the seconds before it instead of after (decision 0014).
  */
 export const DELIVERY_LEAD_SECONDS = 5;
 
 /**
- * The delay after which a run's message becomes visible: DELIVERY_LEAD_SECONDS to one second
- * more before it is due (SQS counts whole seconds, so this rounds down; rounding up would start
- * runs up to a second late). Clamped to what SQS accepts; the sweep only enqueues runs due
- * within its lookahead, far below 15 minutes.
+ * The longest lead: a second this dense or denser becomes visible this early. Bounded so that a
+ * lease is never granted further ahead than the lease step accepts (EARLY_HOLD_MS), and well
+ * under the sweep's lookahead less its tick (cloud: 90 - 60 s), so a dense second's messages
+ * are sent with their whole lead by a sweep that runs on time.
  */
-export function delaySecondsUntil(dueAt: number, now: number): number {
-  const seconds = Math.floor((dueAt - now) / 1000) - DELIVERY_LEAD_SECONDS;
+export const MAX_LEAD_SECONDS = 25;
+
+/**
+ * The lead for a second with `runsDue` runs, when the deployment grants about
+ * `leasesPerSecond` leases a second: the base lead plus the time it takes to lease them all, so
+ * the last of a dense second is leased before the second comes. A lone run keeps the base lead.
+ */
+export function leadSecondsFor(runsDue: number, leasesPerSecond: number): number {
+  const drain = leasesPerSecond > 0 ? Math.ceil(Math.max(0, runsDue) / leasesPerSecond) : 0;
+  return Math.min(MAX_LEAD_SECONDS, DELIVERY_LEAD_SECONDS + drain);
+}
+
+/**
+ * The delay after which a run's message becomes visible: `leadSeconds` (DELIVERY_LEAD_SECONDS
+ * unless the second is dense) to one second more before it is due (SQS counts whole seconds,
+ * so this rounds down; rounding up would start runs up to a second late). Clamped to what SQS
+ * accepts; the sweep only enqueues runs due within its lookahead, far below 15 minutes.
+ */
+export function delaySecondsUntil(dueAt: number, now: number, leadSeconds = DELIVERY_LEAD_SECONDS): number {
+  const seconds = Math.floor((dueAt - now) / 1000) - leadSeconds;
   return Math.min(MAX_DELAY_SECONDS, Math.max(0, seconds));
 }
 
@@ -26,10 +45,11 @@ export function delaySecondsAfter(instant: number, now: number): number {
 }
 
 /**
- * How early a run may be received and still be held in the lease step until its due instant.
- * A message visible earlier than this (a repair's resend, clock skew) goes back to the queue.
+ * How early a run may be leased and handed to a worker, which holds it until it is due: the
+ * longest lead and the second SQS rounds down. A message visible earlier than this (a repair's
+ * resend, a retry due later than SQS can delay it, clock skew) is hidden again until its lead.
  */
-export const EARLY_HOLD_MS = (DELIVERY_LEAD_SECONDS + 1) * 1000;
+export const EARLY_HOLD_MS = (MAX_LEAD_SECONDS + 1) * 1000;
 
 export function runMessageOf(
   run: Omit<RunMessage, "notBefore"> & { readonly retryAt?: number | undefined },

@@ -105,12 +105,6 @@ export interface RunStore {
    */
   leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined>;
   /**
-   * Takes back a lease granted ahead of its start that will not be handed over (the request
-   * holding it must answer earlier): the run is pending again, available at `availableAt`,
-   * its attempt not counted. The fence stays raised. False if `fence` no longer holds it.
-   */
-  unleaseRun(jobId: string, scheduledFor: number, fence: number, availableAt: number): Promise<boolean>;
-  /**
    * Records a leased run's outcome if `fence` still holds the lease (and, given `tenants`, the
    * run belongs to one of them: a worker's completion). Returns the receipt handle of the
    * message that delivered it and whether it was its job's last run, or undefined when the
@@ -213,8 +207,6 @@ export interface ReceiveRequest {
   readonly max: number;
   readonly visibilitySeconds: number;
   readonly waitSeconds: number;
-  readonly held: ReadonlyMap<string, number>;
-  readonly fill: boolean;
 }
 
 /** The lane a run travels in: one per (tenant, type). */
@@ -232,8 +224,8 @@ export interface RunQueue {
   send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void>;
   /**
    * Up to `max` messages of the given types and tenants, a fair share from each (tenant, type)
-   * lane. `held` counts what the request already holds per lane (laneKeyOf); with `fill`, lanes
-   * that filled their share may also take what the others left. When nothing is ready it waits
+   * lane; lanes that filled their share may also take what the others left. When nothing is
+   * ready it waits
    * up to `waitSeconds` for a message, but once one lane has something it never waits longer
    * than a one-second poll for the others.
    */
@@ -243,12 +235,17 @@ export interface RunQueue {
   /** Keeps a received message invisible for `seconds` from now: the lease's new length. */
   extend(receiptHandle: string, seconds: number): Promise<void>;
   /**
-   * Sets many received messages' visibility at once (0: visible now), batched per queue. A
-   * change that fails is dropped: the message only shows up sooner, and the lease step sends
-   * it back again.
+   * Sets many received messages' visibility at once (0: visible now), batched per queue. Never
+   * rejects: a change that fails is dropped (the message only shows up sooner, and the lease
+   * step sends it back again) and its receipt handle returned, for the caller to log.
    */
-  hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<void>;
+  hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<readonly string[]>;
   delete(receiptHandle: string): Promise<void>;
+  /**
+   * Deletes many received messages, batched per queue. Never rejects: returns the receipt
+   * handles it could not delete (their messages come back and are dropped by the lease step).
+   */
+  deleteBatch(receiptHandles: readonly string[]): Promise<readonly string[]>;
 }
 
 /**

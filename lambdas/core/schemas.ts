@@ -128,7 +128,7 @@ export const leaseRequest = z
     /** Long-poll: how long to wait for a due run when none is ready. */
     waitSeconds: z.int().min(0).max(20).default(1).meta({
       description:
-        "Long poll: how long to wait for a due run when none is ready (a request holding runs never waits longer than a one-second poll more)",
+        "Long poll: how long to wait for a due run when none is ready; the request answers as soon as runs are leased",
     }),
   })
   .meta({ id: "LeaseRequest" });
@@ -144,8 +144,36 @@ export const completeRequest = z
   .meta({ id: "CompleteRequest" });
 export type CompleteRequest = z.output<typeof completeRequest>;
 
+/** The most items one batched worker call carries (completions, heartbeats). */
+export const MAX_BATCH_ITEMS = 100;
+
+const runIdField = z.string().min(1).max(200).meta({ description: "The leased run's runId" });
+
+/**
+ * The documented shape of a batch of completions. The use case reads each item on its own
+ * (completeRuns), so one bad item is that item's 400 alone.
+ */
+export const completeBatchRequest = z
+  .strictObject({
+    completions: z
+      .array(completeRequest.extend({ runId: runIdField }))
+      .min(1)
+      .max(MAX_BATCH_ITEMS),
+  })
+  .meta({ id: "CompleteBatchRequest" });
+
 export const heartbeatRequest = z
   .strictObject({
     fence: z.int().min(1),
   })
   .meta({ id: "HeartbeatRequest" });
+
+/** The documented shape of a batch of heartbeats; each item is read on its own. */
+export const heartbeatBatchRequest = z
+  .strictObject({
+    heartbeats: z
+      .array(heartbeatRequest.extend({ runId: runIdField }))
+      .min(1)
+      .max(MAX_BATCH_ITEMS),
+  })
+  .meta({ id: "HeartbeatBatchRequest" });

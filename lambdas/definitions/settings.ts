@@ -18,6 +18,12 @@ export interface SchedulerSettings {
   readonly repairGraceSeconds: number;
   /** Runs one tenant may start per second; excess runs wait, none is dropped. 0: no limit. */
   readonly tenantRunsPerSecond: number;
+  /**
+   * About how many leases the deployment grants a second (a planning figure, not a limit): a
+   * second with many runs due becomes visible early enough for all of them to be leased before
+   * it comes (delivery.ts, leadSecondsFor; decision 0014).
+   */
+  readonly leasesPerSecond: number;
   /** Retry backoff of jobs that do not set their own `retry`. */
   readonly retryBaseSeconds: number;
   readonly retryCapSeconds: number;
@@ -33,6 +39,9 @@ export const CLOUD_SETTINGS: SchedulerSettings = {
   leaseSeconds: 30,
   repairGraceSeconds: 120,
   tenantRunsPerSecond: 0,
+  // Lease calls scale out with Lambda concurrency; docs/CAPACITY.md puts one concurrent lease
+  // call at ~500 leases a second, and a spike keeps several in flight per worker fleet.
+  leasesPerSecond: 2_000,
   ...DEFAULT_LIMITS,
 };
 
@@ -42,5 +51,7 @@ export const LOCAL_SETTINGS: SchedulerSettings = {
   leaseSeconds: 30,
   repairGraceSeconds: 30,
   tenantRunsPerSecond: 0,
+  // What dynalite and fauxqs grant on a 2-core laptop (bench-spike: 450-500 a second).
+  leasesPerSecond: 400,
   ...DEFAULT_LIMITS,
 };

@@ -2,10 +2,14 @@ import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import middy from "@middy/core";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-deps";
+import type { ItemOutcome } from "../core/batch";
+import type { Log } from "../core/deps";
+import { DomainError } from "../core/errors";
 import { type CompletionResult, completeRun } from "../core/use-cases/complete-run";
-import { heartbeatRun } from "../core/use-cases/heartbeat-run";
+import { completeRuns } from "../core/use-cases/complete-runs";
+import { heartbeatRun, heartbeatRuns } from "../core/use-cases/heartbeat-run";
 import { type Lease, leaseRuns } from "../core/use-cases/lease-runs";
-import { httpErrors } from "./http/error-middleware";
+import { httpErrors, statusOf } from "./http/error-middleware";
 import { type HttpEvent, jsonBody, pathParameter, workerOf } from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
@@ -13,7 +17,7 @@ import { dispatch } from "./http/router";
 const metrics = new Metrics({ namespace: "jobsched", serviceName: "jobsched" });
 
 /** EMF: runs leased and how late each first attempt started (the dashboard's percentiles). */
-function recordLeases(leases: readonly Lease[], now: number): void {
+function recordLeases(leases: readonly Lease[]): void {
   if (leases.length === 0) return;
   metrics.addMetric("RunsLeased", MetricUnit.Count, leases.length);
   for (const lease of leases) {
@@ -21,7 +25,8 @@ function recordLeases(leases: readonly Lease[], now: number): void {
       metrics.addMetric(
         "StartLateness",
         MetricUnit.Milliseconds,
-        Math.max(0, now - Date.parse(lease.scheduledFor)),
+        // Leases are handed over ahead: the worker starts the run at startAt, not now.
+        Math.max(0, Date.parse(lease.startAt) - Date.parse(lease.scheduledFor)),
       );
     }
   }
@@ -34,9 +39,47 @@ const OUTCOME_METRICS = {
   "dead-lettered": "RunsDeadLettered",
 } as const;
 
-function recordOutcome(status: CompletionResult["status"]): void {
-  metrics.addMetric(OUTCOME_METRICS[status], MetricUnit.Count, 1);
+function recordOutcomes(statuses: ReadonlyArray<CompletionResult["status"]>): void {
+  if (statuses.length === 0) return;
+  for (const status of new Set(statuses)) {
+    metrics.addMetric(OUTCOME_METRICS[status], MetricUnit.Count, statuses.filter((s) => s === status).length);
+  }
   metrics.publishStoredMetrics();
+}
+
+/**
+ * A batched call's answer: each item with the status the one-run route would have given it.
+ * An unexpected error is that item's 500 (logged; the worker retries the item), never the call's.
+ */
+function itemResults<T>(outcomes: ReadonlyArray<ItemOutcome<T>>, log: Log) {
+  return {
+    results: outcomes.map((outcome) => {
+      if (outcome.ok) return { runId: outcome.runId, status: 200, result: outcome.value };
+      const { error } = outcome;
+      const status = error instanceof DomainError ? statusOf(error) : 500;
+      if (status >= 500) {
+        log.error("batch item failed", {
+          runId: outcome.runId,
+          error: { name: error.name, message: error.message, stack: error.stack },
+        });
+        return {
+          runId: outcome.runId,
+          status: 500,
+          error: { code: "InternalError", message: "internal error; the item may be retried" },
+        };
+      }
+      const domain = error as DomainError;
+      return {
+        runId: outcome.runId,
+        status,
+        error: {
+          code: domain.code,
+          message: domain.message,
+          ...(domain.field === undefined ? {} : { field: domain.field }),
+        },
+      };
+    }),
+  };
 }
 
 /**
@@ -48,16 +91,23 @@ export function createInternalHandler(deps: HandlerDeps) {
   const route = dispatch({
     "POST /internal/leases": async (event) => {
       const leases = await leaseRuns(deps, worker(event), jsonBody(event));
-      recordLeases(leases, deps.clock.now());
+      recordLeases(leases);
       return json(200, leases);
     },
     "POST /internal/leases/{runId}/heartbeat": async (event) =>
       json(200, await heartbeatRun(deps, worker(event), pathParameter(event, "runId"), jsonBody(event))),
     "POST /internal/leases/{runId}/complete": async (event) => {
       const result = await completeRun(deps, worker(event), pathParameter(event, "runId"), jsonBody(event));
-      recordOutcome(result.status);
+      recordOutcomes([result.status]);
       return json(200, result);
     },
+    "POST /internal/completions": async (event) => {
+      const outcomes = await completeRuns(deps, worker(event), jsonBody(event));
+      recordOutcomes(outcomes.flatMap((o) => (o.ok ? [o.value.status] : [])));
+      return json(200, itemResults(outcomes, deps.log));
+    },
+    "POST /internal/heartbeats": async (event) =>
+      json(200, itemResults(await heartbeatRuns(deps, worker(event), jsonBody(event)), deps.log)),
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);
 }

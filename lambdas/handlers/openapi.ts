@@ -2,8 +2,10 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-ope
 import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
 import {
+  completeBatchRequest,
   completeRequest,
   createJobRequest,
+  heartbeatBatchRequest,
   heartbeatRequest,
   leaseRequest,
   listJobsQuery,
@@ -91,12 +93,52 @@ const lease = z
     jobId: z.string(),
     type: z.string(),
     scheduledFor: instant,
+    startAt: instant.meta({
+      description:
+        "Hold the run until this instant and start it then, never before: its scheduledFor (or a retry's " +
+        "time; now if that has passed). Leases are handed over as soon as they are granted, up to about 26 s ahead.",
+    }),
     attempt: z.int(),
     fence: z.int(),
-    leaseExpiresAt: instant,
+    leaseExpiresAt: instant.meta({
+      description:
+        "startAt plus the job's lease: a run not started by then must not be started (it runs again elsewhere)",
+    }),
     payload: z.unknown(),
   })
   .meta({ id: "Lease" });
+
+const completionResult = z
+  .object({
+    runId: z.string(),
+    status: z.enum(["succeeded", "retrying", "dead-lettered"]),
+    retryAt: instant.optional().meta({ description: "When a retry will be leased" }),
+  })
+  .meta({ id: "CompletionResult" });
+const heartbeatResult = z
+  .object({ runId: z.string(), fence: z.int(), leaseExpiresAt: instant })
+  .meta({ id: "HeartbeatResult" });
+
+/** A batched call's per-item answer: the item's own HTTP status and its result or error. */
+function itemResults<T extends z.ZodType>(result: T, id: string) {
+  return z
+    .object({
+      results: z.array(
+        z
+          .object({
+            runId: z.string(),
+            status: z.int().meta({
+              description:
+                "This item's status, as the one-run route would answer: 200, 400 (bad item), 404, 409 (stale fence), 500 (retry the item)",
+            }),
+            result: result.optional().meta({ description: "With status 200" }),
+            error: errorBody.shape.error.optional().meta({ description: "With any other status" }),
+          })
+          .meta({ id: `${id}Item` }),
+      ),
+    })
+    .meta({ id, description: "One result per item, in the order of the request" });
+}
 const preview = z
   .object({
     timeZone: z.string(),
@@ -219,11 +261,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     },
     responses: {
       200: jsonContent(
-        z.object({
-          runId: z.string(),
-          status: z.enum(["succeeded", "retrying", "dead-lettered"]),
-          retryAt: instant.optional().meta({ description: "When a retry will be leased" }),
-        }),
+        completionResult,
         "Recorded: succeeded, retrying after the job's backoff, or dead-lettered (a repeat of the same fence and result gets the same answer)",
       ),
       ...workerErrors,
@@ -238,13 +276,33 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
       body: { content: { "application/json": { schema: heartbeatRequest } } },
     },
     responses: {
-      200: jsonContent(
-        z.object({ runId: z.string(), fence: z.int(), leaseExpiresAt: instant }),
-        "The lease's new end",
-      ),
+      200: jsonContent(heartbeatResult, "The lease's new end"),
       ...workerErrors,
       ...noSuchRun,
       409: jsonContent(errorBody, "The fence no longer holds a live lease"),
+    },
+  },
+  "POST /internal/completions": {
+    summary: "Workers: record many runs' outcomes in one call, each with its lease's fence",
+    request: { body: { content: { "application/json": { schema: completeBatchRequest } } } },
+    responses: {
+      200: jsonContent(
+        itemResults(completionResult, "CompletionResults"),
+        "Each item answered as POST /internal/leases/{runId}/complete would (same fence rules, repeats " +
+          "answered the same); an item's failure never fails the others",
+      ),
+      ...workerErrors,
+    },
+  },
+  "POST /internal/heartbeats": {
+    summary: "Workers: extend many live leases in one call",
+    request: { body: { content: { "application/json": { schema: heartbeatBatchRequest } } } },
+    responses: {
+      200: jsonContent(
+        itemResults(heartbeatResult, "HeartbeatResults"),
+        "Each item answered as POST /internal/leases/{runId}/heartbeat would",
+      ),
+      ...workerErrors,
     },
   },
   "GET /api/v1/dead-letters": {

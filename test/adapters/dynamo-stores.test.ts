@@ -150,19 +150,6 @@ describe("DynamoRunStore", () => {
       ReturnValues: "ALL_NEW",
     });
   });
-
-  it("takes back a lease only for the fence that holds it: pending again, attempt not counted", async () => {
-    db.on(UpdateCommand)
-      .resolvesOnce({ Attributes: { ...toRunItem(run), status: "pending" } })
-      .rejects(conditionFailed());
-    expect(await runs.unleaseRun(run.jobId, run.scheduledFor, 3, NOW)).toBe(true);
-    expect(await runs.unleaseRun(run.jobId, run.scheduledFor, 3, NOW)).toBe(false);
-    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
-      ConditionExpression: "fence = :fence AND #status = :leased",
-      UpdateExpression: expect.stringContaining("ADD attempt :minusOne"),
-      ExpressionAttributeValues: expect.objectContaining({ ":fence": 3, ":available": NOW, ":minusOne": -1 }),
-    });
-  });
 });
 
 describe("DynamoRunStore: a worker's completion", () => {

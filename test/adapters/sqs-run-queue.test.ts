@@ -14,7 +14,6 @@ import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
 import { MAX_LANES_PER_RECEIVE, SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
-import { laneKeyOf } from "../../lambdas/core/ports";
 
 const sqs = mockClient(SQSClient);
 const db = mockClient(DynamoDBDocumentClient);
@@ -46,8 +45,6 @@ const ask = (
   max: number,
   visibilitySeconds: number,
   waitSeconds: number,
-  held = new Map<string, number>(),
-  fill = true,
   tenants = Array.from({ length: 20 }, (_, i) => `t${i}`),
 ) => ({
   types: ["x"],
@@ -55,8 +52,6 @@ const ask = (
   max,
   visibilitySeconds,
   waitSeconds,
-  held,
-  fill,
 });
 
 /** Lanes known to the directory for every type. */
@@ -145,25 +140,6 @@ describe("SqsRunQueue: receiving fairly", () => {
     expect(first?.message).toEqual(message(0).message);
   });
 
-  it("while gathering, gives each lane only its fair share of the request less what it holds", async () => {
-    knownLanes(2);
-    sqs.on(ReceiveMessageCommand).callsFake((input: { MaxNumberOfMessages: number }) => ({
-      Messages: messages(input.MaxNumberOfMessages),
-    }));
-    // The request (max 20 in all) already holds 6 from lane 0 and none from lane 1.
-    const held = new Map([[laneKeyOf({ tenant: "t0", type: "x" }), 6]]);
-    const received = await newQueue().receive(ask(14, 30, 0, held, false));
-    const asked = sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input);
-    expect(asked).toHaveLength(2); // no top-up without fill
-    expect(asked).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ QueueUrl: lane(0), MaxNumberOfMessages: 4 }),
-        expect.objectContaining({ QueueUrl: lane(1), MaxNumberOfMessages: 10 }),
-      ]),
-    );
-    expect(received).toHaveLength(14);
-  });
-
   it("long-polls every lane at once only when nothing was ready, and parses unreadable bodies as undefined", async () => {
     knownLanes(1);
     sqs
@@ -180,7 +156,7 @@ describe("SqsRunQueue: receiving fairly", () => {
   it("polls only the lanes of the tenants the worker serves", async () => {
     knownLanes(3);
     sqs.on(ReceiveMessageCommand).resolves({});
-    await newQueue().receive(ask(10, 30, 0, new Map(), true, ["t1"]));
+    await newQueue().receive(ask(10, 30, 0, ["t1"]));
     expect(new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl))).toEqual(
       new Set([lane(1)]),
     );

@@ -28,8 +28,8 @@ export type WorkerEvent =
       readonly runId: string;
       readonly fence: number;
       readonly worker: string;
-      readonly result: "succeeded" | "failed";
-      readonly status: number | "lease-lost" | "unreachable";
+      readonly result: "succeeded" | "failed" | "not-started";
+      readonly status: number | "lease-lost" | "unreachable" | "given-up";
       readonly sentAt: number;
       readonly at: number;
     };

@@ -16,6 +16,7 @@ interface Lease {
   attempt: number;
   fence: number;
   scheduledFor: string;
+  startAt: string;
   leaseExpiresAt: string;
 }
 
@@ -46,10 +47,14 @@ describe("executing runs on the local stack", () => {
     return response.body as Lease[];
   }
 
+  /** Leases one run and holds it until its startAt, as the worker SDK does; returns it and its start. */
   async function leaseUntil(types: string[], deadline: number, workerId = "w"): Promise<[Lease, number]> {
     while (Date.now() < deadline) {
       const [got] = await lease(types, 1, workerId);
-      if (got) return [got, Date.now()];
+      if (got) {
+        await sleep(Date.parse(got.startAt) - Date.now());
+        return [got, Date.now()];
+      }
     }
     throw new Error(`nothing leased for ${types.join(",")} before the deadline`);
   }
@@ -159,11 +164,13 @@ describe("executing runs on the local stack", () => {
       [1, 2].map(async (w) => {
         while (lateness.a.length + lateness.b.length < 210 && Date.now() < due + 40_000) {
           const got = await lease(["fair"], 5, `fair-${w}`);
-          const at = Date.now();
+          // Held until due, as the worker SDK holds them; started together.
+          const startedAt = Math.max(Date.now(), ...got.map((run) => Date.parse(run.startAt)));
+          await sleep(startedAt - Date.now());
           for (const run of got) {
             const job = tenantOf.get(run.jobId) ?? (await whoOwns(run.jobId));
             tenantOf.set(run.jobId, job);
-            lateness[job].push(at - Date.parse(run.scheduledFor));
+            lateness[job].push(startedAt - Date.parse(run.scheduledFor));
           }
           await sleep(100);
           await Promise.all(got.map((run) => complete(run, { result: "succeeded" })));

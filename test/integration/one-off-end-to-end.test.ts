@@ -55,7 +55,9 @@ describe("a one-off job, end to end on the emulators", () => {
     const lease = leases[0] ?? {};
     expect(lease).toMatchObject({ jobId, attempt: 1, fence: 1, payload: { invoiceId: 8812 } });
     expect(lease.runKey).toBe(`${jobId}@${created.body.nextRunAt}`);
-    expect(clock.now()).toBeGreaterThanOrEqual(runAt.getTime()); // never delivered early
+    // Handed over ahead, to be started on its second, never before: startAt is the due instant.
+    expect(clock.now()).toBeLessThan(runAt.getTime());
+    expect(lease.startAt).toBe(created.body.nextRunAt);
 
     const done = await invoke(
       internal,

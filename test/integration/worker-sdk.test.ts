@@ -122,6 +122,7 @@ describe("createWorker against a lease server that is down for a while", () => {
       jobId: "j_0123456789abcdefghjk",
       type: "outage",
       scheduledFor: new Date().toISOString(),
+      startAt: new Date().toISOString(),
       attempt: 1,
       fence: 1,
       leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(),
@@ -144,7 +145,7 @@ describe("createWorker against a lease server that is down for a while", () => {
       // Down (a restart, then another) for the first 20 tries.
       return completionTries <= 20
         ? answer(503, { message: "Service Unavailable" })
-        : answer(200, { status: "succeeded" });
+        : answer(200, { results: [{ runId: lease.runId, status: 200, result: { status: "succeeded" } }] });
     });
     await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
     const { port } = server.address() as AddressInfo;

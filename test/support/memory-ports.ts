@@ -288,21 +288,6 @@ export class MemoryRunStore implements RunStore {
     this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 
-  async unleaseRun(jobId: string, scheduledFor: number, fence: number, _availableAt: number) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (current?.status !== RunStatus.Leased || current.fence !== fence) return false;
-    this.runs.set(key, {
-      ...current,
-      status: RunStatus.Pending,
-      attempt: current.attempt - 1,
-      startedAt: undefined,
-      leaseExpiresAt: undefined,
-      workerId: undefined,
-    });
-    return true; // availability follows from scheduledFor and retryAt here, as availableAt does
-  }
-
   async missRun(jobId: string, scheduledFor: number, reason: string, now: number) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
@@ -388,13 +373,15 @@ export class MemoryRunQueue implements RunQueue {
   }
 
   async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>) {
-    if (changes.length === 0) return; // as SQS: no entries, no request
+    if (changes.length === 0) return []; // as SQS: no entries, no request
     this.hides += 1;
+    const failed: string[] = [];
     for (const { receiptHandle, seconds } of changes) {
-      // A change that fails is dropped, as the port says.
+      // A change that fails is dropped and reported, as the port says.
       if (seconds === 0) await this.release(receiptHandle);
-      else await this.extend(receiptHandle, seconds).catch(() => undefined);
+      else await this.extend(receiptHandle, seconds).catch(() => failed.push(receiptHandle));
     }
+    return failed;
   }
 
   async extend(receiptHandle: string, seconds: number) {
@@ -405,6 +392,16 @@ export class MemoryRunQueue implements RunQueue {
 
   async delete(receiptHandle: string) {
     this.deleted.push(receiptHandle);
+  }
+
+  /** Calls to deleteBatch. */
+  deleteBatches = 0;
+
+  async deleteBatch(receiptHandles: readonly string[]) {
+    if (receiptHandles.length === 0) return [];
+    this.deleteBatches += 1;
+    this.deleted.push(...receiptHandles);
+    return [];
   }
 
   /** Makes everything sent so far receivable, each with a fresh receipt handle. */

@@ -43,125 +43,69 @@ describe("leaseRuns", () => {
     });
   });
 
-  it("holds a run that arrives less than a second early until its due instant, never starting it early", async () => {
-    const deps = memoryDeps(NOW - 800);
-    await deliveredRun(deps);
-    const [granted] = await lease(deps);
-    expect(deps.clock.now()).toBe(NOW);
-    expect([...deps.runs.runs.values()][0]?.startedAt).toBe(NOW);
-    expect(granted?.leaseExpiresAt).toBe(
-      new Date(NOW + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
-    );
-  });
-
-  it("grants the lease of a run that arrives early at once, hands it over on its due instant", async () => {
+  it("hands a run that arrives early over at once, its lease counting from its due instant", async () => {
     const deps = memoryDeps(NOW - 2_600);
     await deliveredRun(deps);
-    const granting = lease(deps);
-    const [granted] = await granting;
-    const run = [...deps.runs.runs.values()][0];
-    expect(run).toMatchObject({ status: "leased", fence: 1, startedAt: NOW });
-    expect(deps.clock.now()).toBe(NOW);
+    const [granted] = await lease(deps);
+    // No waiting in the lease step: the worker holds the run until startAt.
+    expect(deps.clock.now()).toBe(NOW - 2_600);
+    expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "leased", fence: 1, startedAt: NOW });
+    expect(granted?.startAt).toBe(granted?.scheduledFor);
     expect(granted?.leaseExpiresAt).toBe(
       new Date(NOW + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
     );
   });
 
-  it("keeps gathering runs while its hand-over is more than a poll away, up to max", async () => {
-    const deps = memoryDeps(NOW - 2_900);
-    for (let i = 0; i < 5; i++) await deliveredRun(deps);
-    deps.queue.perReceive = 1; // the spike's messages become visible one at a time
-    const granted = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 4 });
-    expect(granted).toHaveLength(4);
-    expect(deps.queue.receives).toBe(4);
-    expect(deps.queue.ready).toHaveLength(1);
+  it("starts a run that is already due now: startAt is the lease's start, not the past due time", async () => {
+    const deps = memoryDeps(NOW + 3_000);
+    await deliveredRun(deps);
+    const [granted] = await lease(deps);
+    expect(granted?.scheduledFor).toBe("2026-11-02T09:00:00Z");
+    expect(granted?.startAt).toBe("2026-11-02T09:00:03Z");
+    expect(granted?.leaseExpiresAt).toBe(
+      new Date(NOW + 3_000 + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
+    );
   });
 
-  it("stops gathering when the hand-over is less than a poll away", async () => {
-    const quiet = memoryDeps(NOW - 2_900);
-    await deliveredRun(quiet);
-    expect(await leaseRuns(quiet, worker, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
-    // Two one-second polls brought nothing more; then the hand-over was too close for another.
-    expect(quiet.queue.receives).toBe(3);
-    expect(quiet.clock.now()).toBe(NOW);
-
-    const close = memoryDeps(NOW - 1_000);
-    for (let i = 0; i < 3; i++) await deliveredRun(close);
-    close.queue.perReceive = 1;
-    expect(await leaseRuns(close, worker, { workerId: "w", types: ["x"], max: 4 })).toHaveLength(1);
-    expect(close.queue.receives).toBe(1);
-  });
-
-  it("releases a later run that is due within two seconds at once", async () => {
-    const deps = memoryDeps(NOW - 500);
-    await deliveredRun(deps); // due at NOW
-    await createJob(deps, caller, { type: "x", runAt: new Date(NOW + 800).toISOString() });
-    deps.queue.deliverAll();
-    expect(await lease(deps)).toHaveLength(1);
-    expect(deps.queue.released).toHaveLength(1);
-    expect(deps.queue.extended).toEqual([]);
-  });
-
-  it("sends runs due noticeably after a batch's earliest back for another request", async () => {
-    const deps = memoryDeps(NOW - 2_000);
+  it("answers after one receive: runs due at different instants in one response, each with its own start", async () => {
+    const deps = memoryDeps(NOW - 4_000);
     await deliveredRun(deps); // due at NOW
     const { jobId: later } = await createJob(deps, caller, {
       type: "x",
-      runAt: new Date(NOW + 800).toISOString(),
+      runAt: new Date(NOW + 3_000).toISOString(),
     });
     deps.queue.deliverAll();
     const granted = await lease(deps);
-    expect(granted.map((g) => g.jobId)).not.toContain(later);
-    expect(granted).toHaveLength(1);
-    // Hidden until about a second before it is due (2.8 s away: back in 1 s), not released
-    // at once for every gathering request to receive and send back again.
-    expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds: 1 }]);
-    expect(deps.queue.released).toHaveLength(0);
-    expect(deps.clock.now()).toBe(NOW);
-    // It stopped gathering there: its next poll would only have brought the same run back.
     expect(deps.queue.receives).toBe(1);
+    expect(granted.map((g) => g.startAt).sort()).toEqual(["2026-11-02T09:00:00Z", "2026-11-02T09:00:03Z"]);
+    expect(granted.find((g) => g.jobId === later)?.leaseExpiresAt).toBe(
+      new Date(NOW + 3_000 + deps.settings.leaseSeconds * 1000).toISOString().replace(".000", ""),
+    );
   });
 
-  it("hands a run that shows up mid-gathering but is due first over on its own time, taking the batch's lease back", async () => {
-    // Prepare: C due at NOW is visible at once; B, due 3 s before C, shows up a poll later
-    // (another request had hidden it until just before it is due).
-    const deps = memoryDeps(NOW - 5_000);
-    const { jobId: c } = await createJob(deps, caller, { type: "x", runAt: new Date(NOW).toISOString() });
-    deps.queue.deliverAll();
-    const { jobId: b } = await createJob(deps, caller, {
-      type: "x",
-      runAt: new Date(NOW - 3_000).toISOString(),
-    });
-    deps.queue.onEmptyWait = (seconds) => {
-      deps.clock.advance(seconds * 1000);
-      deps.queue.deliverAll();
-    };
+  it("keeps a run leased ahead of a dense second hidden until its lease has lapsed", async () => {
+    // Prepare: a run of a dense second shows up 20 s before it is due.
+    const deps = memoryDeps(NOW - 20_000);
+    await deliveredRun(deps);
 
     // Act
-    const granted = await lease(deps);
+    const [granted] = await lease(deps);
 
-    // Assess: B on its due instant, not held for C; C pending again, its message hidden until
-    // about a second before it is due, its attempt not counted.
-    expect(granted.map((g) => g.jobId)).toEqual([b]);
-    expect(deps.clock.now()).toBe(NOW - 3_000);
-    const runOf = (jobId: string) => [...deps.runs.runs.values()].find((r) => r.jobId === jobId);
-    expect(runOf(c)).toMatchObject({ status: "pending", attempt: 0, fence: 1, startedAt: undefined });
-    expect(runOf(b)).toMatchObject({ status: "leased", startedAt: NOW - 3_000 });
-    expect(deps.queue.extended).toContainEqual({ receiptHandle: expect.any(String), seconds: 3 }); // 4 s ahead
+    // Assess: the receive's visibility covers only a base lead; this one is set to the lease's
+    // end (20 s hold + lease) plus a second, in one batched change.
+    expect(granted?.startAt).toBe("2026-11-02T09:00:00Z");
+    expect(deps.queue.extended).toEqual([
+      { receiptHandle: expect.any(String), seconds: 20 + deps.settings.leaseSeconds + 1 },
+    ]);
+    expect(deps.queue.hides).toBe(1);
+  });
 
-    // C is leased again when it comes back, with a higher fence.
-    deps.clock.set(NOW - 1_000);
-    deps.queue.ready.push({
-      message: {
-        runId: runOf(c)?.runId ?? "",
-        jobId: c,
-        scheduledFor: NOW,
-        tenant: caller.tenant,
-        type: "x",
-      },
-      receiptHandle: "c-again",
-    });
-    expect(await lease(deps)).toMatchObject([{ jobId: c, fence: 2, attempt: 1 }]);
+  it("leaves a run leased within the base lead with the visibility it was received with", async () => {
+    const deps = memoryDeps(NOW - (DELIVERY_LEAD_SECONDS + 1) * 1000);
+    await deliveredRun(deps);
+    expect(await lease(deps)).toHaveLength(1);
+    expect(deps.queue.extended).toEqual([]);
+    expect(deps.queue.hides).toBe(0);
   });
 
   it("puts a run that shows up seconds early back in the queue until it is due", async () => {

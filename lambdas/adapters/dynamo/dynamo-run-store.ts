@@ -314,31 +314,6 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
-  async unleaseRun(
-    jobId: string,
-    scheduledFor: number,
-    fence: number,
-    availableAt: number,
-  ): Promise<boolean> {
-    return (
-      (await this.updateRun({
-        Key: runKey(jobId, scheduledFor),
-        UpdateExpression:
-          "SET #status = :pending, availableAt = :available ADD attempt :minusOne " +
-          "REMOVE leaseExpiresAt, startedAt, workerId, receiptHandle",
-        ConditionExpression: "fence = :fence AND #status = :leased",
-        ExpressionAttributeNames: STATUS,
-        ExpressionAttributeValues: {
-          ":pending": "pending",
-          ":leased": "leased",
-          ":available": availableAt,
-          ":minusOne": -1,
-          ":fence": fence,
-        },
-      })) !== undefined
-    );
-  }
-
   async missRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined> {
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),

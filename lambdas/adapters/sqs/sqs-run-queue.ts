@@ -1,6 +1,7 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
@@ -118,12 +119,11 @@ export class SqsRunQueue implements RunQueue {
 
   /**
    * One pass over (up to MAX_LANES_PER_RECEIVE of) the worker's lanes, each for its fair share
-   * of the request less what the request already holds from it; with `fill`, lanes that filled
-   * their share are topped up with what the others left. Only when nothing at all was ready
+   * of the request; lanes that filled their share are topped up with what the others left. Only when nothing at all was ready
    * does it long-poll, all those lanes at once (see longPoll).
    */
   async receive(request: ReceiveRequest): Promise<ReceivedRunMessage[]> {
-    const { max, visibilitySeconds, waitSeconds, held } = request;
+    const { max, visibilitySeconds, waitSeconds } = request;
     const all = await this.lanes.lanesOf(request.types, request.tenants);
     if (all.length === 0) {
       if (waitSeconds > 0) await this.sleep(waitSeconds * 1000); // nothing to poll yet
@@ -131,15 +131,9 @@ export class SqsRunQueue implements RunQueue {
     }
     const start = this.turn++ % all.length;
     const lanes = [...all.slice(start), ...all.slice(0, start)].slice(0, MAX_LANES_PER_RECEIVE);
-    const total = max + [...held.values()].reduce((sum, n) => sum + n, 0);
-    const base = Math.floor(total / lanes.length);
-    const extra = total % lanes.length;
-    let left = max;
-    const shares = lanes.map((lane, i) => {
-      const share = Math.max(0, Math.min(left, base + (i < extra ? 1 : 0) - (held.get(lane.key) ?? 0)));
-      left -= share;
-      return { lane, share };
-    });
+    const base = Math.floor(max / lanes.length);
+    const extra = max % lanes.length;
+    const shares = lanes.map((lane, i) => ({ lane, share: base + (i < extra ? 1 : 0) }));
 
     let received = await this.pass(shares, visibilitySeconds, 0);
     let got = countOf(received);
@@ -149,7 +143,7 @@ export class SqsRunQueue implements RunQueue {
     }
     // Lanes that gave all they were asked for (or were at their share already) may have more.
     const full = received.filter((r) => r.messages.length === r.share);
-    if (request.fill && got < max && full.length > 0) {
+    if (got < max && full.length > 0) {
       const room = max - got;
       const more = await this.pass(
         full.map((r, i) => ({
@@ -258,11 +252,14 @@ export class SqsRunQueue implements RunQueue {
     );
   }
 
-  async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<void> {
-    const byQueue = new Map<string, Array<{ receiptHandle: string; seconds: number }>>();
+  async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<readonly string[]> {
+    const byQueue = new Map<string, Array<{ handle: string; receiptHandle: string; seconds: number }>>();
     for (const change of changes) {
       const { queueUrl, receiptHandle } = splitHandle(change.receiptHandle);
-      byQueue.set(queueUrl, [...(byQueue.get(queueUrl) ?? []), { receiptHandle, seconds: change.seconds }]);
+      byQueue.set(queueUrl, [
+        ...(byQueue.get(queueUrl) ?? []),
+        { handle: change.receiptHandle, receiptHandle, seconds: change.seconds },
+      ]);
     }
     const batches = [...byQueue].flatMap(([queueUrl, entries]) =>
       Array.from({ length: Math.ceil(entries.length / 10) }, (_, b) => ({
@@ -270,21 +267,54 @@ export class SqsRunQueue implements RunQueue {
         entries: entries.slice(b * 10, b * 10 + 10),
       })),
     );
-    // Per-entry failures are not errors here: a message that stays visible is sent back again.
-    await Promise.all(
-      batches.map(({ queueUrl, entries }) =>
-        this.sqs.send(
-          new ChangeMessageVisibilityBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: entries.map((entry, i) => ({
-              Id: String(i),
-              ReceiptHandle: entry.receiptHandle,
-              VisibilityTimeout: entry.seconds,
-            })),
-          }),
-        ),
+    // Failures are not errors here: a message that stays visible is sent back again.
+    const failed = await Promise.all(
+      batches.map(async ({ queueUrl, entries }) => {
+        try {
+          const result = await this.sqs.send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: entries.map((entry, i) => ({
+                Id: String(i),
+                ReceiptHandle: entry.receiptHandle,
+                VisibilityTimeout: entry.seconds,
+              })),
+            }),
+          );
+          return (result.Failed ?? []).flatMap((f) => entries[Number(f.Id)]?.handle ?? []);
+        } catch {
+          return entries.map((entry) => entry.handle);
+        }
+      }),
+    );
+    return failed.flat();
+  }
+
+  async deleteBatch(handles: readonly string[]): Promise<readonly string[]> {
+    const byQueue = new Map<string, Array<{ handle: string; receiptHandle: string }>>();
+    for (const handle of handles) {
+      const { queueUrl, receiptHandle } = splitHandle(handle);
+      byQueue.set(queueUrl, [...(byQueue.get(queueUrl) ?? []), { handle, receiptHandle }]);
+    }
+    const failed = await Promise.all(
+      [...byQueue].flatMap(([queueUrl, entries]) =>
+        Array.from({ length: Math.ceil(entries.length / BATCH) }, async (_, b) => {
+          const batch = entries.slice(b * BATCH, b * BATCH + BATCH);
+          try {
+            const result = await this.sqs.send(
+              new DeleteMessageBatchCommand({
+                QueueUrl: queueUrl,
+                Entries: batch.map((entry, i) => ({ Id: String(i), ReceiptHandle: entry.receiptHandle })),
+              }),
+            );
+            return (result.Failed ?? []).flatMap((f) => batch[Number(f.Id)]?.handle ?? []);
+          } catch {
+            return batch.map((entry) => entry.handle);
+          }
+        }),
       ),
     );
+    return failed.flat();
   }
 
   async delete(handle: string): Promise<void> {

@@ -42,12 +42,13 @@ export async function completeRun(
   worker: WorkerCaller,
   runId: string,
   body: unknown,
+  deleting: MessageDeletion = deleteAtOnce,
 ): Promise<CompletionResult> {
   const request = parseWith(completeRequest, body);
   const key = parseRunId(runId);
   if (!key) throw new NotFoundError(`run ${runId} not found`, "runId");
   const now = deps.clock.now();
-  const seen: Seen = { deps, worker, runId, key, request, now };
+  const seen: Seen = { deps, worker, runId, key, request, now, deleting };
 
   if (request.result === "succeeded") {
     const finished = await deps.runs.finishRun(
@@ -58,7 +59,7 @@ export async function completeRun(
       worker.tenants,
     );
     if (!finished) return repeatedOrStale(seen);
-    await deleteMessage(deps, runId, finished.receiptHandle);
+    await deleting(deps, runId, finished.receiptHandle);
     await endJobAfter(deps, key.jobId, finished, now);
     deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
     return { runId, status: "succeeded" };
@@ -74,7 +75,19 @@ interface Seen {
   readonly key: { readonly jobId: string; readonly scheduledFor: number };
   readonly request: CompleteRequest;
   readonly now: number;
+  readonly deleting: MessageDeletion;
 }
+
+/**
+ * How a recorded completion's delivering message is deleted: at once, or collected by a batch
+ * of completions and deleted in one call per lane (completeRuns). Deleting after the outcome
+ * is recorded is what matters: a copy delivered before that finds a finished run and is dropped.
+ */
+export type MessageDeletion = (
+  deps: SchedulerDeps,
+  runId: string,
+  receiptHandle: string | undefined,
+) => Promise<void>;
 
 async function recordFailure(seen: Seen): Promise<CompletionResult> {
   const { deps, runId, key, request, now } = seen;
@@ -104,7 +117,7 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     await deps.queue.send([
       { message: runMessageOf({ ...run, retryAt }), delaySeconds: delaySecondsUntil(retryAt, now) },
     ]);
-    await deleteMessage(deps, runId, retried.receiptHandle);
+    await seen.deleting(deps, runId, retried.receiptHandle);
     deps.log.info("run failed; retrying", { runId, attempt: run.attempt, retryAt, error });
     return { runId, status: "retrying", retryAt: formatInstant(retryAt) };
   }
@@ -117,14 +130,14 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     now,
   });
   if (!finished) return repeatedOrStale(seen);
-  await deleteMessage(deps, runId, finished.receiptHandle);
+  await seen.deleting(deps, runId, finished.receiptHandle);
   // A replay still runs it: leases ignore completed jobs.
   await endJobAfter(deps, key.jobId, finished, now);
   deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
   return { runId, status: "dead-lettered" };
 }
 
-async function deleteMessage(deps: SchedulerDeps, runId: string, receiptHandle: string | undefined) {
+async function deleteAtOnce(deps: SchedulerDeps, runId: string, receiptHandle: string | undefined) {
   if (receiptHandle === undefined) return;
   // If the handle is stale (the queue lost the message), the lease step drops any copy later.
   await deps.queue.delete(receiptHandle).catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { delaySecondsUntil, runMessageOf } from "../delivery";
+import { DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { planRuns } from "../missed-runs";
@@ -38,7 +38,8 @@ interface JobOutcome {
  * Fires due jobs: plans each job's runs from its next firing up to the horizon (applying its
  * missed-run policy and maxLateness), creates each run with a conditional put on
  * (job id, scheduled instant), records missed firings, sends the new runs to the run queue
- * with a delay that makes them visible at their due second, then moves each job on.
+ * with a delay that makes them visible their lead before their due second (`leadOf`: longer
+ * for a dense second), then moves each job on.
  *
  * Safe to repeat after a crash at any step: a repeat finds the runs, sends only orphaned ones,
  * and never creates a second run for a firing.
@@ -47,6 +48,7 @@ export async function fireJobs(
   deps: SchedulerDeps,
   due: readonly DueJob[],
   horizon: number = deps.clock.now() + deps.settings.lookaheadSeconds * 1000,
+  leadOf: (dueAt: number) => number = () => DELIVERY_LEAD_SECONDS,
 ): Promise<FireResult> {
   const now = deps.clock.now();
   const outcomes = await Promise.all(due.map((job) => fireOne(deps, job, now, horizon)));
@@ -56,7 +58,7 @@ export async function fireJobs(
     await deps.queue.send(
       toSend.map((run) => ({
         message: runMessageOf(run),
-        delaySeconds: delaySecondsUntil(run.scheduledFor, now),
+        delaySeconds: delaySecondsUntil(run.scheduledFor, now, leadOf(run.scheduledFor)),
       })),
     );
   }

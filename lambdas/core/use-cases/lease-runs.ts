@@ -5,7 +5,7 @@ import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
-import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
+import type { ReceivedRunMessage, RunMessage } from "../ports";
 import { RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -17,110 +17,103 @@ export interface Lease {
   readonly jobId: string;
   readonly type: string;
   readonly scheduledFor: string;
+  /**
+   * When the worker may start the run: its scheduledFor, a retry's time, or now if that has
+   * passed. A lease is handed over as soon as it is granted, up to EARLY_HOLD_MS ahead; the
+   * worker holds the run until this instant and never starts it before.
+   */
+  readonly startAt: string;
   readonly attempt: number;
   readonly fence: number;
+  /** startAt plus the job's lease: a run still held by then must not be started. */
   readonly leaseExpiresAt: string;
   readonly payload: unknown;
 }
 
 /**
  * Hands due runs to a worker. Each received message becomes a lease through one conditional
- * update that raises the run's fence; the message's visibility timeout is the lease's length.
+ * update that raises the run's fence; the message stays hidden until the lease has lapsed.
  * The batch's jobs are read in one call. Messages for runs that are finished, already held, or
  * gone fail that condition and are dropped here, so a duplicate delivery (or a repair's resend)
  * never executes a finished run; runs of cancelled jobs are cancelled, of paused jobs missed.
  * A run whose leases lapsed maxAttempts times without a completion is dead-lettered.
  * With a per-tenant rate limit, runs over a tenant's limit wait a second in the queue.
  *
- * A message shows up to a second before its run is due (SQS delays are whole seconds). Its
- * lease is granted at once, while the worker waits, and handed over on the due instant: the
- * database work of a top-of-the-hour spike is done in the second before it.
+ * A message shows up its lead before its run is due (at least DELIVERY_LEAD_SECONDS, longer
+ * for a dense second). Its lease is granted at once and handed over at once, counting from the
+ * run's start instant (`startAt`); the worker holds the run until then (decision 0014). No
+ * Lambda waits for a due instant: a request answers as soon as its receive does.
  *
  * The worker sees only the tenants it serves (its binding): their lanes are the only ones
  * polled. No single run can break a request for the others in it: runs past the response's
- * byte budget go back untouched, a run due beyond the hold window is hidden again without
- * setting the hand-over, one run's visibility change failing is that run's alone, and the
- * whole request answers within REQUEST_BUDGET_MS whatever it receives.
+ * byte budget go back untouched, a run due beyond the hold window is hidden again, one run's
+ * visibility change failing is that run's alone, and the request answers within
+ * REQUEST_BUDGET_MS whatever it receives.
  */
 export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body: unknown): Promise<Lease[]> {
   const request = parseWith(leaseRequest, body);
   const deadline = deps.clock.now() + REQUEST_BUDGET_MS;
-  // The message stays hidden for the hold and the lease, plus a margin, so that a copy only
-  // comes back once the lease has lapsed.
-  const visibility = deps.settings.leaseSeconds + Math.ceil(EARLY_HOLD_MS / 1000) + 1;
-  const leasing: Promise<Granted | undefined>[] = [];
-  const budget = { left: LEASE_RESPONSE_BUDGET_BYTES };
-  let handOver: number | undefined;
-  let waitSeconds = request.waitSeconds;
-  const held = new Map<string, number>();
-  // While the hand-over is more than a poll away, keep gathering runs (up to max) with short
-  // long-polls: a spike's runs are then leased in the seconds before they are due. A poll costs
-  // the same whether the request is holding or the worker would have asked again.
-  for (;;) {
-    // While gathering, each lane gets only its fair share of the request, so runs of a lane
-    // that becomes visible a moment later still find room; the last poll fills up.
-    const lastPoll = handOver === undefined || handOver - deps.clock.now() < 2 * GATHER_POLL_MS;
-    const received = await deps.queue.receive({
-      types: request.types,
-      tenants: worker.tenants,
-      max: request.max - leasing.length,
-      visibilitySeconds: visibility,
-      // No poll runs past the request's deadline.
-      waitSeconds: Math.max(0, Math.min(waitSeconds, Math.floor((deadline - deps.clock.now()) / 1000) - 1)),
-      held,
-      fill: lastPoll,
-    });
-    for (const r of received) {
-      if (r.message) held.set(laneKeyOf(r.message), (held.get(laneKeyOf(r.message)) ?? 0) + 1);
-    }
-    const now = deps.clock.now();
-    // Only runs this request can hand over in time take part; the others never set its time.
-    const near = await setAsideWhatCannotBeHandedOver(deps, worker, received, deadline, now);
-    const dueTimes = near.map((r) => dueOf(r.message));
-    const earliest =
-      dueTimes.length > 0 ? Math.max(now, Math.min(...dueTimes)) + HAND_OVER_SPREAD_MS : undefined;
-    if (handOver !== undefined && earliest !== undefined && earliest < handOver - HAND_OVER_SPREAD_MS) {
-      // An early bird: a run that showed up after the batch was gathered (hidden until just
-      // before it is due by another request, or a retry) but is due before it. Holding it for
-      // the batch would start it late, so the batch's later runs go back and it sets the time.
-      handOver = earliest;
-      const kept = await takeBackLaterLeases(deps, await Promise.all(leasing), handOver, now);
-      leasing.length = 0;
-      leasing.push(...kept.map(async (g) => g));
-    }
-    handOver ??= earliest;
-    const inTime = await sendBackLaterRuns(deps, near, handOver, now);
-    const jobs = await deps.jobs.getJobs(inTime.map((r) => r.message.jobId));
-    // Runs past the response's byte budget go back at once, for another request; no fence moved.
-    const { fits, overflow } = withinBudget(
-      inTime,
-      (r) => leaseResponseBytes(jobs.get(r.message.jobId)?.payload),
-      budget,
-    );
-    await deps.queue.hide(overflow.map((r) => ({ receiptHandle: r.receiptHandle, seconds: 0 })));
-    const batch = await holdBackOverLimit(deps, fits, now);
-    leasing.push(...batch.map((r) => leaseOne(deps, worker, request, r, jobs)));
-    const timeLeft = handOver === undefined ? 0 : handOver - deps.clock.now();
-    // Runs sent back would only come back to this request's next poll: leave them to others.
-    const sentBack = inTime.length < near.length || overflow.length > 0;
-    const outOfTime = deps.clock.now() + GATHER_POLL_MS > deadline;
-    if (leasing.length >= request.max || timeLeft < GATHER_POLL_MS || sentBack || outOfTime) break;
-    waitSeconds = 1;
-  }
-  const granted = (await Promise.all(leasing)).filter((lease): lease is Granted => lease !== undefined);
-  const startsAt = Math.max(0, ...granted.map((g) => g.startsAt));
-  const wait = startsAt - deps.clock.now();
-  if (wait > 0) await deps.clock.sleep(wait); // start on the due instant, not before
+  const received = await deps.queue.receive({
+    types: request.types,
+    tenants: worker.tenants,
+    max: request.max,
+    visibilitySeconds: receiveVisibility(deps),
+    // No poll runs past the request's budget.
+    waitSeconds: Math.max(
+      0,
+      Math.min(request.waitSeconds, Math.floor((deadline - deps.clock.now()) / 1000) - 1),
+    ),
+  });
+  const now = deps.clock.now();
+  const near = await setAsideWhatCannotBeHandedOver(deps, worker, received, now);
+  const jobs = await deps.jobs.getJobs(near.map((r) => r.message.jobId));
+  // Runs past the response's byte budget go back at once, for another request; no fence moved.
+  const { fits, overflow } = withinBudget(
+    near,
+    (r) => leaseResponseBytes(jobs.get(r.message.jobId)?.payload),
+    { left: LEASE_RESPONSE_BUDGET_BYTES },
+  );
+  await deps.queue.hide(overflow.map((r) => ({ receiptHandle: r.receiptHandle, seconds: 0 })));
+  const batch = await holdBackOverLimit(deps, fits, now);
+  const granted = (await Promise.all(batch.map((r) => leaseOne(deps, worker, request, r, jobs)))).filter(
+    (g): g is Granted => g !== undefined,
+  );
+  await hideUntilLapsed(deps, granted, now);
   return granted.map((g) => g.lease);
 }
 
 /**
- * Whole seconds to hide a run that goes back to the queue so that it shows up about a second
- * before it is due (0: at once). Released at once, it would be received and sent back again by
- * every gathering request.
+ * The visibility a run message is received with: the default lease from a start up to a lead
+ * and a second ahead, plus a second, so that a copy only comes back once the lease has lapsed.
+ * Runs leased further ahead (a dense second) or with a lease of their own are set apart after.
  */
-function hiddenUntilNearlyDue(due: number, now: number): number {
-  return Math.min(SAFE_VISIBILITY_SECONDS, Math.max(0, Math.floor((due - now) / 1000) - 1));
+function receiveVisibility(deps: SchedulerDeps): number {
+  return deps.settings.leaseSeconds + DELIVERY_LEAD_SECONDS + 2;
+}
+
+/**
+ * Keeps each leased run's message hidden until its lease has lapsed, in one batched call per
+ * lane: only the runs whose lease ends later than the receive's visibility (leased ahead of a
+ * dense second, or a longer lease) or much sooner (a shorter lease: a lapse comes back sooner).
+ * Capped at what SQS allows after a receive (leaseSeconds is bounded so the cap only bites on
+ * jobs stored before that bound). If a change fails, the lease still holds in the table: a
+ * copy that shows up early finds it live and is dropped, and should the worker die the repair
+ * pass re-sends the run once the lease has lapsed. The other runs are unaffected.
+ */
+async function hideUntilLapsed(deps: SchedulerDeps, granted: readonly Granted[], now: number) {
+  const received = receiveVisibility(deps);
+  const changes = granted.flatMap((g) => {
+    const seconds = Math.min(SAFE_VISIBILITY_SECONDS, Math.ceil((g.leaseExpiresAt - now) / 1000) + 1);
+    const needed = seconds > received || seconds < received - (DELIVERY_LEAD_SECONDS + 2);
+    return needed ? [{ receiptHandle: g.receiptHandle, seconds }] : [];
+  });
+  const failed = new Set(await deps.queue.hide(changes));
+  for (const g of granted.filter((g) => failed.has(g.receiptHandle))) {
+    deps.log.warn("could not extend the run's message to its lease", {
+      runId: g.lease.runId,
+      leaseExpiresAt: g.lease.leaseExpiresAt,
+    });
+  }
 }
 
 /** When a message's run may start: its scheduled instant, or its retry's. */
@@ -129,8 +122,8 @@ function dueOf(message: RunMessage): number {
 }
 
 /**
- * The longest a lease request takes: polls end and runs are handed over by then. Seven
- * seconds under API Gateway's limit leave room for the DynamoDB and SQS calls around them.
+ * The longest a lease request takes. Seven seconds under API Gateway's limit leave room for
+ * the DynamoDB and SQS calls after the receive's long poll.
  */
 const REQUEST_BUDGET_MS = API_GATEWAY_TIMEOUT_MS - 7_000;
 
@@ -142,14 +135,12 @@ type Readable = ReceivedRunMessage & { readonly message: RunMessage };
  * polled, so only a misfiled message) go back at once; runs due beyond the hold window (a
  * retry or a repair's resend due later than SQS can delay a message) are hidden again until
  * DELIVERY_LEAD_SECONDS before they are due (at most what SQS allows, 12 hours; later ones
- * are hidden again then); runs due after the request's deadline come back just before they
- * are due. Returns the rest: runs this request may hold and hand over.
+ * are hidden again then). Returns the rest: runs this request may lease and hand over.
  */
 async function setAsideWhatCannotBeHandedOver(
   deps: SchedulerDeps,
   worker: WorkerCaller,
   received: readonly ReceivedRunMessage[],
-  deadline: number,
   now: number,
 ): Promise<Readable[]> {
   const near: Readable[] = [];
@@ -162,8 +153,6 @@ async function setAsideWhatCannotBeHandedOver(
     else if (dueOf(r.message) - now > EARLY_HOLD_MS) {
       const seconds = Math.floor((dueOf(r.message) - now) / 1000) - DELIVERY_LEAD_SECONDS;
       hide.push({ receiptHandle: r.receiptHandle, seconds: Math.min(SAFE_VISIBILITY_SECONDS, seconds) });
-    } else if (dueOf(r.message) > deadline - HAND_OVER_SPREAD_MS) {
-      hide.push({ receiptHandle: r.receiptHandle, seconds: hiddenUntilNearlyDue(dueOf(r.message), now) });
     } else near.push(r as Readable);
   }
   if (unreadable.length > 0) deps.log.info("dropping unreadable run messages", { count: unreadable.length });
@@ -206,67 +195,10 @@ async function holdBackOverLimit(
   return kept;
 }
 
-/** Runs due within this much of a batch's earliest are handed over together. */
-const HAND_OVER_SPREAD_MS = 250;
-/** A one-second long poll plus its round trip: gathering stops when less is left. */
-const GATHER_POLL_MS = 1_300;
-
-/**
- * A request's runs are handed over together, when the earliest is due; runs due noticeably
- * after that go back to the queue for another request, so that no run waits for a later one.
- * (bench-cost found the cost of releasing them at once: 13 visibility changes per run.)
- */
-async function sendBackLaterRuns(
-  deps: SchedulerDeps,
-  received: readonly Readable[],
-  handOver: number | undefined,
-  now: number,
-): Promise<Readable[]> {
-  if (handOver === undefined) return [...received];
-  const later = received.filter((r) => dueOf(r.message) > handOver);
-  // One batched call per lane, not one per message (bench-cost: 3.9 visibility changes per run).
-  await deps.queue.hide(
-    later.map((r) => ({
-      receiptHandle: r.receiptHandle,
-      seconds: hiddenUntilNearlyDue(dueOf(r.message), now),
-    })),
-  );
-  return received.filter((r) => !later.includes(r));
-}
-
 interface Granted {
   readonly lease: Lease;
-  readonly startsAt: number;
-  /** What taking the lease back needs: the run's key, when it may start, its message. */
-  readonly scheduledFor: number;
-  readonly due: number;
+  readonly leaseExpiresAt: number;
   readonly receiptHandle: string;
-}
-
-/**
- * Keeps the leases that start by `handOver`; takes back the others (pending again, their
- * messages hidden until about a second before they are due, as sendBackLaterRuns does).
- * A lease that cannot be taken back lapses and is retried, like every undelivered lease.
- */
-async function takeBackLaterLeases(
-  deps: SchedulerDeps,
-  granted: ReadonlyArray<Granted | undefined>,
-  handOver: number,
-  now: number,
-): Promise<Granted[]> {
-  const held = granted.filter((g): g is Granted => g !== undefined);
-  const later = held.filter((g) => g.startsAt > handOver);
-  await Promise.all(
-    later.map((g) => deps.runs.unleaseRun(g.lease.jobId, g.scheduledFor, g.lease.fence, g.due)),
-  );
-  await deps.queue.hide(
-    later.map((g) => ({
-      receiptHandle: g.receiptHandle,
-      seconds: hiddenUntilNearlyDue(g.due, now),
-    })),
-  );
-  if (later.length > 0) deps.log.info("leases taken back for an earlier run", { runs: later.length });
-  return held.filter((g) => g.startsAt <= handOver);
 }
 
 async function leaseOne(
@@ -345,21 +277,6 @@ async function leaseOne(
     await endJobAfter(deps, leased.jobId, finished, now);
     return drop("attempts exhausted by lapsed leases: dead-lettered");
   }
-  if (job.leaseSeconds !== deps.settings.leaseSeconds) {
-    // Capped at what SQS allows after a receive (leaseSeconds is bounded so the cap only bites
-    // on jobs stored before that bound). If the change fails, the lease still holds in the
-    // table: a copy that shows up early finds it live and is dropped, and should the worker die
-    // the repair pass re-sends the run once the lease has lapsed. The other runs are unaffected.
-    const seconds = Math.min(SAFE_VISIBILITY_SECONDS, Math.ceil((leaseExpiresAt - now) / 1000) + 1);
-    await deps.queue.extend(receiptHandle, seconds).catch((error: unknown) => {
-      deps.log.warn("could not extend the run's message to its lease", {
-        runId: leased.runId,
-        seconds,
-        error: String(error),
-      });
-    });
-  }
-
   deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId: request.workerId });
   const lease: Lease = {
     runId: leased.runId,
@@ -367,10 +284,11 @@ async function leaseOne(
     jobId: leased.jobId,
     type: leased.type,
     scheduledFor: formatInstant(leased.scheduledFor),
+    startAt: formatInstant(startsAt),
     attempt: leased.attempt,
     fence: leased.fence,
     leaseExpiresAt: formatInstant(leaseExpiresAt),
     payload: job.payload,
   };
-  return { lease, startsAt, scheduledFor: leased.scheduledFor, due, receiptHandle };
+  return { lease, leaseExpiresAt, receiptHandle };
 }

@@ -13,7 +13,7 @@ import {
 import { errorResponse } from "./responses";
 
 /** Domain errors become HTTP statuses here, at the edge, and nowhere else. */
-function statusOf(error: DomainError): number {
+export function statusOf(error: DomainError): number {
   if (error instanceof ValidationError) return 400;
   if (error instanceof NotFoundError) return 404;
   if (error instanceof IdempotencyConflictError || error instanceof StaleFenceError) return 409;
