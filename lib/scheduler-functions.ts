@@ -7,6 +7,7 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
+import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
 import type { SchedulerSettings } from "../lambdas/definitions/settings";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 
@@ -67,14 +68,20 @@ export class SchedulerFunctions extends Construct {
       MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
-    const make = (name: string, entry: string, timeout: Duration, extra: Record<string, string> = {}) => {
+    const make = (
+      name: string,
+      entry: string,
+      memorySize: number,
+      timeout: Duration,
+      extra: Record<string, string> = {},
+    ) => {
       checkEnvironmentFits(name, { ...environment, ...extra });
       return new NodejsFunction(this, name, {
         entry: join(ROOT, "lambdas/handlers", entry),
         handler: "handler",
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
-        memorySize: 512,
+        memorySize,
         timeout,
         environment: { ...environment, ...extra },
         loggingFormat: LoggingFormat.JSON,
@@ -93,13 +100,13 @@ export class SchedulerFunctions extends Construct {
       });
     };
 
-    this.api = make("Api", "api.ts", Duration.seconds(29));
+    this.api = make("Api", "api.ts", FUNCTION_MEMORY_MB.api, Duration.seconds(29));
     // Only the lease protocol needs the worker bindings.
-    this.internal = make("Internal", "internal.ts", Duration.seconds(29), {
+    this.internal = make("Internal", "internal.ts", FUNCTION_MEMORY_MB.internal, Duration.seconds(29), {
       WORKER_BINDINGS: serializeWorkerBindings(props.workerBindings),
     });
-    this.tick = make("Tick", "tick.ts", Duration.seconds(60));
-    this.sweeper = make("Sweeper", "sweep.ts", Duration.seconds(60));
+    this.tick = make("Tick", "tick.ts", FUNCTION_MEMORY_MB.tick, Duration.seconds(60));
+    this.sweeper = make("Sweeper", "sweep.ts", FUNCTION_MEMORY_MB.sweeper, Duration.seconds(60));
     this.sweeper.addEventSource(
       new SqsEventSource(props.sweepQueue, {
         batchSize: 4,

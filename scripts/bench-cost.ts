@@ -8,13 +8,15 @@
  * every 60 s as in AWS, the sweeper's SQS event source), with 4 workers of the worker SDK over
  * signed HTTP. The mix: one-off jobs due over the next minutes, of which 85% succeed at once,
  * 10% fail once and succeed on retry, 5% run for 7 s on a 5 s lease and heartbeat; plus
- * every-minute cron jobs. Counted: DynamoDB read and write units (ReturnConsumedCapacity on
- * every call, one client middleware), SQS requests by kind, API requests, Lambda invocations
- * and their measured durations (as GB-seconds at 512 MB), tick invocations. Prices: on-demand
+ * every-minute cron jobs. Counted: DynamoDB read units (ReturnConsumedCapacity on every call,
+ * one client middleware) and write units by DynamoDB's own rules, the global secondary indexes'
+ * included (item-size.ts; the emulator reports the table's alone), SQS requests by kind, API requests, Lambda invocations
+ * and their measured durations (as GB-seconds at each function's memory: FUNCTION_MEMORY_MB), tick invocations. Prices: on-demand
  * (the target's basis) and, for DynamoDB, provisioned capacity at 70% utilisation as well.
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { createSignedFetch } from "../client/signed-fetch";
@@ -22,7 +24,9 @@ import { createWorker } from "../client/worker";
 import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { JOBS_TABLE } from "../lambdas/definitions/table";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
@@ -62,7 +66,12 @@ const PRICE = {
   dynamoRcuHour: 0.00013,
   eventBridgeRuleInvocation: 0, // scheduled rules on the default bus are free
 };
-const MEMORY_GB = 0.5;
+/** GB of each function, as the stack configures it. */
+const MEMORY_GB = {
+  api: FUNCTION_MEMORY_MB.api / 1024,
+  internal: FUNCTION_MEMORY_MB.internal / 1024,
+  sweeper: FUNCTION_MEMORY_MB.sweeper / 1024,
+};
 /**
  * Provisioned capacity is paid by the hour whether used or not; priced here at the 70%
  * utilisation DynamoDB auto scaling targets by default (a unit-second used costs 1/0.7 of its price).
@@ -102,7 +111,18 @@ function metered<A extends unknown[], R>(
 const stack = await startBenchStack("bench-cost");
 const { config } = stack;
 const dynamoClient = createDynamoClient(config);
-const capacity = meterCapacity(dynamoClient);
+// Write units by DynamoDB's rules, indexes included (dynalite counts the table's only): each
+// write's item is read before and after on a client of its own, which is not counted.
+const imageClient = createDynamoClient(config);
+const capacity = meterCapacity(dynamoClient, {
+  table: JOBS_TABLE,
+  read: async (key) =>
+    (
+      await imageClient.send(
+        new GetItemCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }),
+      )
+    ).Item,
+});
 const db = DynamoDBDocumentClient.from(dynamoClient, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
 });
@@ -221,7 +241,11 @@ if (runs === 0) {
 const sqsTotal = Object.values(sqsCalls).reduce((s, n) => s + n, 0);
 const api = lambdas.api.invocations + lambdas.internal.invocations;
 const invocations = api + lambdas.sweeper.invocations + lambdas.tick.invocations;
-const gbSeconds = ((lambdas.api.ms + lambdas.internal.ms + lambdas.sweeper.ms) / 1000) * MEMORY_GB;
+const gbSeconds =
+  (lambdas.api.ms * MEMORY_GB.api +
+    lambdas.internal.ms * MEMORY_GB.internal +
+    lambdas.sweeper.ms * MEMORY_GB.sweeper) /
+  1000;
 const perMillion = (total: number) => (total / runs) * 1e6;
 const cost = {
   "DynamoDB writes (on-demand)": perMillion(capacity.writes()) * PRICE.dynamoWriteUnit,
@@ -229,7 +253,8 @@ const cost = {
   "SQS requests": perMillion(sqsTotal) * PRICE.sqsRequest,
   "HTTP API requests": perMillion(api) * PRICE.httpApiRequest,
   "Lambda requests": perMillion(invocations) * PRICE.lambdaRequest,
-  "Lambda GB-seconds (arm64, 512 MB)": perMillion(gbSeconds) * PRICE.lambdaGbSecondArm,
+  [`Lambda GB-seconds (arm64, ${FUNCTION_MEMORY_MB.internal}-${FUNCTION_MEMORY_MB.api} MB)`]:
+    perMillion(gbSeconds) * PRICE.lambdaGbSecondArm,
 };
 const total = Object.values(cost).reduce((s, n) => s + n, 0);
 const provisioned = {
@@ -244,7 +269,7 @@ console.log(
   `runs completed: ${runs} (${outcomes.failedOnce} failed once and were retried, ${outcomes.heartbeatRuns} heartbeat runs)`,
 );
 console.log(
-  `DynamoDB: ${capacity.writes().toFixed(0)} write units, ${capacity.reads().toFixed(0)} read units`,
+  `DynamoDB: ${capacity.writes().toFixed(0)} write units (${capacity.indexWrites().toFixed(0)} of them index entries, by DynamoDB's rules), ${capacity.reads().toFixed(0)} read units`,
 );
 console.log(`  calls: ${JSON.stringify(capacity.calls())}`);
 console.log(`SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}`);

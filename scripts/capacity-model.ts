@@ -3,7 +3,8 @@
  * the default AWS quota, the peak load the spike puts on it, and which quota gives out first.
  *
  *   npx tsx scripts/capacity-model.ts [--runs 1000000] [--tenants 1] [--job-kb 1]
- *     [--drain-seconds 60] [--runs-per-lease 50] [--lease-hold-ms 6000] [--json]
+ *     [--drain-seconds 60] [--runs-per-lease 50] [--lease-hold-ms 150]
+ *     [--runs-per-completion 50] [--json]
  *
  * A model, not a measurement: it counts the requests and write units the code issues per run
  * (read off the code, per step, below) and spreads them over the windows the design gives each
@@ -13,7 +14,7 @@
 
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../lambdas/core/delivery";
+import { DELIVERY_LEAD_SECONDS, leadSecondsFor } from "../lambdas/core/delivery";
 import { REPAIR_PARTITIONS, SHARD_COUNT, SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 
@@ -28,8 +29,13 @@ export interface SpikeInputs {
   readonly drainSeconds: number;
   /** Runs one lease request carries (the worker SDK asks for up to 50). */
   readonly runsPerLease: number;
-  /** How long one lease request holds its Lambda (today: gathering until the due instant). */
+  /**
+   * How long one lease request keeps its Lambda busy: its receive and conditional updates. It
+   * no longer holds the response until the due instant (decision 0014: the worker holds).
+   */
   readonly leaseHoldMs: number;
+  /** Completions one POST /internal/completions carries (the SDK batches up to 100). */
+  readonly runsPerCompletion: number;
   /** Runs one sweeper group fires per second (10-run batches, 8 shards at once; see the doc). */
   readonly sweepRunsPerGroupSecond: number;
 }
@@ -40,7 +46,8 @@ export const DEFAULT_INPUTS: SpikeInputs = {
   jobKb: 1,
   drainSeconds: 60,
   runsPerLease: 50,
-  leaseHoldMs: EARLY_HOLD_MS,
+  leaseHoldMs: 150,
+  runsPerCompletion: 50,
   sweepRunsPerGroupSecond: 2_000,
 };
 
@@ -72,8 +79,10 @@ export interface ComponentLoad {
  * Write units per run, per step, read off the code (one-KB items unless said):
  * - sweep: run put (1) + its repair-index entry (1); job advance (jobKb) + due-index move
  *   (delete + put: 2) + tenant-index update (nextRunAt and updatedAt are projected: 1);
- * - lease: run update (1; the repair-index key is left alone on purpose);
+ * - lease: run update (1) + its repair-index entry (1: the key is left alone, but status and
+ *   leaseExpiresAt are projected, and DynamoDB charges an index for a projected change);
  * - completion: run update (1) + repair-index delete (1).
+ * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
  * Reads per run: the lease step's BatchGet of the job (strongly consistent: jobKb / 4 KB,
  * rounded up), the sweep's due-index query (projected ~0.3 KB: 0.075 RRU).
  */
@@ -81,7 +90,7 @@ export function writeUnitsPerRun(jobKb: number) {
   const jobWrite = Math.max(1, Math.ceil(jobKb));
   return {
     sweep: 1 + 1 + jobWrite + 2 + 1,
-    lease: 1,
+    lease: 1 + 1,
     completion: 1 + 1,
     leaseReads: Math.max(1, Math.ceil(jobKb / 4)),
     sweepReads: 0.075,
@@ -96,11 +105,13 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
   const sweepWindow = CLOUD_SETTINGS.lookaheadSeconds - CLOUD_SETTINGS.tickSeconds - DELIVERY_LEAD_SECONDS;
   const sweepSeconds = Math.max(runs / (SWEEP_GROUP_COUNT * inputs.sweepRunsPerGroupSecond), 1);
   const sweepRate = runs / Math.min(sweepSeconds, sweepWindow);
-  // Leases are granted in the lead before the due second (today's early leases, decision 0008).
-  const leaseWindow = DELIVERY_LEAD_SECONDS;
+  // Leases are granted in the lead before the due second, which grows with the second's
+  // density up to MAX_LEAD_SECONDS (decision 0014); the base lead is the sweep's to keep.
+  const leaseWindow = leadSecondsFor(runs, CLOUD_SETTINGS.leasesPerSecond);
   const leaseRequests = runs / inputs.runsPerLease;
   const leaseRps = leaseRequests / leaseWindow;
-  const completionRps = runs / drainSeconds;
+  const completionRps = runs / drainSeconds / inputs.runsPerCompletion;
+  const completedRuns = runs / drainSeconds;
   const perTenant = runs / tenants;
 
   const rows: Omit<ComponentLoad, "ratio">[] = [
@@ -110,15 +121,15 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       limit: QUOTAS.apiGatewayRps,
       load: Math.max(leaseRps, completionRps),
       raise: "quota increase",
-      note: `lease requests ${fmt(leaseRps)}/s in the ${leaseWindow} s lead; one completion a run: ${fmt(completionRps)}/s over ${drainSeconds} s`,
+      note: `lease requests ${fmt(leaseRps)}/s in the ${leaseWindow} s lead; completions ${inputs.runsPerCompletion} a request: ${fmt(completionRps)}/s over ${drainSeconds} s`,
     },
     {
       component: "Lambda: lease function",
       quota: "account concurrency",
       limit: QUOTAS.lambdaConcurrency,
-      load: leaseRps * (inputs.leaseHoldMs / 1000) + completionRps * 0.03,
+      load: leaseRps * (inputs.leaseHoldMs / 1000) + completionRps * 0.3,
       raise: "quota increase",
-      note: `${fmt(leaseRps)} lease req/s x ${inputs.leaseHoldMs / 1000} s held + completions x 30 ms`,
+      note: `${fmt(leaseRps)} lease req/s x ${inputs.leaseHoldMs / 1000} s + ${fmt(completionRps)} completion req/s x 300 ms`,
     },
     {
       component: "Lambda: sweeper",
@@ -143,7 +154,7 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       load: Math.max(
         sweepRate * units.sweep,
         (runs * units.lease) / leaseWindow,
-        completionRps * units.completion,
+        completedRuns * units.completion,
       ),
       raise: "quota increase",
       note: `sweep ${units.sweep} WRU a run at ${fmt(sweepRate)} runs/s; leases ${units.lease} WRU in ${leaseWindow} s; completions ${units.completion} WRU`,
@@ -160,9 +171,9 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: repair-index key",
       quota: `partition WRU/s (${REPAIR_PARTITIONS} keys)`,
       limit: QUOTAS.partitionWru,
-      load: Math.max(sweepRate, completionRps) / REPAIR_PARTITIONS,
+      load: Math.max(sweepRate, (runs * units.lease) / 2 / leaseWindow, completedRuns) / REPAIR_PARTITIONS,
       raise: "design change",
-      note: `every run put and completion writes one of ${REPAIR_PARTITIONS} repair keys`,
+      note: `every run put, lease and completion writes one of ${REPAIR_PARTITIONS} repair keys`,
     },
     {
       component: "DynamoDB: tenant-index key",
@@ -205,6 +216,7 @@ function main(): void {
       "drain-seconds": { type: "string" },
       "runs-per-lease": { type: "string" },
       "lease-hold-ms": { type: "string" },
+      "runs-per-completion": { type: "string" },
       json: { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -212,7 +224,7 @@ function main(): void {
   if (values.help) {
     console.log(
       "usage: npx tsx scripts/capacity-model.ts [--runs 1000000] [--tenants 1] [--job-kb 1] " +
-        "[--drain-seconds 60] [--runs-per-lease 50] [--lease-hold-ms 6000] [--json]",
+        "[--drain-seconds 60] [--runs-per-lease 50] [--lease-hold-ms 150] [--runs-per-completion 50] [--json]",
     );
     return;
   }
@@ -230,6 +242,11 @@ function main(): void {
     drainSeconds: number(values["drain-seconds"], DEFAULT_INPUTS.drainSeconds, "drain-seconds"),
     runsPerLease: number(values["runs-per-lease"], DEFAULT_INPUTS.runsPerLease, "runs-per-lease"),
     leaseHoldMs: number(values["lease-hold-ms"], DEFAULT_INPUTS.leaseHoldMs, "lease-hold-ms"),
+    runsPerCompletion: number(
+      values["runs-per-completion"],
+      DEFAULT_INPUTS.runsPerCompletion,
+      "runs-per-completion",
+    ),
   };
   const rows = capacityModel(inputs);
   if (values.json) {

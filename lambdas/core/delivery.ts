@@ -20,7 +20,8 @@ export const MAX_LEAD_SECONDS = 25;
 /**
  * The lead for a second with `runsDue` runs, when the deployment grants about
  * `leasesPerSecond` leases a second: the base lead plus the time it takes to lease them all, so
- * the last of a dense second is leased before the second comes. A lone run keeps the base lead.
+ * the last of a dense second is leased before the second comes. A second with a few runs gets
+ * the base lead or a second more.
  */
 export function leadSecondsFor(runsDue: number, leasesPerSecond: number): number {
   const drain = leasesPerSecond > 0 ? Math.ceil(Math.max(0, runsDue) / leasesPerSecond) : 0;

@@ -1,6 +1,7 @@
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
+import { FUNCTION_MEMORY_MB } from "../../lambdas/definitions/functions";
 import { RUN_QUEUE, SWEEP_QUEUE } from "../../lambdas/definitions/queues";
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
@@ -83,6 +84,18 @@ describe("JobschedStack", () => {
     for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
       expect(fn.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
     }
+  });
+
+  it("sizes each function from the shared memory table: the worker-facing one at 256 MB", () => {
+    const memories = Object.values(template.findResources("AWS::Lambda::Function"))
+      .map((fn) => (fn.Properties as { MemorySize: number }).MemorySize)
+      .sort((a, b) => a - b);
+    expect(memories).toEqual(Object.values(FUNCTION_MEMORY_MB).sort((a, b) => a - b));
+    expect(FUNCTION_MEMORY_MB.internal).toBe(256);
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      MemorySize: FUNCTION_MEMORY_MB.internal,
+      Environment: { Variables: Match.objectLike({ WORKER_BINDINGS: Match.anyValue() }) },
+    });
   });
 
   it("serves every route of the shared route list, each with IAM auth", () => {

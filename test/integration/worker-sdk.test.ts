@@ -112,6 +112,92 @@ describe("createWorker", () => {
   });
 });
 
+describe("createWorker's hold and batching, against a scripted lease server", () => {
+  it("holds leases handed over ahead until startAt, then completes the runs in one batched call", {
+    timeout: 20_000,
+  }, async () => {
+    // Prepare: three leases handed over at once, due 1.5 s to 1.7 s from now.
+    const due = Date.now() + 1_500;
+    const leases = [0, 100, 200].map((offset, i) => ({
+      runId: `r_0123456789abcdefghj${i}_1000`,
+      runKey: `j_0123456789abcdefghj${i}@x`,
+      jobId: `j_0123456789abcdefghj${i}`,
+      type: "held",
+      scheduledFor: new Date(due + offset).toISOString(),
+      startAt: new Date(due + offset).toISOString(),
+      attempt: 1,
+      fence: 1,
+      leaseExpiresAt: new Date(due + offset + 30_000).toISOString(),
+      payload: null,
+    }));
+    let leased = false;
+    const calls: Array<{ url: string; body: Record<string, unknown> }> = [];
+    const server = createServer((request, response) => {
+      let text = "";
+      request.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      request.on("end", () => {
+        const body = JSON.parse(text || "{}") as Record<string, unknown>;
+        calls.push({ url: request.url ?? "", body });
+        response.writeHead(200, { "content-type": "application/json" });
+        if (request.url === "/internal/leases") {
+          response.end(JSON.stringify(leased ? [] : leases));
+          leased = true;
+          return;
+        }
+        const items = (body.completions ?? []) as Array<{ runId: string }>;
+        response.end(
+          JSON.stringify({
+            results: items.map((item) => ({
+              runId: item.runId,
+              status: 200,
+              result: { status: "succeeded" },
+            })),
+          }),
+        );
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const { port } = server.address() as AddressInfo;
+    const startedAt = new Map<string, number>();
+    const reports: CompletionReport[] = [];
+
+    // Act
+    const w = createWorker({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: "us-east-1",
+      credentials: { accessKeyId: "AKIAEXAMPLEWORKER001", secretAccessKey: "not-checked-here" },
+      types: ["held"],
+      concurrency: 5,
+      stopOnSignals: false,
+      log: () => undefined,
+      onCompleted: (_run, report) => reports.push(report),
+      handler: async (run) => {
+        startedAt.set(run.runId, Date.now());
+        // Ends when the last one starts, so the three completions fall into one batch window.
+        await new Promise((done) => setTimeout(done, Date.parse(leases[2]?.startAt ?? "") + 20 - Date.now()));
+      },
+    });
+    for (let i = 0; i < 100 && reports.length < 3; i++) await new Promise((done) => setTimeout(done, 50));
+    await w.stop();
+    await new Promise((done) => server.close(done));
+
+    // Assess: each started on its own startAt, never before; one completion request for all three.
+    for (const lease of leases) {
+      const at = startedAt.get(lease.runId) ?? 0;
+      expect(at).toBeGreaterThanOrEqual(Date.parse(lease.startAt));
+      expect(at - Date.parse(lease.startAt)).toBeLessThan(100);
+    }
+    const completionCalls = calls.filter((c) => c.url === "/internal/completions");
+    expect(completionCalls).toHaveLength(1);
+    expect(completionCalls[0]?.body.completions).toEqual(
+      leases.map((lease) => ({ runId: lease.runId, fence: 1, result: "succeeded" })),
+    );
+    expect(reports.map((r) => r.status)).toEqual([200, 200, 200]);
+  });
+});
+
 describe("createWorker against a lease server that is down for a while", () => {
   it("keeps retrying a completion well past the eight tries of its other calls, so the outcome is not lost", {
     timeout: 20_000,

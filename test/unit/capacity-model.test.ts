@@ -13,7 +13,8 @@ describe("the capacity model of a 1M-run spike", () => {
 
   it("counts the write units each step issues per run", () => {
     // sweep: run put 1 + repair entry 1 + job update 1 + due-index move 2 + tenant-index 1
-    expect(writeUnitsPerRun(1)).toMatchObject({ sweep: 6, lease: 1, completion: 2, leaseReads: 1 });
+    // lease: run update 1 + the repair-index entry's projected status and lease end 1
+    expect(writeUnitsPerRun(1)).toMatchObject({ sweep: 6, lease: 2, completion: 2, leaseReads: 1 });
     expect(writeUnitsPerRun(10).sweep).toBe(15); // a 10 KB job item costs 10 WRU to update
     expect(writeUnitsPerRun(10).leaseReads).toBe(3);
   });
@@ -23,17 +24,19 @@ describe("the capacity model of a 1M-run spike", () => {
     expect(row(rows, "DynamoDB: tenant-index key").load).toBeCloseTo(64_000, 0);
     expect(row(rows, "DynamoDB: repair-index key").load).toBeCloseTo(4_000, 0); // 64,000 / 16
     expect(row(rows, "DynamoDB: due-index shard key").load).toBeCloseTo(125, 0); // 2 x 64,000 / 1,024
-    // 20,000 lease requests in 5 s = 4,000/s, each held 6 s; 16,667 completions/s x 30 ms.
-    expect(row(rows, "Lambda: lease function").load).toBeCloseTo(24_000 + 500, 0);
-    expect(row(rows, "API Gateway (HTTP API)").load).toBeCloseTo(16_667, 0);
+    // A 1M-run second gets the longest lead, 25 s: 20,000 lease requests in 25 s = 800/s, each
+    // 150 ms; 1M completions in 60 s, 50 a request = 333/s, each 300 ms.
+    expect(row(rows, "Lambda: lease function").load).toBeCloseTo(800 * 0.15 + (1_000_000 / 60 / 50) * 0.3, 0);
+    expect(row(rows, "API Gateway (HTTP API)").load).toBeCloseTo(800, 0);
     expect(row(rows, "DynamoDB table: writes").load).toBeCloseTo(64_000 * 6, 0);
   });
 
-  it("moves as the design would: more tenants spread the tenant index, short holds free the Lambdas", () => {
+  it("moves as the design would: more tenants spread the tenant index, a Lambda hold fills the concurrency", () => {
     const spread = capacityModel({ ...DEFAULT_INPUTS, tenants: 100 });
     expect(row(spread, "DynamoDB: tenant-index key").load).toBeCloseTo(640, 0);
     expect(row(spread, "SQS: in-flight messages per lane").ratio).toBeLessThan(1);
-    const workerHold = capacityModel({ ...DEFAULT_INPUTS, leaseHoldMs: 100 });
-    expect(row(workerHold, "Lambda: lease function").load).toBeCloseTo(400 + 500, 0);
+    // Decision 0008's hold until the due instant (6 s a request) would need 4,800 + 100.
+    const lambdaHold = capacityModel({ ...DEFAULT_INPUTS, leaseHoldMs: 6_000 });
+    expect(row(lambdaHold, "Lambda: lease function").load).toBeCloseTo(4_800 + 100, 0);
   });
 });

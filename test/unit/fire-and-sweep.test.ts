@@ -1,13 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
+import {
+  DELIVERY_LEAD_SECONDS,
+  EARLY_HOLD_MS,
+  leadSecondsFor,
+  MAX_LEAD_SECONDS,
+} from "../../lambdas/core/delivery";
 import type { DueJob } from "../../lambdas/core/job";
-import { bucketOf, SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { bucketOf, SHARDS_PER_GROUP, SWEEP_GROUP_COUNT, shardOf } from "../../lambdas/core/keys";
 import { RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { fireJobs, IN_FLIGHT_MS } from "../../lambdas/core/use-cases/fire-jobs";
 import {
   bucketsToRead,
   CURSOR_SAFETY_MS,
+  densityLeads,
   MAX_CATCH_UP_BUCKETS,
   sweepGroup,
 } from "../../lambdas/core/use-cases/sweep-group";
@@ -166,5 +172,49 @@ describe("sweepGroup", () => {
     const far = bucketsToRead(0, 1000, 1000);
     expect(far).toHaveLength(MAX_CATCH_UP_BUCKETS + 1);
     expect(far.at(-1)).toBe(1000);
+  });
+});
+
+describe("the lead of a dense second (decision 0014)", () => {
+  it("grows with the runs due in the second: base lead, plus the time to lease them all, capped", () => {
+    expect(leadSecondsFor(0, 400)).toBe(DELIVERY_LEAD_SECONDS);
+    expect(leadSecondsFor(1, 400)).toBe(DELIVERY_LEAD_SECONDS + 1);
+    expect(leadSecondsFor(4_000, 400)).toBe(DELIVERY_LEAD_SECONDS + 10);
+    expect(leadSecondsFor(4_001, 400)).toBe(DELIVERY_LEAD_SECONDS + 11);
+    expect(leadSecondsFor(1_000_000, 400)).toBe(MAX_LEAD_SECONDS);
+    expect(leadSecondsFor(1_000, 0)).toBe(DELIVERY_LEAD_SECONDS); // no rate planned: the base lead
+    // Never beyond what the lease step accepts ahead.
+    expect((MAX_LEAD_SECONDS + 1) * 1000).toBeLessThanOrEqual(EARLY_HOLD_MS);
+  });
+
+  it("estimates a second's runs from one group's count times the number of groups", () => {
+    const due = NOW + 60_000;
+    const jobs = Array.from({ length: 10 }, (_, i) => ({ nextRunAt: due + i * 10 }) as DueJob);
+    const leadOf = densityLeads([...jobs, { nextRunAt: due + 5_000 } as DueJob], 32, 40);
+    expect(leadOf(due + 999)).toBe(DELIVERY_LEAD_SECONDS + 8); // 10 x 32 = 320 runs at 40 a second
+    expect(leadOf(due + 5_000)).toBe(DELIVERY_LEAD_SECONDS + 1); // 1 x 32 = 32 runs
+    expect(leadOf(due + 9_000)).toBe(DELIVERY_LEAD_SECONDS); // nothing due then
+  });
+
+  it("sends a dense second's runs earlier than a lone run's, from the same sweep", async () => {
+    // Prepare: 200 jobs due on one second, one due two seconds earlier; a planned 10 leases/s.
+    const deps = memoryDeps(NOW - HOUR, { leasesPerSecond: 10 });
+    const dense = NOW + 25_000;
+    for (let i = 0; i < 200; i++) await dueJob(deps, dense);
+    const lone = await dueJob(deps, dense - 2_000);
+    deps.clock.set(NOW);
+
+    // Act: every group swept, as a tick does.
+    for (let group = 0; group < SWEEP_GROUP_COUNT; group++) await sweepGroup(deps, group);
+
+    // Assess: the lone run's second counts 1 x 32 groups = 32 runs: a lead of 5 + 4 s, so its
+    // message shows up 23 - 9 s from now. Each group estimates the dense second from its own
+    // ~6 jobs (x 32): most get the longest lead and show up at once; none less than 9 s.
+    const delays = deps.queue.sent.map((s) => ({ jobId: s.message.jobId, delay: s.delaySeconds }));
+    expect(delays).toHaveLength(201);
+    expect(delays.find((d) => d.jobId === lone.jobId)?.delay).toBe(23 - (DELIVERY_LEAD_SECONDS + 4));
+    const denseDelays = delays.filter((d) => d.jobId !== lone.jobId).map((d) => d.delay);
+    expect(Math.max(...denseDelays)).toBeLessThanOrEqual(25 - (DELIVERY_LEAD_SECONDS + 4));
+    expect(denseDelays.sort((a, b) => a - b)[100]).toBe(0);
   });
 });

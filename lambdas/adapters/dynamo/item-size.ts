@@ -1,0 +1,95 @@
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import type { TableDefinition } from "../../definitions/table";
+
+/**
+ * DynamoDB's own rules for the size of an item and the write units a write consumes, table and
+ * global secondary indexes together. The local emulator reports the table's units only, so the
+ * benchmarks count with these instead (docs: "Working with items: item sizes and formats",
+ * "Global secondary indexes: provisioned throughput considerations").
+ */
+type Item = Record<string, AttributeValue>;
+
+const utf8 = (text: string) => Buffer.byteLength(text, "utf8");
+
+/** A number's size: its significant digits, two to a byte, plus one (at most 21 bytes). */
+function numberSize(text: string): number {
+  const digits = text
+    .replace(/^[-+]/, "")
+    .replace(/[eE].*$/, "")
+    .replace(".", "")
+    .replace(/^0+/, "")
+    .replace(/0+$/, "");
+  return Math.min(21, Math.ceil(Math.max(1, digits.length) / 2) + 1);
+}
+
+/** The size of one attribute value in bytes. */
+export function valueSize(value: AttributeValue): number {
+  if (value.S !== undefined) return utf8(value.S);
+  if (value.N !== undefined) return numberSize(value.N);
+  if (value.B !== undefined) return value.B.byteLength;
+  if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
+  if (value.SS !== undefined) return value.SS.reduce((sum, s) => sum + utf8(s), 0);
+  if (value.NS !== undefined) return value.NS.reduce((sum, n) => sum + numberSize(n), 0);
+  if (value.BS !== undefined) return value.BS.reduce((sum, b) => sum + b.byteLength, 0);
+  // A list or map: 3 bytes, plus 1 byte and the size of each element (and each key's name).
+  if (value.L !== undefined) return 3 + value.L.reduce((sum, v) => sum + 1 + valueSize(v), 0);
+  if (value.M !== undefined) {
+    return 3 + Object.entries(value.M).reduce((sum, [name, v]) => sum + 1 + utf8(name) + valueSize(v), 0);
+  }
+  return 0;
+}
+
+/** The size of an item in bytes: each attribute's name (UTF-8) and value. */
+export function itemSize(item: Item): number {
+  return Object.entries(item).reduce((sum, [name, value]) => sum + utf8(name) + valueSize(value), 0);
+}
+
+const KB = 1024;
+const units = (bytes: number) => Math.max(1, Math.ceil(bytes / KB));
+
+/** The part of an item an index keeps: its keys, the table's keys and the projected attributes. */
+function indexEntry(item: Item, keep: readonly string[]): Item {
+  const entry: Item = {};
+  for (const name of keep) if (item[name] !== undefined) entry[name] = item[name];
+  return entry;
+}
+
+const sameValue = (a: AttributeValue | undefined, b: AttributeValue | undefined) =>
+  JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The write units a successful write of `after` over `before` consumes (either may be absent:
+ * a put of a new item, a delete). The table: the larger image, a unit per KB. Each index: an
+ * entry added or removed is one write of its size; a key that changed is a delete and a put;
+ * projected attributes that changed under the same key, one update; nothing it keeps changed,
+ * nothing. A write that failed its condition consumes the table's units only.
+ */
+export function writeUnits(
+  table: TableDefinition,
+  before: Item | undefined,
+  after: Item | undefined,
+): { readonly table: number; readonly indexes: number } {
+  const tableUnits = units(Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0));
+  let indexUnits = 0;
+  for (const index of table.indexes) {
+    const keys = [index.partitionKey.name, index.sortKey.name];
+    const keep = [...keys, table.partitionKey.name, table.sortKey.name, ...index.projectedAttributes];
+    const inIndex = (item: Item | undefined) =>
+      item !== undefined && keys.every((k) => item[k] !== undefined);
+    const was = inIndex(before) ? indexEntry(before as Item, keep) : undefined;
+    const is = inIndex(after) ? indexEntry(after as Item, keep) : undefined;
+    if (!was && !is) continue;
+    if (!was || !is) {
+      indexUnits += units(itemSize((was ?? is) as Item));
+      continue;
+    }
+    if (keys.some((k) => !sameValue(was[k], is[k]))) {
+      indexUnits += units(itemSize(was)) + units(itemSize(is));
+      continue;
+    }
+    if (keep.some((name) => !sameValue(was[name], is[name]))) {
+      indexUnits += units(Math.max(itemSize(was), itemSize(is)));
+    }
+  }
+  return { table: tableUnits, indexes: indexUnits };
+}

@@ -1,0 +1,13 @@
+/**
+ * Memory of each Lambda function, in MB: the CDK stack sets it and bench-cost prices
+ * GB-seconds with it. The worker-facing function (leases, heartbeats, completions) waits on
+ * DynamoDB and SQS and never holds a response until a due instant (decision 0014): 256 MB
+ * leave it ~3x headroom over what it uses and halve its GB-seconds. The others parse and plan
+ * (zod, cron, time zones) and keep 512 MB for the CPU that comes with it.
+ */
+export const FUNCTION_MEMORY_MB = {
+  api: 512,
+  internal: 256,
+  tick: 512,
+  sweeper: 512,
+} as const;
