@@ -13,7 +13,8 @@
  * (median of the first 3 samples after it), and no lateness drift: over the last quarter's
  * windows, the median window p50 at most 100 ms and the median window p99 at most 250 ms above
  * the first post-warm-up quarter's. Single late windows are listed (the runs more than 1 s
- * late), not judged as drift. Exits non-zero if either check fails.
+ * late), not judged as drift. And on time (issue 14): no run started more than 1 s late, and
+ * every window's p99 at most 100 ms. Exits non-zero if any check fails.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -181,6 +182,8 @@ const worst = Math.max(...steady.map((s) => s.max));
 const totalRuns = samples.reduce((sum, s) => sum + s.runs, 0);
 const memoryOk = steady.length >= 3 && growth < 0.1;
 const latenessOk = steady.length >= 2 && lateP50 <= earlyP50 + 100 && lateP99 <= earlyP99 + 250;
+const worstWindowP99 = Math.max(...samples.filter((s) => s.runs > 0).map((s) => s.p99));
+const onTimeOk = slowest.length === 0 && worstWindowP99 <= 100;
 console.log(`\nruns started more than 1 s late: ${slowest.length}`);
 for (const late of slowest.slice(0, 10)) {
   console.log(`  ${late.runKey} attempt ${late.attempt}: ${late.lateMs} ms late (started ${late.at})`);
@@ -191,6 +194,7 @@ console.log(
     `${(growth * 100).toFixed(1)}% growth (limit 10%) ${memoryOk ? "ok" : "FAIL"}\n` +
     `lateness after warm-up, median of the windows' p50 / p99: first quarter ${earlyP50.toFixed(0)} / ${earlyP99.toFixed(0)} ms, ` +
     `last quarter ${lateP50.toFixed(0)} / ${lateP99.toFixed(0)} ms (limits +100 / +250 ms) ${latenessOk ? "ok" : "FAIL"}; ` +
-    `worst single run ${worst.toFixed(0)} ms`,
+    `worst single run ${worst.toFixed(0)} ms\n` +
+    `on time: ${slowest.length} runs more than 1 s late (limit 0), worst window p99 ${worstWindowP99.toFixed(0)} ms (limit 100) ${onTimeOk ? "ok" : "FAIL"}`,
 );
-process.exit(memoryOk && latenessOk && failedCreates === 0 ? 0 : 1);
+process.exit(memoryOk && latenessOk && onTimeOk && failedCreates === 0 ? 0 : 1);

@@ -71,7 +71,14 @@ function harness(clock: FakeClock, concurrency: number, workMs = 0) {
     },
     giveUp: (r) => givenUp.push(r.runKey),
   });
-  return { hold, started, givenUp, finishAll: () => finishers.splice(0).forEach((f) => f()) };
+  return {
+    hold,
+    started,
+    givenUp,
+    finishAll: () => {
+      for (const finish of finishers.splice(0)) finish();
+    },
+  };
 }
 
 describe("the worker SDK's hold", () => {
