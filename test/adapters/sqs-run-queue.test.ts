@@ -3,6 +3,7 @@ import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
+  DeleteMessageBatchCommand,
   DeleteMessageCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -241,8 +242,9 @@ describe("SqsRunQueue: handles", () => {
       ...Array.from({ length: 12 }, (_, i) => ({ receiptHandle: `${lane(1)} a${i}`, seconds: i })),
       { receiptHandle: `${lane(2)} b`, seconds: 3 },
     ];
-    await queue.hide(changes);
-    await queue.hide([]);
+    // Each refused entry is reported by its handle: entry 0 of every call.
+    expect(await queue.hide(changes)).toEqual([`${lane(1)} a0`, `${lane(1)} a10`, `${lane(2)} b`]);
+    expect(await queue.hide([])).toEqual([]);
     const calls = sqs.commandCalls(ChangeMessageVisibilityBatchCommand).map((c) => c.args[0].input);
     expect(calls.map((c) => [c.QueueUrl, c.Entries?.length])).toEqual([
       [lane(1), 10],
@@ -253,5 +255,23 @@ describe("SqsRunQueue: handles", () => {
       { Id: "0", ReceiptHandle: "a10", VisibilityTimeout: 10 },
       { Id: "1", ReceiptHandle: "a11", VisibilityTimeout: 11 },
     ]);
+  });
+
+  it("deletes many messages in one batch per lane, reporting refused entries and failed calls", async () => {
+    sqs
+      .on(DeleteMessageBatchCommand, { QueueUrl: lane(1) })
+      .resolves({ Successful: [], Failed: [{ Id: "1", Code: "ReceiptHandleIsInvalid", SenderFault: true }] })
+      .on(DeleteMessageBatchCommand, { QueueUrl: lane(2) })
+      .rejects(new Error("throttled"));
+    const failed = await newQueue().deleteBatch([`${lane(1)} a`, `${lane(1)} b`, `${lane(2)} c`]);
+    expect(failed).toEqual([`${lane(1)} b`, `${lane(2)} c`]);
+    expect(sqs).toHaveReceivedCommandWith(DeleteMessageBatchCommand, {
+      QueueUrl: lane(1),
+      Entries: [
+        { Id: "0", ReceiptHandle: "a" },
+        { Id: "1", ReceiptHandle: "b" },
+      ],
+    });
+    expect(await newQueue().deleteBatch([])).toEqual([]);
   });
 });

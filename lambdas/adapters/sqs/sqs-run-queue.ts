@@ -253,72 +253,69 @@ export class SqsRunQueue implements RunQueue {
   }
 
   async hide(changes: ReadonlyArray<{ receiptHandle: string; seconds: number }>): Promise<readonly string[]> {
-    const byQueue = new Map<string, Array<{ handle: string; receiptHandle: string; seconds: number }>>();
-    for (const change of changes) {
-      const { queueUrl, receiptHandle } = splitHandle(change.receiptHandle);
-      byQueue.set(queueUrl, [
-        ...(byQueue.get(queueUrl) ?? []),
-        { handle: change.receiptHandle, receiptHandle, seconds: change.seconds },
-      ]);
-    }
-    const batches = [...byQueue].flatMap(([queueUrl, entries]) =>
-      Array.from({ length: Math.ceil(entries.length / 10) }, (_, b) => ({
-        queueUrl,
-        entries: entries.slice(b * 10, b * 10 + 10),
-      })),
+    return inBatchesPerQueue(
+      changes.map((change) => ({ handle: change.receiptHandle, seconds: change.seconds })),
+      (queueUrl, batch) =>
+        this.sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((entry, i) => ({
+              Id: String(i),
+              ReceiptHandle: entry.receiptHandle,
+              VisibilityTimeout: entry.seconds,
+            })),
+          }),
+        ),
     );
-    // Failures are not errors here: a message that stays visible is sent back again.
-    const failed = await Promise.all(
-      batches.map(async ({ queueUrl, entries }) => {
-        try {
-          const result = await this.sqs.send(
-            new ChangeMessageVisibilityBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: entries.map((entry, i) => ({
-                Id: String(i),
-                ReceiptHandle: entry.receiptHandle,
-                VisibilityTimeout: entry.seconds,
-              })),
-            }),
-          );
-          return (result.Failed ?? []).flatMap((f) => entries[Number(f.Id)]?.handle ?? []);
-        } catch {
-          return entries.map((entry) => entry.handle);
-        }
-      }),
-    );
-    return failed.flat();
   }
 
-  async deleteBatch(handles: readonly string[]): Promise<readonly string[]> {
-    const byQueue = new Map<string, Array<{ handle: string; receiptHandle: string }>>();
-    for (const handle of handles) {
-      const { queueUrl, receiptHandle } = splitHandle(handle);
-      byQueue.set(queueUrl, [...(byQueue.get(queueUrl) ?? []), { handle, receiptHandle }]);
-    }
-    const failed = await Promise.all(
-      [...byQueue].flatMap(([queueUrl, entries]) =>
-        Array.from({ length: Math.ceil(entries.length / BATCH) }, async (_, b) => {
-          const batch = entries.slice(b * BATCH, b * BATCH + BATCH);
-          try {
-            const result = await this.sqs.send(
-              new DeleteMessageBatchCommand({
-                QueueUrl: queueUrl,
-                Entries: batch.map((entry, i) => ({ Id: String(i), ReceiptHandle: entry.receiptHandle })),
-              }),
-            );
-            return (result.Failed ?? []).flatMap((f) => batch[Number(f.Id)]?.handle ?? []);
-          } catch {
-            return batch.map((entry) => entry.handle);
-          }
-        }),
-      ),
+  deleteBatch(handles: readonly string[]): Promise<readonly string[]> {
+    return inBatchesPerQueue(
+      handles.map((handle) => ({ handle })),
+      (queueUrl, batch) =>
+        this.sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((entry, i) => ({ Id: String(i), ReceiptHandle: entry.receiptHandle })),
+          }),
+        ),
     );
-    return failed.flat();
   }
 
   async delete(handle: string): Promise<void> {
     const { queueUrl, receiptHandle } = splitHandle(handle);
     await this.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: receiptHandle }));
   }
+}
+
+/**
+ * Runs a batched SQS call for received messages: grouped by the queue their handle names, ten
+ * to a call. Never rejects: returns the handles whose entries failed, or whose call did.
+ */
+async function inBatchesPerQueue<E extends { readonly handle: string }>(
+  entries: readonly E[],
+  send: (
+    queueUrl: string,
+    batch: ReadonlyArray<E & { readonly receiptHandle: string }>,
+  ) => Promise<{ Failed?: Array<{ Id?: string | undefined }> | undefined }>,
+): Promise<readonly string[]> {
+  const byQueue = new Map<string, Array<E & { receiptHandle: string }>>();
+  for (const entry of entries) {
+    const { queueUrl, receiptHandle } = splitHandle(entry.handle);
+    byQueue.set(queueUrl, [...(byQueue.get(queueUrl) ?? []), { ...entry, receiptHandle }]);
+  }
+  const failed = await Promise.all(
+    [...byQueue].flatMap(([queueUrl, all]) =>
+      Array.from({ length: Math.ceil(all.length / BATCH) }, async (_, b) => {
+        const batch = all.slice(b * BATCH, b * BATCH + BATCH);
+        try {
+          const result = await send(queueUrl, batch);
+          return (result.Failed ?? []).flatMap((f) => batch[Number(f.Id)]?.handle ?? []);
+        } catch {
+          return batch.map((entry) => entry.handle);
+        }
+      }),
+    ),
+  );
+  return failed.flat();
 }
