@@ -1,3 +1,4 @@
+import { parseRunId } from "../../lambdas/core/ids";
 import type { AcceptedJob, ChaosTenant, WorkerEvent } from "./chaos-events";
 
 /**
@@ -50,6 +51,11 @@ export interface Books {
   readonly activeWithNothingToRun: string[];
   /** Executions of a run by a worker not bound to the run's tenant. */
   readonly crossTenant: string[];
+  /**
+   * Executions started before their run was due (leases are handed over ahead since issue 14;
+   * the worker must hold each run until then).
+   */
+  readonly startedEarly: string[];
 }
 
 /** The instants an every-minute UTC cron fires at, after `after` and up to `endAt`. */
@@ -147,8 +153,19 @@ export function keepBooks(
     byKind,
     activeWithNothingToRun,
     crossTenant: crossTenantExecutions(accepted, events, served),
+    startedEarly: earlyStarts(events),
     ...executionBooks(events, finalRows),
   };
+}
+
+/** Every execution that began before its run's scheduled instant (the run id carries it). */
+function earlyStarts(events: readonly WorkerEvent[]): string[] {
+  return events.flatMap((event) => {
+    if (event.e !== "start") return [];
+    const scheduledFor = parseRunId(event.runId)?.scheduledFor;
+    if (scheduledFor === undefined || event.at >= scheduledFor) return [];
+    return [`${event.runId}: started ${scheduledFor - event.at} ms before it was due (fence ${event.fence})`];
+  });
 }
 
 /** Every execution whose worker does not serve the tenant of the run's job (there must be none). */

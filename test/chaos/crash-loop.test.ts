@@ -345,7 +345,7 @@ describe("the local runtime in a crash loop", () => {
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
         `jobs by tenant: A ${accepted.filter((j) => j.tenant === "a").length}, B ${accepted.filter((j) => j.tenant === "b").length}; ` +
           `executions by worker: ${JSON.stringify(Object.fromEntries(CHAOS_WORKERS.map((w) => [w.id, events.filter((e) => e.e === "start" && e.worker === w.id).length])))}; ` +
-          `cross-tenant executions: ${books.crossTenant.length}`,
+          `cross-tenant executions: ${books.crossTenant.length}; executions started before due: ${books.startedEarly.length}`,
         `drain after the last restart: ${(drainMs / 1000).toFixed(1)} s; whole test ${minutes} min`,
       ].join("\n"),
     );
@@ -357,6 +357,7 @@ describe("the local runtime in a crash loop", () => {
       ...books.staleAccepted,
       ...books.outcomeWithoutCompletion,
       ...books.crossTenant,
+      ...books.startedEarly,
       ...books.activeWithNothingToRun.map(
         (id) =>
           `${id} (${kindOf.get(id)}): active with nothing to run; runs ${JSON.stringify(states.get(id)?.runs.map((r) => [r.scheduledFor, r.status, r.fence, r.error]))}`,
@@ -381,6 +382,7 @@ describe("the local runtime in a crash loop", () => {
     expect(books.outcomeWithoutCompletion).toEqual([]);
     expect(books.activeWithNothingToRun).toEqual([]);
     expect(books.crossTenant).toEqual([]);
+    expect(books.startedEarly).toEqual([]);
     expect(books.executions).toBeGreaterThan(0);
     passed = true;
   });
