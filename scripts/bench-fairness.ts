@@ -8,9 +8,10 @@
  *   npx tsx scripts/bench-fairness.ts [--a 5000] [--b 50] [--workers 4] [--max 50] [--requests 2]
  *                                     [--work-ms 20] [--trace]
  *
- * Each worker keeps --requests lease requests of up to --max runs in flight (a worker SDK that
- * holds 100 runs), holds what it leased until startAt, then executes 10 at a time, --work-ms
- * each ten, completing each ten in one batched call. Lateness is when the worker could start a
+ * Each worker runs as the SDK does: room for --requests x --max runs in hand (100), --requests
+ * pollers asking for up to --max while there is room (a second's pause after an answer that was
+ * not full), its hold executing 10 runs at once, --work-ms each, completions batched. Lateness
+ * is when the worker could start a
  * run: the later of its hand-over and its startAt (the SDK starts a held run at startAt when it
  * has a free slot: how many slots it has is the worker's capacity, not the scheduler's
  * fairness, which this measures). Prints both tenants' lateness percentiles and the drain time;
@@ -18,11 +19,13 @@
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
+import { createBatcher } from "../client/batcher";
+import { RunHold } from "../client/run-hold";
 import { createDocumentClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { MAX_LEAD_SECONDS } from "../lambdas/core/delivery";
 import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
-import { leaseRuns } from "../lambdas/core/use-cases/lease-runs";
+import { type Lease, leaseRuns } from "../lambdas/core/use-cases/lease-runs";
 import { oneOffJob, percentile, putJobs, startBenchStack, tickAhead } from "./bench-support";
 
 /** The worker the tests lease as: it serves the tenants these jobs belong to. */
@@ -80,16 +83,51 @@ const leased = new Set<string>();
 let duplicates = 0;
 let lastDone = 0;
 const total = counts.a + counts.b;
+// Each worker as the SDK runs one: its hold (10 runs executed at once, work-ms each, completed
+// in batches), room for `requestsPerWorker x max` runs in hand, and pollers that keep asking
+// while there is room, pausing a second after an answer that was not full (client/worker.ts).
+const capacity = requestsPerWorker * leaseMax;
+const workers = Array.from({ length: workerCount }, () => {
+  const complete = createBatcher<{ runId: string; fence: number; result: "succeeded" }, unknown>({
+    windowMs: 5,
+    maxItems: 100,
+    send: async (items) => {
+      const outcomes = await completeRuns(completionDeps, worker, { completions: items });
+      lastDone = Date.now();
+      return outcomes;
+    },
+  });
+  const hold = new RunHold<Lease>({
+    concurrency: 10,
+    start: async (lease) => {
+      await sleep(workMs);
+      await complete({ runId: lease.runId, fence: lease.fence, result: "succeeded" });
+    },
+    giveUp: (lease) => console.error(`given up: ${lease.runKey}`),
+  });
+  return { hold, asking: 0 };
+});
 await Promise.all(
   Array.from({ length: workerCount * requestsPerWorker }, async (_, i) => {
     const w = i % workerCount;
+    const state = workers[w];
+    if (!state) return;
     while (leased.size < total && Date.now() < dueAt + 300_000) {
+      const room = capacity - state.hold.inHand() - state.asking;
+      if (room <= 0) {
+        await sleep(20);
+        continue;
+      }
+      const max = Math.min(room, leaseMax);
+      state.asking += max;
       const asked = Date.now();
       const leases = await leaseRuns(deps, worker, {
         workerId: `w${w}`,
         types: ["fair"],
-        max: leaseMax,
+        max,
         waitSeconds: 1,
+      }).finally(() => {
+        state.asking -= max;
       });
       const at = Date.now();
       if (values.trace && leases.length > 0) {
@@ -101,21 +139,13 @@ await Promise.all(
         leased.add(lease.runKey);
         const startable = Math.max(at, Date.parse(lease.startAt));
         lateness[tenantOf.get(lease.jobId) ?? "a"].push(startable - Date.parse(lease.scheduledFor));
+        state.hold.add(lease);
       }
-      // The worker holds its batch until due, then executes it 10 at a time (work-ms a ten),
-      // completing each ten in one batched call.
-      for (let i = 0; i < leases.length; i += 10) {
-        const ten = leases.slice(i, i + 10);
-        await sleep(Math.max(...ten.map((lease) => Date.parse(lease.startAt))) - Date.now());
-        await sleep(workMs);
-        await completeRuns(completionDeps, worker, {
-          completions: ten.map((lease) => ({ runId: lease.runId, fence: lease.fence, result: "succeeded" })),
-        });
-      }
-      lastDone = Date.now();
+      if (leases.length > 0 && leases.length < max) await sleep(1_000);
     }
   }),
 );
+await Promise.all(workers.map((state) => state.hold.idle()));
 
 const report = (name: string, values: number[]) => {
   const sorted = [...values].sort((x, y) => x - y);

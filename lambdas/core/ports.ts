@@ -207,6 +207,13 @@ export interface ReceiveRequest {
   readonly max: number;
   readonly visibilitySeconds: number;
   readonly waitSeconds: number;
+  /**
+   * Lanes that filled their share may take what the others left only when the runs they gave
+   * are all due before this instant (epoch ms): a backlog fills a request, but runs leased ahead
+   * of a dense second come at fair shares, leaving the workers room for the other lanes' runs
+   * of that second that become visible a moment later.
+   */
+  readonly topUpDueBefore: number;
 }
 
 /** The lane a run travels in: one per (tenant, type). */
@@ -224,8 +231,8 @@ export interface RunQueue {
   send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void>;
   /**
    * Up to `max` messages of the given types and tenants, a fair share from each (tenant, type)
-   * lane; lanes that filled their share may also take what the others left. When nothing is
-   * ready it waits
+   * lane; lanes that filled their share may also take what the others left (see topUpDueBefore).
+   * When nothing is ready it waits
    * up to `waitSeconds` for a message, but once one lane has something it never waits longer
    * than a one-second poll for the others.
    */

@@ -53,6 +53,7 @@ const ask = (
   max,
   visibilitySeconds,
   waitSeconds,
+  topUpDueBefore: Number.MAX_SAFE_INTEGER,
 });
 
 /** Lanes known to the directory for every type. */
@@ -139,6 +140,16 @@ describe("SqsRunQueue: receiving fairly", () => {
     expect(received).toHaveLength(23);
     const first = received.find((r) => r.receiptHandle === `${lane(0)} h0-0`);
     expect(first?.message).toEqual(message(0).message);
+  });
+
+  it("tops a full lane up only when the runs it gave are due: runs leased ahead come at fair shares", async () => {
+    knownLanes(2);
+    sqs.on(ReceiveMessageCommand, { QueueUrl: lane(0) }).resolves({ Messages: messages(10, 0) });
+    sqs.on(ReceiveMessageCommand, { QueueUrl: lane(1) }).resolves({ Messages: [] });
+    // The messages are due at 0-9 ms: not before 5, so lane 0 is not topped up.
+    const received = await newQueue().receive({ ...ask(20, 37, 0), topUpDueBefore: 5 });
+    expect(sqs.commandCalls(ReceiveMessageCommand)).toHaveLength(2);
+    expect(received).toHaveLength(10);
   });
 
   it("long-polls every lane at once only when nothing was ready, and parses unreadable bodies as undefined", async () => {

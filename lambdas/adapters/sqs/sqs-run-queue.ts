@@ -141,8 +141,11 @@ export class SqsRunQueue implements RunQueue {
       received = await this.longPoll(shares, visibilitySeconds, waitSeconds);
       got = countOf(received);
     }
-    // Lanes that gave all they were asked for (or were at their share already) may have more.
-    const full = received.filter((r) => r.messages.length === r.share);
+    // Lanes that gave all they were asked for may have more: taken only if what they gave is due.
+    const dueSoon = (m: ReceivedRunMessage) =>
+      m.message !== undefined &&
+      Math.max(m.message.scheduledFor, m.message.notBefore ?? 0) < request.topUpDueBefore;
+    const full = received.filter((r) => r.messages.length === r.share && r.messages.every(dueSoon));
     if (got < max && full.length > 0) {
       const room = max - got;
       const more = await this.pass(

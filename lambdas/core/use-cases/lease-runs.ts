@@ -63,6 +63,8 @@ export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body:
       0,
       Math.min(request.waitSeconds, Math.floor((deadline - deps.clock.now()) / 1000) - 1),
     ),
+    // A backlog fills the request; runs of a dense second leased ahead come at fair shares.
+    topUpDueBefore: deps.clock.now() + (DELIVERY_LEAD_SECONDS + 1) * 1000,
   });
   const now = deps.clock.now();
   const near = await setAsideWhatCannotBeHandedOver(deps, worker, received, now);
