@@ -19,14 +19,19 @@
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
-import { createBatcher } from "../client/batcher";
 import { RunHold } from "../client/run-hold";
 import { createDocumentClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { MAX_LEAD_SECONDS } from "../lambdas/core/delivery";
-import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
 import { type Lease, leaseRuns } from "../lambdas/core/use-cases/lease-runs";
-import { oneOffJob, percentile, putJobs, startBenchStack, tickAhead } from "./bench-support";
+import {
+  completionBatcher,
+  oneOffJob,
+  percentile,
+  putJobs,
+  startBenchStack,
+  tickAhead,
+} from "./bench-support";
 
 /** The worker the tests lease as: it serves the tenants these jobs belong to. */
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["tenant-a", "tenant-b"] };
@@ -88,14 +93,8 @@ const total = counts.a + counts.b;
 // while there is room, pausing a second after an answer that was not full (client/worker.ts).
 const capacity = requestsPerWorker * leaseMax;
 const workers = Array.from({ length: workerCount }, () => {
-  const complete = createBatcher<{ runId: string; fence: number; result: "succeeded" }, unknown>({
-    windowMs: 5,
-    maxItems: 100,
-    send: async (items) => {
-      const outcomes = await completeRuns(completionDeps, worker, { completions: items });
-      lastDone = Date.now();
-      return outcomes;
-    },
+  const complete = completionBatcher(completionDeps, worker, () => {
+    lastDone = Date.now();
   });
   const hold = new RunHold<Lease>({
     concurrency: 10,

@@ -26,14 +26,19 @@ import {
   SendMessageBatchCommand,
 } from "@aws-sdk/client-sqs";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { createBatcher } from "../client/batcher";
 import { RunHold } from "../client/run-hold";
 import { createDocumentClient, createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { MAX_LEAD_SECONDS } from "../lambdas/core/delivery";
-import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
 import { type Lease, leaseRuns } from "../lambdas/core/use-cases/lease-runs";
-import { oneOffJob, percentile, putJobs, startBenchStack, tickAhead } from "./bench-support";
+import {
+  completionBatcher,
+  oneOffJob,
+  percentile,
+  putJobs,
+  startBenchStack,
+  tickAhead,
+} from "./bench-support";
 
 /** The worker the tests lease as: it serves the tenants these jobs belong to. */
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["bench-tenant"] };
@@ -101,14 +106,8 @@ let lastDone = 0;
 const completions: Promise<unknown>[] = [];
 // Each worker: its hold (no slot limit: the handlers take `--work-ms`) and its completion batcher.
 const holds = Array.from({ length: workerCount }, () => {
-  const complete = createBatcher<{ runId: string; fence: number; result: "succeeded" }, unknown>({
-    windowMs: 5,
-    maxItems: 100,
-    send: async (items) => {
-      const outcomes = await completeRuns(completionDeps, worker, { completions: items });
-      lastDone = Date.now();
-      return outcomes;
-    },
+  const complete = completionBatcher(completionDeps, worker, () => {
+    lastDone = Date.now();
   });
   return new RunHold<Lease>({
     concurrency: Number.MAX_SAFE_INTEGER,

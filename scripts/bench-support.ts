@@ -1,8 +1,11 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { createBatcher } from "../client/batcher";
 import { toJobItem } from "../lambdas/adapters/dynamo/job-item";
+import type { WorkerCaller } from "../lambdas/core/caller";
 import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
+import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { bootstrapStack } from "../local/bootstrap";
@@ -85,4 +88,20 @@ export async function startBenchStack(
       await dynamo.close();
     },
   };
+}
+
+/**
+ * A worker's completions as the SDK sends them: batched within 5 ms, up to 100 a call, through
+ * the use case behind POST /internal/completions. `onBatch` is told when a batch is recorded.
+ */
+export function completionBatcher(deps: SchedulerDeps, worker: WorkerCaller, onBatch: () => void) {
+  return createBatcher<{ runId: string; fence: number; result: "succeeded" }, unknown>({
+    windowMs: 5,
+    maxItems: 100,
+    send: async (items) => {
+      const outcomes = await completeRuns(deps, worker, { completions: items });
+      onBatch();
+      return outcomes;
+    },
+  });
 }
