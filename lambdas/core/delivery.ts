@@ -52,6 +52,11 @@ export function delaySecondsAfter(instant: number, now: number): number {
  */
 export const EARLY_HOLD_MS = (MAX_LEAD_SECONDS + 1) * 1000;
 
+/** When a message's run may start: its scheduled instant, or its retry's. */
+export function dueOf(message: Pick<RunMessage, "scheduledFor" | "notBefore">): number {
+  return Math.max(message.scheduledFor, message.notBefore ?? 0);
+}
+
 export function runMessageOf(
   run: Omit<RunMessage, "notBefore"> & { readonly retryAt?: number | undefined },
 ): RunMessage {

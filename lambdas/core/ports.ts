@@ -239,8 +239,6 @@ export interface RunQueue {
   receive(request: ReceiveRequest): Promise<ReceivedRunMessage[]>;
   /** Makes a received message visible again at once, for another worker. */
   release(receiptHandle: string): Promise<void>;
-  /** Keeps a received message invisible for `seconds` from now: the lease's new length. */
-  extend(receiptHandle: string, seconds: number): Promise<void>;
   /**
    * Sets many received messages' visibility at once (0: visible now), batched per queue. Never
    * rejects: a change that fails is dropped (the message only shows up sooner, and the lease

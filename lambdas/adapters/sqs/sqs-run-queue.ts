@@ -8,6 +8,7 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import { z } from "zod";
+import { dueOf } from "../../core/delivery";
 import type { ReceivedRunMessage, ReceiveRequest, RunMessage, RunQueue } from "../../core/ports";
 import type { Lane, LaneDirectory } from "./lane-directory";
 
@@ -143,8 +144,7 @@ export class SqsRunQueue implements RunQueue {
     }
     // Lanes that gave all they were asked for may have more: taken only if what they gave is due.
     const dueSoon = (m: ReceivedRunMessage) =>
-      m.message !== undefined &&
-      Math.max(m.message.scheduledFor, m.message.notBefore ?? 0) < request.topUpDueBefore;
+      m.message !== undefined && dueOf(m.message) < request.topUpDueBefore;
     const full = received.filter((r) => r.messages.length === r.share && r.messages.every(dueSoon));
     if (got < max && full.length > 0) {
       const room = max - got;

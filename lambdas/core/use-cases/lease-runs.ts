@@ -1,6 +1,6 @@
 import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
-import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../delivery";
+import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
@@ -116,11 +116,6 @@ async function hideUntilLapsed(deps: SchedulerDeps, granted: readonly Granted[],
       leaseExpiresAt: g.lease.leaseExpiresAt,
     });
   }
-}
-
-/** When a message's run may start: its scheduled instant, or its retry's. */
-function dueOf(message: RunMessage): number {
-  return Math.max(message.scheduledFor, message.notBefore ?? 0);
 }
 
 /**
