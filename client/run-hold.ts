@@ -66,6 +66,13 @@ export class RunHold<R extends HeldRun> {
     return this.waiting.size + this.ready.length + this.running;
   }
 
+  /** Runs held for a start later than `instant` (epoch ms): leased ahead of their time. */
+  heldStartingAfter(instant: number): number {
+    let count = 0;
+    for (const run of this.waiting.keys()) if (Date.parse(run.startAt) > instant) count += 1;
+    return count;
+  }
+
   executing(): number {
     return this.running;
   }

@@ -3,6 +3,7 @@ import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smit
 import { retryDelayMs } from "../lambdas/core/backoff";
 import type { Lease } from "../lambdas/core/use-cases/lease-runs";
 import { createBatcher } from "./batcher";
+import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room";
 import { type HoldClock, RunHold, systemHoldClock } from "./run-hold";
 import { createSignedFetch, type JsonResponse } from "./signed-fetch";
 
@@ -37,6 +38,7 @@ export interface WorkerOptions {
    * Runs held besides those executing: leased ahead of their time and waiting for it, or due
    * and waiting for a slot (default: as many as `concurrency`, at least 50). A spike's runs are
    * handed over in the seconds before it; a worker that can hold more takes more of them early.
+   * Runs more than 5 s ahead never take the last `concurrency` places (client/lease-room.ts).
    */
   readonly prefetch?: number;
   readonly region?: string;
@@ -72,8 +74,6 @@ export interface Worker {
   inFlight(): number;
 }
 
-/** The most runs one lease request asks for; more room means more requests in flight. */
-const MAX_PER_LEASE = 50;
 /**
  * A poller that got fewer runs than it asked for pauses before asking again: runs become
  * visible at least 5 s before they are due (DELIVERY_LEAD_SECONDS) and are handed over at once,
@@ -120,7 +120,8 @@ function itemResultsOf(body: unknown, count: number): ItemResult[] | undefined {
 
 export function createWorker(options: WorkerOptions): Worker {
   const concurrency = options.concurrency ?? 10;
-  const capacity = concurrency + (options.prefetch ?? Math.max(concurrency, 50));
+  const prefetch = options.prefetch ?? Math.max(concurrency, 50);
+  const capacity = concurrency + prefetch;
   const log = options.log ?? ((line: string) => console.log(line));
   const workerId = options.workerId ?? `${hostname()}-${process.pid}`;
   const clock = options.clock ?? systemHoldClock;
@@ -244,12 +245,17 @@ export function createWorker(options: WorkerOptions): Worker {
   async function poller(): Promise<void> {
     let idleMs = 0;
     while (!stopping.signal.aborted) {
-      const room = capacity - hold.inHand() - asking;
-      if (room <= 0) {
+      const max = leaseRoom({
+        concurrency,
+        prefetch,
+        inHand: hold.inHand(),
+        heldAhead: hold.heldStartingAfter(clock.now() + AHEAD_MS),
+        asking,
+      });
+      if (max <= 0) {
         await sleepUnless(50, stopping.signal);
         continue;
       }
-      const max = Math.min(room, MAX_PER_LEASE);
       asking += max; // the room is spoken for while the request is out
       let leases: LeasedRun[] = [];
       let pauseMs = 0;

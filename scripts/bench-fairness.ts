@@ -6,11 +6,13 @@
  * processes of their own; jobs are written straight to the table, swept by the first tick that sees them.
  *
  *   npx tsx scripts/bench-fairness.ts [--a 5000] [--b 50] [--workers 4] [--max 50] [--requests 2]
- *                                     [--work-ms 20] [--trace]
+ *                                     [--concurrency 10] [--prefetch 90] [--work-ms 20] [--trace]
  *
- * Each worker runs as the SDK does: room for --requests x --max runs in hand (100), --requests
- * pollers asking for up to --max while there is room (a second's pause after an answer that was
- * not full), its hold executing 10 runs at once, --work-ms each, completions batched. Lateness
+ * Each worker runs as the SDK does: its hold executing --concurrency runs at once (10), --work-ms
+ * each, completions batched; room for --prefetch more in hand (90), of which runs held more than
+ * 5 s ahead of their time never take the last --concurrency places (client/lease-room.ts);
+ * --requests pollers asking for up to --max while there is room (a second's pause after an
+ * answer that was not full). Lateness
  * is when the worker could start a
  * run: the later of its hand-over and its startAt (the SDK starts a held run at startAt when it
  * has a free slot: how many slots it has is the worker's capacity, not the scheduler's
@@ -19,6 +21,7 @@
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
+import { AHEAD_MS, leaseRoom } from "../client/lease-room";
 import { RunHold } from "../client/run-hold";
 import { createDocumentClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
@@ -44,13 +47,15 @@ const { values } = parseArgs({
     max: { type: "string", default: "50" },
     "work-ms": { type: "string", default: "20" },
     requests: { type: "string", default: "2" },
+    concurrency: { type: "string", default: "10" },
+    prefetch: { type: "string", default: "90" },
     trace: { type: "boolean" },
     help: { type: "boolean" },
   },
 });
 if (values.help) {
   console.log(
-    "usage: npx tsx scripts/bench-fairness.ts [--a 5000] [--b 50] [--workers 4] [--max 50] [--requests 2] [--work-ms 20] [--trace]",
+    "usage: npx tsx scripts/bench-fairness.ts [--a 5000] [--b 50] [--workers 4] [--max 50] [--requests 2] [--concurrency 10] [--prefetch 90] [--work-ms 20] [--trace]",
   );
   process.exit(0);
 }
@@ -58,8 +63,10 @@ const counts = { a: Number(values.a), b: Number(values.b) };
 const workerCount = Number(values.workers);
 const leaseMax = Number(values.max);
 const workMs = Number(values["work-ms"]);
-// A worker of concurrency 100 keeps 2 lease requests of up to 50 in flight (as the worker SDK does).
+// Pollers per worker (the SDK keeps one per 100 places in hand).
 const requestsPerWorker = Number(values.requests);
+const concurrency = Number(values.concurrency);
+const prefetch = Number(values.prefetch);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
 const stack = await startBenchStack("bench-fairness");
@@ -88,16 +95,16 @@ const leased = new Set<string>();
 let duplicates = 0;
 let lastDone = 0;
 const total = counts.a + counts.b;
-// Each worker as the SDK runs one: its hold (10 runs executed at once, work-ms each, completed
-// in batches), room for `requestsPerWorker x max` runs in hand, and pollers that keep asking
-// while there is room, pausing a second after an answer that was not full (client/worker.ts).
-const capacity = requestsPerWorker * leaseMax;
+// Each worker as the SDK runs one: its hold (`concurrency` runs executed at once, work-ms each,
+// completed in batches), room for `concurrency + prefetch` runs in hand as the SDK counts it
+// (client/lease-room.ts), and pollers that keep asking while there is room, pausing a second
+// after an answer that was not full (client/worker.ts).
 const workers = Array.from({ length: workerCount }, () => {
   const complete = completionBatcher(completionDeps, worker, () => {
     lastDone = Date.now();
   });
   const hold = new RunHold<Lease>({
-    concurrency: 10,
+    concurrency,
     start: async (lease) => {
       await sleep(workMs);
       await complete({ runId: lease.runId, fence: lease.fence, result: "succeeded" });
@@ -112,7 +119,13 @@ await Promise.all(
     const state = workers[w];
     if (!state) return;
     while (leased.size < total && Date.now() < dueAt + 300_000) {
-      const room = capacity - state.hold.inHand() - state.asking;
+      const room = leaseRoom({
+        concurrency,
+        prefetch,
+        inHand: state.hold.inHand(),
+        heldAhead: state.hold.heldStartingAfter(Date.now() + AHEAD_MS),
+        asking: state.asking,
+      });
       if (room <= 0) {
         await sleep(20);
         continue;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "../../client/lease-room";
 import { type HoldClock, RunHold, START_MARGIN_MS } from "../../client/run-hold";
 
 /**
@@ -175,5 +176,51 @@ describe("the worker SDK's hold", () => {
     await flush();
     expect(idle).toBe(true);
     expect(hold.inHand()).toBe(0);
+  });
+
+  it("counts the runs held ahead of their time until their start comes within the base lead", async () => {
+    const clock = new FakeClock(T - 20_000);
+    const { hold } = harness(clock, 10);
+    hold.add(run("due-at-T", T));
+    hold.add(run("due-at-T+3s", T + 3_000));
+    hold.add(run("now", T - 20_000));
+    await flush();
+    const ahead = () => hold.heldStartingAfter(clock.now() + AHEAD_MS);
+    expect(ahead()).toBe(2); // "now" is executing, not held
+    await clock.advance(15_000); // T - 5 s: "due-at-T" is within the base lead
+    expect(ahead()).toBe(1);
+    await clock.advance(3_001);
+    expect(ahead()).toBe(0);
+    expect(hold.inHand()).toBe(3);
+  });
+});
+
+describe("the worker SDK's lease room", () => {
+  const base = { concurrency: 10, prefetch: 50, inHand: 0, heldAhead: 0, asking: 0 };
+
+  it("asks for what fits in hand, at most a request's worth, when nothing is held ahead", () => {
+    expect(leaseRoom(base)).toBe(MAX_PER_LEASE);
+    expect(leaseRoom({ ...base, inHand: 40 })).toBe(20);
+    expect(leaseRoom({ ...base, inHand: 40, asking: 15 })).toBe(5);
+    // Runs due soon may take every place, the last `concurrency` ones included.
+    expect(leaseRoom({ ...base, inHand: 55 })).toBe(5);
+    expect(leaseRoom({ ...base, inHand: 60 })).toBe(0);
+    expect(leaseRoom({ ...base, concurrency: 300, prefetch: 50, asking: 200 })).toBe(MAX_PER_LEASE);
+  });
+
+  it("keeps the last `concurrency` places for runs due soon once runs are held ahead", () => {
+    expect(leaseRoom({ ...base, inHand: 30, heldAhead: 30 })).toBe(20);
+    expect(leaseRoom({ ...base, inHand: 30, heldAhead: 30, asking: 20 })).toBe(0);
+    expect(leaseRoom({ ...base, inHand: 50, heldAhead: 50 })).toBe(0);
+    // The places a run held ahead frees when its start comes near are usable again.
+    expect(leaseRoom({ ...base, inHand: 50, heldAhead: 45 })).toBe(5);
+    expect(leaseRoom({ ...base, inHand: 50, heldAhead: 0 })).toBe(10);
+  });
+
+  it("never asks for a negative number, whatever the counts", () => {
+    for (const inHand of [0, 59, 60, 61, 200])
+      for (const heldAhead of [0, 1, 50, 51])
+        for (const asking of [0, 50, 100])
+          expect(leaseRoom({ ...base, inHand, heldAhead, asking })).toBeGreaterThanOrEqual(0);
   });
 });
