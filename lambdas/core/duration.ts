@@ -1,9 +1,13 @@
 import { Duration } from "luxon";
 import { ValidationError } from "./errors";
 
+/** The longest duration any field takes: a year and a day, whichever way it is written. */
+export const MAX_DURATION_MS = 366 * 86_400_000;
+
 /**
  * A length of time as the API takes it: whole seconds, or an ISO 8601 duration of fixed length
- * (PT15M, P1D). Months and years vary in length and are refused.
+ * (PT15M, P1D). Months and years vary in length and are refused; so is anything over 366 days
+ * (P1000000000D would overflow the numbers DynamoDB and the SDK carry).
  */
 export function durationMs(value: number | string, field: string): number {
   if (typeof value === "number") return value * 1000;
@@ -15,6 +19,9 @@ export function durationMs(value: number | string, field: string): number {
     throw new ValidationError(`${field}: months and years vary in length; use days or smaller units`, field);
   }
   const ms = duration.as("milliseconds");
-  if (ms < 1000) throw new ValidationError(`${field}: must be at least one second`, field);
+  if (!Number.isFinite(ms) || ms < 1000) {
+    throw new ValidationError(`${field}: must be at least one second`, field);
+  }
+  if (ms > MAX_DURATION_MS) throw new ValidationError(`${field}: must be at most 366 days`, field);
   return ms;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { documentSize } from "./document-limits";
 
 /**
  * Request bodies and query strings of the API, as zod schemas. Objects are strict: an unknown
@@ -61,7 +62,16 @@ export const createJobRequest = z
         (value) => Buffer.byteLength(JSON.stringify(value ?? null), "utf8") <= MAX_PAYLOAD_BYTES,
         `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`,
       )
-      .meta({ description: "Any JSON, at most 256 KiB; handed to the worker with each run" }),
+      // Stored as a DynamoDB map, a payload can take far more room than its JSON (a list of
+      // small numbers: 3 bytes an element, not 2); the job item must stay under 400 KB.
+      .refine(
+        (value) => documentSize(value ?? null) <= MAX_PAYLOAD_BYTES,
+        `must be at most ${MAX_PAYLOAD_BYTES} bytes as DynamoDB counts them (lists and maps cost 3 bytes, and 1 an element)`,
+      )
+      .meta({
+        description:
+          "Any JSON, at most 256 KiB (as JSON and as DynamoDB sizes it), nested at most 31 levels, numbers within +-(2^53 - 1); handed to the worker with each run",
+      }),
     idempotencyKey: z
       .string()
       .min(1)

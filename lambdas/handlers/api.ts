@@ -8,7 +8,7 @@ import { listDeadLetters, replayAllDeadLetters, replayDeadLetter } from "../core
 import { getJob } from "../core/use-cases/get-job";
 import { listJobs, listRuns } from "../core/use-cases/list-jobs";
 import { httpErrors } from "./http/error-middleware";
-import { callerOf, type HttpEvent, jsonBody, pathParameter } from "./http/request";
+import { callerOf, type HttpEvent, jsonBody, pathParameter, queryParameters } from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
 import { openApiDocument } from "./openapi";
@@ -20,7 +20,6 @@ export function createApiHandler(deps: HandlerDeps) {
       200,
       await controlJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"), action),
     );
-  const query = (event: HttpEvent) => event.queryStringParameters ?? {};
 
   const route = dispatch({
     "POST /api/v1/jobs": async (event) => {
@@ -28,7 +27,7 @@ export function createApiHandler(deps: HandlerDeps) {
       return json(result.created ? 201 : 200, { jobId: result.jobId, nextRunAt: result.nextRunAt });
     },
     "GET /api/v1/jobs": async (event) =>
-      json(200, await listJobs(deps, callerOf(event, deps.tenantMapping), query(event))),
+      json(200, await listJobs(deps, callerOf(event, deps.tenantMapping), queryParameters(event))),
     "GET /api/v1/jobs/{jobId}": async (event) =>
       json(200, await getJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"))),
     "DELETE /api/v1/jobs/{jobId}": control("cancel"),
@@ -39,18 +38,18 @@ export function createApiHandler(deps: HandlerDeps) {
           deps,
           callerOf(event, deps.tenantMapping),
           pathParameter(event, "jobId"),
-          query(event),
+          queryParameters(event),
         ),
       ),
     "POST /api/v1/jobs/{jobId}/pause": control("pause"),
     "POST /api/v1/jobs/{jobId}/resume": control("resume"),
     "GET /api/v1/schedules/preview": async (event) => {
       callerOf(event, deps.tenantMapping);
-      return json(200, previewSchedule(query(event), deps.clock.now()));
+      return json(200, previewSchedule(queryParameters(event), deps.clock.now()));
     },
     "GET /api/v1/openapi.json": async () => json(200, openApiDocument()),
     "GET /api/v1/dead-letters": async (event) =>
-      json(200, await listDeadLetters(deps, callerOf(event, deps.tenantMapping), query(event))),
+      json(200, await listDeadLetters(deps, callerOf(event, deps.tenantMapping), queryParameters(event))),
     "POST /api/v1/dead-letters/replay": async (event) =>
       json(200, await replayAllDeadLetters(deps, callerOf(event, deps.tenantMapping))),
     "POST /api/v1/dead-letters/{runId}/replay": async (event) =>

@@ -19,7 +19,7 @@ import {
   jobPk,
   toJobItem,
 } from "./job-item";
-import { decodeCursor, encodeCursor } from "./page-cursor";
+import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
 
 const sweepCursorKey = (group: number) => ({ pk: `SWEEP#${String(group).padStart(4, "0")}`, sk: "CURSOR" });
 
@@ -77,7 +77,7 @@ export class DynamoJobStore implements JobStore {
         IndexName: DUE_INDEX.name,
         KeyConditionExpression: "dueKey = :k AND dueAt < :before",
         ExpressionAttributeValues: { ":k": dueKey, ":before": before },
-        ExclusiveStartKey: decodeCursor(cursor),
+        ExclusiveStartKey: decodeCursor(cursor, keyShapeOf(DUE_INDEX)),
         ReturnConsumedCapacity: "TOTAL",
       }),
     );
@@ -153,6 +153,7 @@ export class DynamoJobStore implements JobStore {
     const items: JobSummary[] = [];
     let startKey = decodeCursor(
       cursor,
+      keyShapeOf(TENANT_INDEX),
       (key) => key.jobTenant === tenant && typeof key.createdAt === "number",
     );
     // With a filter a page may match fewer than asked for: read on, a bounded number of times.

@@ -1,4 +1,5 @@
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { numberSize } from "../../core/document-limits";
 import type { TableDefinition } from "../../definitions/table";
 
 /**
@@ -10,17 +11,6 @@ import type { TableDefinition } from "../../definitions/table";
 type Item = Record<string, AttributeValue>;
 
 const utf8 = (text: string) => Buffer.byteLength(text, "utf8");
-
-/** A number's size: its significant digits, two to a byte, plus one (at most 21 bytes). */
-function numberSize(text: string): number {
-  const digits = text
-    .replace(/^[-+]/, "")
-    .replace(/[eE].*$/, "")
-    .replace(".", "")
-    .replace(/^0+/, "")
-    .replace(/0+$/, "");
-  return Math.min(21, Math.ceil(Math.max(1, digits.length) / 2) + 1);
-}
 
 /** The size of one attribute value in bytes. */
 export function valueSize(value: AttributeValue): number {

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2WithIAMAuthorizer } from "aws-lambda";
 import type { Caller, WorkerCaller } from "../../core/caller";
+import { documentProblem, isWellFormed } from "../../core/document-limits";
 import { ForbiddenError, ValidationError } from "../../core/errors";
 import type { WorkerBindings } from "../../definitions/worker-bindings";
 
@@ -8,24 +9,74 @@ export type HttpEvent = APIGatewayProxyEventV2WithIAMAuthorizer;
 /** Largest request body accepted: the payload limit plus room for the other fields. */
 const MAX_BODY_BYTES = 300 * 1024;
 
-/** The request's JSON body; an absent body is an empty object. */
+/** Longest path parameter or query value accepted (ids, cursors, names are all far shorter). */
+const MAX_PARAMETER_LENGTH = 4096;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The request's JSON body; an absent body is an empty object. Every value in it already meets
+ * DynamoDB's document rules (lambdas/core/document-limits.ts: valid UTF-8, numbers DynamoDB
+ * and the SDK can carry, nesting, keys), the body itself counting as level 0, so a payload is a
+ * top-level attribute: one check at the edge, before any use case reads it.
+ */
 export function jsonBody(event: HttpEvent): unknown {
   if (event.body === undefined || event.body === "") return {};
-  const text = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
-  if (Buffer.byteLength(text, "utf8") > MAX_BODY_BYTES) {
-    throw new ValidationError(`body: larger than ${MAX_BODY_BYTES} bytes`, "body");
+  let text: string;
+  if (event.isBase64Encoded) {
+    const bytes = Buffer.from(event.body, "base64");
+    if (bytes.byteLength > MAX_BODY_BYTES) bodyTooLarge();
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      throw new ValidationError("body: not valid UTF-8", "body");
+    }
+  } else {
+    text = event.body;
   }
+  if (Buffer.byteLength(text, "utf8") > MAX_BODY_BYTES) bodyTooLarge();
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new ValidationError("body: not valid JSON", "body");
   }
+  const problem = documentProblem(body, 0);
+  if (problem) {
+    const field = problem.path.length === 0 ? "body" : problem.path.join(".");
+    throw new ValidationError(`${field}: ${problem.message}`, field);
+  }
+  return body;
+}
+
+function bodyTooLarge(): never {
+  throw new ValidationError(`body: larger than ${MAX_BODY_BYTES} bytes`, "body");
+}
+
+/** A path parameter or query value: valid Unicode and of a sane length, or a 400 naming it. */
+function checkedParameter(name: string, value: string): string {
+  if (!isWellFormed(value)) {
+    throw new ValidationError(`${name}: not valid Unicode (a lone surrogate has no UTF-8 form)`, name);
+  }
+  if (value.length > MAX_PARAMETER_LENGTH) {
+    throw new ValidationError(`${name}: longer than ${MAX_PARAMETER_LENGTH} characters`, name);
+  }
+  return value;
 }
 
 export function pathParameter(event: HttpEvent, name: string): string {
   const value = event.pathParameters?.[name];
   if (value === undefined || value === "") throw new ValidationError(`${name}: missing from the path`, name);
-  return value;
+  return checkedParameter(name, value);
+}
+
+/** The query string's parameters, each checked as path parameters are; the schemas do the rest. */
+export function queryParameters(event: HttpEvent): Record<string, string | undefined> {
+  const query = event.queryStringParameters ?? {};
+  for (const [name, value] of Object.entries(query)) {
+    checkedParameter(isWellFormed(name) ? name : "query", name);
+    if (value !== undefined) checkedParameter(name, value);
+  }
+  return query;
 }
 
 /**
