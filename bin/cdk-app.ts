@@ -3,6 +3,7 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { MAX_PAYLOAD_BYTES } from "../lambdas/core/schemas";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { JobschedStack } from "../lib/jobsched-stack";
+import { stackLimitsFrom } from "../lib/stack-limits";
 
 /**
  * The CDK app: `npx cdk synth` works offline; `npx cdk deploy` installs jobsched in an account.
@@ -15,7 +16,9 @@ import { JobschedStack } from "../lib/jobsched-stack";
  *   jobsched:retryCapSeconds (3600), jobsched:maxPayloadBytes (262144, the most),
  *   jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10),
  *   jobsched:workers: worker bindings, {"<worker role ARN>": ["<tenant>", ...]} (an object in
- *   cdk.json, or its JSON text with -c); a binding that names no tenant stops the synth.
+ *   cdk.json, or its JSON text with -c); a binding that names no tenant stops the synth;
+ *   jobsched:logRetentionDays (90), jobsched:apiRateLimit (2000), jobsched:apiBurstLimit (4000),
+ *   jobsched:reservedConcurrency ({"tick":2,"sweeper":32,"internal":300}; lib/stack-limits.ts).
  */
 const app = new App();
 const context = (name: string): string | undefined => {
@@ -49,5 +52,6 @@ new JobschedStack(app, "Jobsched", {
   latenessAlarmSeconds:
     context("latenessAlarmSeconds") === undefined ? undefined : Number(context("latenessAlarmSeconds")),
   workers: app.node.tryGetContext("jobsched:workers"),
+  limits: stackLimitsFrom((name) => app.node.tryGetContext(`jobsched:${name}`) ?? undefined),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

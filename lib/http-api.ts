@@ -3,9 +3,10 @@ import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from "aws-cdk-
 import { HttpIamAuthorizer } from "aws-cdk-lib/aws-apigatewayv2-authorizers";
 import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
-import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { type FunctionName, ROUTES } from "../lambdas/definitions/routes";
+import type { StackLimits } from "./stack-limits";
 
 /**
  * The HTTPS API: an API Gateway HTTP API (a third of the REST API's price per request, and it
@@ -14,7 +15,12 @@ import { type FunctionName, ROUTES } from "../lambdas/definitions/routes";
 export class SchedulerHttpApi extends Construct {
   readonly api: HttpApi;
 
-  constructor(scope: Construct, id: string, functions: Readonly<Record<FunctionName, IFunction>>) {
+  constructor(
+    scope: Construct,
+    id: string,
+    functions: Readonly<Record<FunctionName, IFunction>>,
+    limits: Pick<StackLimits, "logRetentionDays" | "apiRateLimit" | "apiBurstLimit">,
+  ) {
     super(scope, id);
     this.api = new HttpApi(this, "Api", {
       description: "jobsched: schedule jobs and lease their runs (IAM / SigV4 auth)",
@@ -23,7 +29,7 @@ export class SchedulerHttpApi extends Construct {
     });
     // The default stage, with an access log: who called what, when, and the answer.
     const accessLog = new LogGroup(this, "AccessLog", {
-      retention: RetentionDays.THREE_MONTHS,
+      retention: limits.logRetentionDays as RetentionDays,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     new HttpStage(this, "DefaultStage", {
@@ -31,6 +37,8 @@ export class SchedulerHttpApi extends Construct {
       stageName: "$default",
       autoDeploy: true,
       accessLogSettings: { destination: new LogGroupLogDestination(accessLog) },
+      // Past this API Gateway answers 429 before any function runs (lib/stack-limits.ts).
+      throttle: { rateLimit: limits.apiRateLimit, burstLimit: limits.apiBurstLimit },
     });
     const integrations = {
       api: new HttpLambdaIntegration("ApiIntegration", functions.api),

@@ -10,6 +10,7 @@ import { JobsTable } from "./jobs-table";
 import { Observability } from "./observability";
 import { RunQueues } from "./run-queues";
 import { SchedulerFunctions } from "./scheduler-functions";
+import { DEFAULT_STACK_LIMITS, type StackLimits } from "./stack-limits";
 
 export interface JobschedStackProps extends StackProps {
   readonly settings?: Partial<SchedulerSettings>;
@@ -23,6 +24,8 @@ export interface JobschedStackProps extends StackProps {
    * tenant stops the synth. Without any, no principal may call /internal/*.
    */
   readonly workers?: unknown;
+  /** Log retention, API throttling, reserved concurrency (lib/stack-limits.ts). */
+  readonly limits?: StackLimits;
 }
 
 /** jobsched in one stack: table, queues, Lambdas, the HTTP API, the minute tick, alarms. */
@@ -30,6 +33,7 @@ export class JobschedStack extends Stack {
   constructor(scope: Construct, id: string, props: JobschedStackProps = {}) {
     super(scope, id, props);
     const settings = { ...CLOUD_SETTINGS, ...props.settings };
+    const limits = props.limits ?? DEFAULT_STACK_LIMITS;
     const workerBindings = parseWorkerBindings(props.workers ?? {}, "context jobsched:workers");
     if (workerBindings.size === 0) {
       Annotations.of(this).addWarningV2(
@@ -46,8 +50,14 @@ export class JobschedStack extends Stack {
       sweepQueue: queues.sweepQueue,
       settings,
       workerBindings,
+      limits,
     });
-    const http = new SchedulerHttpApi(this, "Http", { api: functions.api, internal: functions.internal });
+    const http = new SchedulerHttpApi(
+      this,
+      "Http",
+      { api: functions.api, internal: functions.internal },
+      limits,
+    );
     new AccessPolicies(this, "Access", http);
     new Observability(this, "Observability", {
       runDeadLetterQueue: queues.deadLetterQueue,

@@ -1,4 +1,4 @@
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import {
   Alarm,
   ComparisonOperator,
@@ -10,6 +10,8 @@ import {
   TreatMissingData,
 } from "aws-cdk-lib/aws-cloudwatch";
 import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
+import { ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { Key } from "aws-cdk-lib/aws-kms";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
@@ -50,7 +52,19 @@ export class Observability extends Construct {
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
-    this.topic = new Topic(this, "Alarms", { displayName: "jobsched alarms", enforceSSL: true });
+    // Encrypted at rest with a key of the stack's own: CloudWatch cannot publish to a topic under
+    // the AWS-managed SNS key, whose policy cannot be changed to let it.
+    const key = new Key(this, "AlarmTopicKey", {
+      description: "jobsched alarm topic",
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    key.grant(new ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*");
+    this.topic = new Topic(this, "Alarms", {
+      displayName: "jobsched alarms",
+      enforceSSL: true,
+      masterKey: key,
+    });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     const action: IAlarmAction = new SnsAction(this.topic);
     const alarm = (name: string, description: string, m: Metric, threshold: number, periods = 1) => {

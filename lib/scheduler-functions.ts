@@ -1,15 +1,17 @@
 import { join } from "node:path";
-import { Duration } from "aws-cdk-lib";
+import { Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
+import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
+import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_SECONDS } from "../lambdas/definitions/functions";
 import type { SchedulerSettings } from "../lambdas/definitions/settings";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
+import type { StackLimits } from "./stack-limits";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -22,7 +24,10 @@ export interface SchedulerFunctionsProps {
   readonly settings: SchedulerSettings;
   /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
   readonly workerBindings: WorkerBindings;
+  readonly limits: StackLimits;
 }
+
+type FunctionRole = keyof typeof FUNCTION_MEMORY_MB;
 
 /** Lambda allows 4 KB of environment variables per function, names and values together. */
 const LAMBDA_ENVIRONMENT_LIMIT_BYTES = 4 * 1024;
@@ -68,21 +73,24 @@ export class SchedulerFunctions extends Construct {
       MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
-    const make = (
-      name: string,
-      entry: string,
-      memorySize: number,
-      timeout: Duration,
-      extra: Record<string, string> = {},
-    ) => {
+    const make = (name: string, entry: string, role: FunctionRole, extra: Record<string, string> = {}) => {
       checkEnvironmentFits(name, { ...environment, ...extra });
+      const reserved = props.limits.reservedConcurrency[role as keyof StackLimits["reservedConcurrency"]];
       return new NodejsFunction(this, name, {
         entry: join(ROOT, "lambdas/handlers", entry),
         handler: "handler",
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
-        memorySize,
-        timeout,
+        memorySize: FUNCTION_MEMORY_MB[role],
+        timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS[role]),
+        // Capacity kept for the functions that keep runs moving, whatever floods the API;
+        // it is also their ceiling (lib/stack-limits.ts).
+        ...(reserved ? { reservedConcurrentExecutions: reserved } : {}),
+        // A log group of the stack's own, so that its retention is set (and kept) by the stack.
+        logGroup: new LogGroup(this, `${name}Logs`, {
+          retention: props.limits.logRetentionDays as RetentionDays,
+          removalPolicy: RemovalPolicy.DESTROY,
+        }),
         environment: { ...environment, ...extra },
         loggingFormat: LoggingFormat.JSON,
         projectRoot: ROOT,
@@ -100,13 +108,13 @@ export class SchedulerFunctions extends Construct {
       });
     };
 
-    this.api = make("Api", "api.ts", FUNCTION_MEMORY_MB.api, Duration.seconds(29));
+    this.api = make("Api", "api.ts", "api");
     // Only the lease protocol needs the worker bindings.
-    this.internal = make("Internal", "internal.ts", FUNCTION_MEMORY_MB.internal, Duration.seconds(29), {
+    this.internal = make("Internal", "internal.ts", "internal", {
       WORKER_BINDINGS: serializeWorkerBindings(props.workerBindings),
     });
-    this.tick = make("Tick", "tick.ts", FUNCTION_MEMORY_MB.tick, Duration.seconds(60));
-    this.sweeper = make("Sweeper", "sweep.ts", FUNCTION_MEMORY_MB.sweeper, Duration.seconds(60));
+    this.tick = make("Tick", "tick.ts", "tick");
+    this.sweeper = make("Sweeper", "sweep.ts", "sweeper");
     this.sweeper.addEventSource(
       new SqsEventSource(props.sweepQueue, {
         batchSize: 4,

@@ -11,3 +11,15 @@ export const FUNCTION_MEMORY_MB = {
   tick: 512,
   sweeper: 512,
 } as const;
+
+/**
+ * Timeout of each Lambda function, in seconds. The HTTP functions stop a second before API
+ * Gateway's 30 s; the tick and the sweeper get a minute (a sweep of a dense group writes for a
+ * while). The sweep queue's visibility is derived from the sweeper's (definitions/queues.ts).
+ */
+export const FUNCTION_TIMEOUT_SECONDS = {
+  api: 29,
+  internal: 29,
+  tick: 60,
+  sweeper: 60,
+} as const;

@@ -1,3 +1,5 @@
+import { FUNCTION_TIMEOUT_SECONDS } from "./functions";
+
 /**
  * The one definition of jobsched's SQS queues, read by the CDK construct, the local bootstrap
  * and the adapters.
@@ -31,13 +33,17 @@ export const RUN_DEAD_LETTER_QUEUE = {
 } as const satisfies QueueDefinition;
 
 /**
- * The tick's fan-out: one message per group of shards, consumed by the sweeper Lambda. The
- * visibility timeout outlasts a sweep (60 s), so a failed group is swept again a little later;
- * after 5 failures the message is kept aside in the dead-letter queue for an alarm.
+ * The tick's fan-out: one message per group of shards, consumed by the sweeper Lambda. Its
+ * visibility timeout is six times the sweeper's timeout, as AWS advises for a queue that feeds a
+ * function (the event source may retry a batch and keep messages while it does): a message is
+ * never handed to a second sweeper while the first may still run. A failed group waits for
+ * this, but not for its runs: the next tick sends the group again within a minute, and a sweep
+ * is idempotent (the group's cursor). After 5 failures the message is kept aside in the
+ * dead-letter queue for an alarm.
  */
 export const SWEEP_QUEUE = {
   logicalName: "sweeps",
-  visibilityTimeoutSeconds: 120,
+  visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.sweeper,
   retentionSeconds: 3600,
   deadLetter: { logicalName: "sweeps-dlq", maxReceiveCount: 5 },
 } as const satisfies QueueDefinition;

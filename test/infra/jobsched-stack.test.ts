@@ -1,11 +1,12 @@
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FUNCTION_MEMORY_MB } from "../../lambdas/definitions/functions";
+import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_SECONDS } from "../../lambdas/definitions/functions";
 import { RUN_QUEUE, SWEEP_QUEUE } from "../../lambdas/definitions/queues";
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { JobschedStack } from "../../lib/jobsched-stack";
+import { DEFAULT_STACK_LIMITS, stackLimitsFrom } from "../../lib/stack-limits";
 import { createTableInput } from "../../local/bootstrap";
 
 describe("JobschedStack", () => {
@@ -118,5 +119,107 @@ describe("JobschedStack", () => {
         for (const action of [Action].flat()) expect(String(action)).not.toMatch(/\*/);
       }
     }
+  });
+
+  it("gives the sweep queue six times the sweeper's timeout of visibility, as AWS advises", () => {
+    expect(SWEEP_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * FUNCTION_TIMEOUT_SECONDS.sweeper);
+    template.hasResourceProperties("AWS::Lambda::Function", { Timeout: FUNCTION_TIMEOUT_SECONDS.sweeper });
+    template.hasResourceProperties("AWS::SQS::Queue", {
+      VisibilityTimeout: 6 * FUNCTION_TIMEOUT_SECONDS.sweeper,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: SWEEP_QUEUE.deadLetter.maxReceiveCount }),
+    });
+  });
+
+  it("throttles the API stage", () => {
+    template.hasResourceProperties("AWS::ApiGatewayV2::Stage", {
+      DefaultRouteSettings: Match.objectLike({
+        ThrottlingRateLimit: DEFAULT_STACK_LIMITS.apiRateLimit,
+        ThrottlingBurstLimit: DEFAULT_STACK_LIMITS.apiBurstLimit,
+      }),
+    });
+  });
+
+  it("reserves concurrency for the tick, the sweeper and the worker protocol, not for the tenant API", () => {
+    const reserved = Object.values(template.findResources("AWS::Lambda::Function"))
+      .map((f) => (f.Properties as { ReservedConcurrentExecutions?: number }).ReservedConcurrentExecutions)
+      .filter((n) => n !== undefined)
+      .sort((a, b) => (a as number) - (b as number));
+    const { tick, sweeper, internal } = DEFAULT_STACK_LIMITS.reservedConcurrency;
+    expect(reserved).toEqual([tick, sweeper, internal].sort((a, b) => a - b));
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      MemorySize: FUNCTION_MEMORY_MB.internal,
+      ReservedConcurrentExecutions: internal,
+    });
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Timeout: FUNCTION_TIMEOUT_SECONDS.tick,
+      ReservedConcurrentExecutions: tick,
+    });
+  });
+
+  it("keeps every function's logs, and the API's access log, for the configured retention", () => {
+    const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
+      (g) => (g.Properties as { RetentionInDays?: number }).RetentionInDays,
+    );
+    expect(groups).toHaveLength(5); // four functions and the access log
+    for (const days of groups) expect(days).toBe(DEFAULT_STACK_LIMITS.logRetentionDays);
+    for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
+      expect(
+        (fn.Properties as { LoggingConfig?: { LogGroup?: unknown } }).LoggingConfig?.LogGroup,
+      ).toBeDefined();
+    }
+  });
+
+  it("encrypts the alarm topic with a rotated key that CloudWatch may use", () => {
+    template.hasResourceProperties("AWS::SNS::Topic", { KmsMasterKeyId: Match.anyValue() });
+    template.hasResourceProperties("AWS::KMS::Key", {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: "cloudwatch.amazonaws.com" },
+            Action: ["kms:Decrypt", "kms:GenerateDataKey*"],
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe("stack limits from CDK context", () => {
+  const from = (values: Record<string, unknown>) => stackLimitsFrom((name) => values[name]);
+
+  it("takes the defaults when nothing is set, and each setting as numbers or text", () => {
+    expect(from({})).toEqual(DEFAULT_STACK_LIMITS);
+    expect(
+      from({
+        logRetentionDays: "30",
+        apiRateLimit: 50,
+        apiBurstLimit: "100",
+        reservedConcurrency: '{"internal": 0}',
+      }),
+    ).toEqual({
+      logRetentionDays: 30,
+      apiRateLimit: 50,
+      apiBurstLimit: 100,
+      reservedConcurrency: { ...DEFAULT_STACK_LIMITS.reservedConcurrency, internal: 0 },
+    });
+    expect(from({ reservedConcurrency: { tick: 1, sweeper: 0 } }).reservedConcurrency).toEqual({
+      tick: 1,
+      sweeper: 0,
+      internal: DEFAULT_STACK_LIMITS.reservedConcurrency.internal,
+    });
+  });
+
+  it("stops the synth on a malformed setting, naming it", () => {
+    expect(() => from({ logRetentionDays: 42 })).toThrow(
+      /jobsched:logRetentionDays: CloudWatch Logs keeps logs for one of/,
+    );
+    expect(() => from({ apiRateLimit: "fast" })).toThrow(/jobsched:apiRateLimit: must be a whole number/);
+    expect(() => from({ apiBurstLimit: 0 })).toThrow(/jobsched:apiBurstLimit/);
+    expect(() => from({ reservedConcurrency: "{" })).toThrow(
+      /jobsched:reservedConcurrency: must be an object/,
+    );
+    expect(() => from({ reservedConcurrency: { api: 5 } })).toThrow(/unknown function "api"/);
+    expect(() => from({ reservedConcurrency: { tick: -1 } })).toThrow(/reservedConcurrency.tick/);
   });
 });
