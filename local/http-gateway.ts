@@ -185,10 +185,17 @@ export async function startHttpGateway(
 ): Promise<{ server: Server; url: string }> {
   const routes = compile();
   const now = options.now ?? Date.now;
+  /** host:port names the gateway answers to, known once it listens. */
+  let ownHosts = (): ReadonlySet<string> => new Set<string>();
   const server = createServer(async (request, response) => {
     try {
       const rawUrl = request.url ?? "/";
       const url = new URL(rawUrl, "http://local");
+      // Only names of this gateway's own address: a page on another site that resolves its own
+      // name to 127.0.0.1 (DNS rebinding) cannot reach the API through a browser.
+      if (!ownHosts().has((request.headers.host ?? "").toLowerCase())) {
+        return send(response, forbidden("The Host header does not name this gateway"));
+      }
       const matched = matchRoute(routes, request.method ?? "GET", url.pathname);
       if (!matched)
         return send(response, { statusCode: 404, body: JSON.stringify({ message: "Not Found" }) });
@@ -236,5 +243,7 @@ export async function startHttpGateway(
     server.listen(options.port, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const names = new Set([host, "localhost", "127.0.0.1", "[::1]"].map((name) => `${name}:${port}`));
+  ownHosts = () => names;
   return { server, url: `http://${host}:${port}` };
 }

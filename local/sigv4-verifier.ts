@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Hash } from "@smithy/hash-node";
 import { HttpRequest } from "@smithy/protocol-http";
 import { SignatureV4 } from "@smithy/signature-v4";
@@ -68,6 +68,15 @@ export async function verifySigV4(
 
   const signedHeaders = (signedHeaderList ?? "").split(";");
   if (!signedHeaders.includes("host")) return { ok: false, message: "The host header must be signed" };
+  // A client may send the body's hash in x-amz-content-sha256; the signer below would take that
+  // header's word for it, so it must be the hash of the body that arrived.
+  const claimedHash = request.headers["x-amz-content-sha256"];
+  if (claimedHash !== undefined && claimedHash !== createHash("sha256").update(request.body).digest("hex")) {
+    return {
+      ok: false,
+      message: "The x-amz-content-sha256 header is not the SHA-256 of the request body",
+    };
+  }
   const headers: Record<string, string> = {};
   for (const name of signedHeaders) headers[name] = request.headers[name] ?? "";
   const query: Record<string, string | string[]> = {};

@@ -1,6 +1,10 @@
 import { execFile } from "node:child_process";
-import type { Server } from "node:http";
+import { createHash } from "node:crypto";
+import { request as httpRequest, type Server } from "node:http";
 import { promisify } from "node:util";
+import { Hash } from "@smithy/hash-node";
+import { HttpRequest } from "@smithy/protocol-http";
+import { SignatureV4 } from "@smithy/signature-v4";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSignedFetch } from "../../client/signed-fetch";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
@@ -80,6 +84,77 @@ describe("the local HTTP gateway", () => {
       expect((await signer("POST", "/api/v1/jobs", { body: { type: "x" } })).status).toBe(403);
     } finally {
       globalThis.fetch = original;
+    }
+  });
+
+  it("refuses a body whose signed x-amz-content-sha256 is the hash of another body", async () => {
+    const signed = async (claimedBody: string, sentBody: string) => {
+      const target = new URL(`${url}/api/v1/jobs`);
+      const signer = new SignatureV4({
+        service: "execute-api",
+        region: credentials.region,
+        credentials: tenant,
+        sha256: Hash.bind(null, "sha256"),
+      });
+      const request = await signer.sign(
+        new HttpRequest({
+          method: "POST",
+          protocol: "http:",
+          hostname: target.hostname,
+          port: Number(target.port),
+          path: target.pathname,
+          headers: {
+            host: target.host,
+            "content-type": "application/json",
+            "x-amz-content-sha256": createHash("sha256").update(claimedBody).digest("hex"),
+          },
+          body: claimedBody,
+        }),
+      );
+      const { host: _host, ...headers } = request.headers;
+      return fetch(target, { method: "POST", headers, body: sentBody });
+    };
+    const honest = await signed('{"type":"a"}', '{"type":"a"}');
+    expect(honest.status).toBe(200);
+    const swapped = await signed('{"type":"a"}', '{"type":"swapped"}');
+    expect(swapped.status).toBe(403);
+    expect(JSON.stringify(await swapped.json())).toContain("x-amz-content-sha256");
+    expect(seen.at(-1)?.body).toBe('{"type":"a"}'); // the swapped body never reached a handler
+  });
+
+  it("answers only to its own address in the Host header", async () => {
+    const port = new URL(url).port;
+    const withHost = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = httpRequest(
+          { host: "127.0.0.1", port, path: "/api/v1/jobs", headers: { host } },
+          (response) => {
+            let body = "";
+            response.on("data", (chunk: Buffer) => {
+              body += chunk.toString("utf8");
+            });
+            response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+          },
+        );
+        request.on("error", reject);
+        request.end();
+      });
+    // Unsigned: past the Host check, it is refused for its missing signature.
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
+      expect(await withHost(host)).toEqual({
+        status: 403,
+        body: JSON.stringify({ message: "Missing Authentication Token" }),
+      });
+    }
+    for (const host of [
+      `evil.example:${port}`,
+      "127.0.0.1:1",
+      "127.0.0.1",
+      `localhost.evil.example:${port}`,
+    ]) {
+      const answer = await withHost(host);
+      expect(answer.status, host).toBe(403);
+      expect(answer.body, host).toContain("The Host header does not name this gateway");
     }
   });
 
