@@ -291,7 +291,13 @@ export function buildProgram(out: Out, exitCodes: { code: number }) {
         ? `/api/v1/dead-letters/${encodeURIComponent(runId)}/replay`
         : "/api/v1/dead-letters/replay";
       print(await call("POST", path), (b) =>
-        runId ? `replayed ${str(b.runId)} (replay ${str(b.replays)})` : `replayed ${str(b.replayed)} run(s)`,
+        runId
+          ? `replayed ${str(b.runId)} (replay ${str(b.replays)})`
+          : `replayed ${str(b.replayed)} run(s)` +
+            (Number(b.skippedPaused) > 0
+              ? `; ${str(b.skippedPaused)} of paused jobs left (resume them first)`
+              : "") +
+            (b.complete === false ? "; more remain: run it again" : ""),
       );
     });
 

@@ -143,13 +143,15 @@ export interface RunStore {
   /** How many runs are dead-lettered, across tenants (the dead-letter depth an alarm watches). */
   countDeadLetters(): Promise<number>;
   /**
-   * Returns a dead-lettered run to pending with its attempts reset, counting the replay.
-   * Undefined when the run is not dead-lettered (any more).
+   * Returns a dead-lettered run (or, when `from` says so, a missed one: a resumed job's run
+   * that its pause kept from starting) to pending with its attempts reset, counting the replay.
+   * Undefined when the run is not in that state (any more).
    */
   replayRun(
     jobId: string,
     scheduledFor: number,
     replay: { readonly by: string; readonly now: number; readonly checkAt: number },
+    from?: "dead-lettered" | "missed",
   ): Promise<Run | undefined>;
   /**
    * Ends a run that must not execute: `cancelled` (its job is gone or cancelled) or `missed`

@@ -54,6 +54,9 @@ export interface Run {
   readonly replayedBy?: string | undefined;
 }
 
+/** Why a run was recorded missed when its job was paused: a resume looks for it (control-job.ts). */
+export const PAUSED_RUN_REASON = "the job was paused before the run started";
+
 /** When a pending run may start: its scheduled instant, or a retry's. */
 export function availableAt(run: Pick<Run, "scheduledFor" | "retryAt">): number {
   return Math.max(run.scheduledFor, run.retryAt ?? 0);

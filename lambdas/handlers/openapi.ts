@@ -318,7 +318,17 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
   },
   "POST /api/v1/dead-letters/replay": {
     summary: "Replay every one of the caller's dead letters",
-    responses: { 200: jsonContent(z.object({ replayed: z.int() }), "How many were replayed"), ...errors },
+    responses: {
+      200: jsonContent(
+        z.object({
+          replayed: z.int(),
+          skippedPaused: z.int().meta({ description: "Dead letters of paused jobs, left as they are" }),
+          complete: z.boolean().meta({ description: "false: the time budget ran out first; call again" }),
+        }),
+        "How many were replayed, and whether that was all",
+      ),
+      ...errors,
+    },
   },
   "POST /api/v1/dead-letters/{runId}/replay": {
     summary: "Replay one dead letter: same run key, attempts reset, replay counted",

@@ -254,10 +254,15 @@ export class MemoryRunStore implements RunStore {
     return this.deadLetters().length;
   }
 
-  async replayRun(jobId: string, scheduledFor: number, replay: { by: string; now: number; checkAt: number }) {
+  async replayRun(
+    jobId: string,
+    scheduledFor: number,
+    replay: { by: string; now: number; checkAt: number },
+    from: "dead-lettered" | "missed" = "dead-lettered",
+  ) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (current?.status !== RunStatus.DeadLettered) return undefined;
+    if (current?.status !== from) return undefined;
     const replayed: StoredRun = {
       ...current,
       status: RunStatus.Pending,

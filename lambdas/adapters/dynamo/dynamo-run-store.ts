@@ -11,7 +11,7 @@ import type { Run } from "../../core/run";
 import { DEAD_LETTER_INDEX, REPAIR_INDEX } from "../../definitions/table";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { jobPk } from "./job-item";
-import { decodeCursor, encodeCursor } from "./page-cursor";
+import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
 import { fromRepairItem, fromRunItem, RUN_SK_PREFIX, runKey, toRunItem } from "./run-item";
 
 const STATUS = { "#status": "status" };
@@ -70,6 +70,7 @@ export class DynamoRunStore implements RunStore {
         Limit: limit,
         ExclusiveStartKey: decodeCursor(
           cursor,
+          keyShapeOf(),
           (key) => key.pk === pk && typeof key.sk === "string" && key.sk.startsWith(RUN_SK_PREFIX),
         ),
       }),
@@ -221,7 +222,11 @@ export class DynamoRunStore implements RunStore {
         ExpressionAttributeValues: { ":t": tenant },
         ScanIndexForward: false,
         Limit: limit,
-        ExclusiveStartKey: decodeCursor(cursor, (key) => key.deadTenant === tenant),
+        ExclusiveStartKey: decodeCursor(
+          cursor,
+          keyShapeOf(DEAD_LETTER_INDEX),
+          (key) => key.deadTenant === tenant,
+        ),
       }),
     );
     return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
@@ -249,6 +254,7 @@ export class DynamoRunStore implements RunStore {
     jobId: string,
     scheduledFor: number,
     replay: { readonly by: string; readonly now: number; readonly checkAt: number },
+    from: "dead-lettered" | "missed" = "dead-lettered",
   ): Promise<Run | undefined> {
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
@@ -256,11 +262,11 @@ export class DynamoRunStore implements RunStore {
         "SET #status = :pending, attempt = :zero, availableAt = :now, checkAt = :checkAt, repairKey = :repairKey, " +
         "replayedAt = :now, replayedBy = :by ADD replays :one " +
         "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle",
-      ConditionExpression: "#status = :dead",
+      ConditionExpression: "#status = :from",
       ExpressionAttributeNames: STATUS,
       ExpressionAttributeValues: {
         ":pending": "pending",
-        ":dead": "dead-lettered",
+        ":from": from,
         ":zero": 0,
         ":one": 1,
         ":checkAt": replay.checkAt,
@@ -344,7 +350,7 @@ export class DynamoRunStore implements RunStore {
         IndexName: REPAIR_INDEX.name,
         KeyConditionExpression: "repairKey = :k AND checkAt <= :before",
         ExpressionAttributeValues: { ":k": repairKey, ":before": before },
-        ExclusiveStartKey: decodeCursor(cursor),
+        ExclusiveStartKey: decodeCursor(cursor, keyShapeOf(REPAIR_INDEX)),
         Limit: limit,
       }),
     );

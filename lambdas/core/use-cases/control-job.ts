@@ -1,13 +1,15 @@
 import type { Caller } from "../caller";
+import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError, NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
-import { CATCH_UP_CAP } from "../missed-runs";
-import { cancelledRun } from "../run";
+import { CATCH_UP_CAP, MissedRunPolicy } from "../missed-runs";
+import { cancelledRun, PAUSED_RUN_REASON, RunStatus } from "../run";
 import { firingsAfter } from "../schedule/schedule";
 import { jobView } from "../views";
 import { fireNearTerm } from "./create-job";
+import { endJobAfter } from "./end-job";
 import { RECENT_RUNS } from "./get-job";
 
 /**
@@ -68,9 +70,46 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
       }
     }
     deps.log.info(`job ${transition.audit}`, { jobId, by: caller.principal });
+    // A resumed job with no firing left may end right here: answer it as it now is.
+    if (action === "resume" && changed.nextRunAt === undefined) {
+      if (await settleLastRun(deps, changed, caller, now)) {
+        return view(deps, (await deps.jobs.getJob(jobId)) ?? changed);
+      }
+    }
     return view(deps, changed);
   }
   throw new ConflictError(`job ${jobId} kept changing; try again`, "jobId");
+}
+
+/**
+ * A resumed job with no firing left (a one-off, or a bounded job past its end) ends with its
+ * last run, but a run that ended while the job was paused could not end it (only an active job
+ * completes). So on resume: a last run still to come ends the job itself; a last run that the
+ * pause kept from starting is a firing that fell in the pause, and the job's missed-run policy
+ * decides: `skip` leaves it missed and the job completes, `run-once` and `catch-up` run it now
+ * (the same run, its run key unchanged); any other finished last run completes the job.
+ */
+async function settleLastRun(deps: SchedulerDeps, job: Job, caller: Caller, now: number): Promise<boolean> {
+  const [last] = await deps.runs.listRecentRuns(job.jobId, 1);
+  if (!last?.final || last.finishedAt === undefined) return false;
+  if (
+    last.status === RunStatus.Missed &&
+    last.error === PAUSED_RUN_REASON &&
+    job.missedRuns !== MissedRunPolicy.Skip
+  ) {
+    const rerun = await deps.runs.replayRun(
+      job.jobId,
+      last.scheduledFor,
+      { by: caller.principal, now, checkAt: now + deps.settings.repairGraceSeconds * 1000 },
+      RunStatus.Missed,
+    );
+    if (rerun) {
+      await deps.queue.send([{ message: runMessageOf(rerun), delaySeconds: 0 }]);
+      return true;
+    }
+  }
+  await endJobAfter(deps, job.jobId, last, now);
+  return true;
 }
 
 /**

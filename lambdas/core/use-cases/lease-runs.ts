@@ -6,7 +6,7 @@ import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
-import { RunStatus, runKeyOf } from "../run";
+import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
@@ -231,13 +231,7 @@ async function leaseOne(
   }
   if (job.status === JobStatus.Paused) {
     // Paused jobs start nothing; on resume the missed-run policy looks at later firings.
-    await deps.runs.abandonRun(
-      message.jobId,
-      message.scheduledFor,
-      "missed",
-      "the job was paused before the run started",
-      now,
-    );
+    await deps.runs.abandonRun(message.jobId, message.scheduledFor, "missed", PAUSED_RUN_REASON, now);
     return drop("job is paused");
   }
 
