@@ -200,6 +200,8 @@ export interface RunMessage {
 export interface ReceivedRunMessage {
   readonly message: RunMessage | undefined;
   readonly receiptHandle: string;
+  /** How often SQS has handed this message out, this time included (when known). */
+  readonly receiveCount?: number;
 }
 
 export interface ReceiveRequest {
@@ -253,6 +255,13 @@ export interface RunQueue {
    * handles it could not delete (their messages come back and are dropped by the lease step).
    */
   deleteBatch(receiptHandles: readonly string[]): Promise<readonly string[]>;
+  /**
+   * About how many messages wait to be received in a (tenant, type) lane (SQS's approximate
+   * count of visible messages; not those in flight or delayed); 0 for a lane that does not
+   * exist. The repair pass tells a run whose message waits in a backlog from one whose message
+   * is lost by it.
+   */
+  laneBacklog(tenant: string, type: string): Promise<number>;
 }
 
 /**

@@ -162,7 +162,11 @@ describe("SqsRunQueue: receiving fairly", () => {
     expect(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.WaitTimeSeconds)).toEqual([
       0, 2,
     ]);
-    expect(received).toEqual([{ message: undefined, receiptHandle: `${lane(0)} b` }]);
+    expect(received).toEqual([{ message: undefined, receiptHandle: `${lane(0)} b`, receiveCount: 1 }]);
+    // SQS's receive count comes with each message (the lease step recycles worn messages).
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.MessageSystemAttributeNames).toEqual([
+      "ApproximateReceiveCount",
+    ]);
   });
 
   it("polls only the lanes of the tenants the worker serves", async () => {

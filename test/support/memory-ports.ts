@@ -352,6 +352,14 @@ export class MemoryRunQueue implements RunQueue {
     this.sent.push(...messages);
   }
 
+  /** Messages waiting in a lane, as the test sets them (SQS's approximate count); 0 by default. */
+  readonly backlogs = new Map<string, number>();
+  laneBacklogFails = false;
+  async laneBacklog(tenant: string, type: string) {
+    if (this.laneBacklogFails) throw new Error("queue unavailable");
+    return this.backlogs.get(`${tenant}\n${type}`) ?? 0;
+  }
+
   /** Called when a long poll finds nothing: memoryDeps lets the fake clock run for the wait. */
   onEmptyWait: (seconds: number) => void = () => undefined;
 

@@ -11,8 +11,9 @@ import {
   replayDeadLetter,
 } from "../../lambdas/core/use-cases/dead-letters";
 import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
-import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { leaseRuns, RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
 import { runTick } from "../../lambdas/core/use-cases/tick";
+import { RUN_QUEUE } from "../../lambdas/definitions/queues";
 import { dueRun as dueRunOf, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -364,7 +365,11 @@ describe("dead letters", () => {
     const deps = memoryDeps(NOW);
     for (let i = 0; i < 3; i++) await deadLetter(deps);
     await deadLetter(deps, bob);
-    expect(await replayAllDeadLetters(deps, alice)).toEqual({ replayed: 3 });
+    expect(await replayAllDeadLetters(deps, alice)).toEqual({
+      replayed: 3,
+      skippedPaused: 0,
+      complete: true,
+    });
     expect((await listDeadLetters(deps, bob, {})).deadLetters).toHaveLength(1);
     expect([...deps.runs.runs.values()].filter((r) => r.status === RunStatus.Pending)).toHaveLength(3);
   });
@@ -379,5 +384,25 @@ describe("per-tenant rate limit", () => {
     expect(leased).toHaveLength(3); // 2 of alice's, 1 of bob's
     expect(deps.queue.extended.filter((e) => e.seconds === 1)).toHaveLength(3);
     expect([...deps.runs.runs.values()].filter((r) => r.status === RunStatus.Pending)).toHaveLength(3);
+  });
+
+  it("sends a run held back so often that its lane would dead-letter it as a fresh copy instead", async () => {
+    const deps = memoryDeps(NOW, { tenantRunsPerSecond: 1 });
+    for (let i = 0; i < 3; i++) await dueRun(deps);
+    // SQS's receive counts: the first two messages have been held back many times already.
+    const [a, b, c] = deps.queue.ready.splice(0);
+    if (!a || !b || !c) throw new Error("no messages");
+    deps.queue.ready.push(
+      { ...a, receiveCount: 2 },
+      { ...b, receiveCount: RECYCLE_AFTER_RECEIVES },
+      { ...c, receiveCount: RECYCLE_AFTER_RECEIVES - 1 },
+    );
+    const leased = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(leased.map((l) => l.runId)).toEqual([a.message?.runId]);
+    // b: a fresh copy, visible in a second, the worn one deleted; c: hidden a second, as before.
+    expect(deps.queue.sent.map((s) => [s.message.runId, s.delaySeconds])).toEqual([[b.message?.runId, 1]]);
+    expect(deps.queue.deleted).toEqual([b.receiptHandle]);
+    expect(deps.queue.extended).toEqual([{ receiptHandle: c.receiptHandle, seconds: 1 }]);
+    expect(RECYCLE_AFTER_RECEIVES).toBeLessThan(RUN_QUEUE.deadLetter.maxReceiveCount);
   });
 });

@@ -3,6 +3,7 @@ import {
   ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
   DeleteMessageCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   type SQSClient,
@@ -69,6 +70,18 @@ export class SqsRunQueue implements RunQueue {
     private readonly sleep: (ms: number) => Promise<void> = (ms) =>
       new Promise((done) => setTimeout(done, ms)),
   ) {}
+
+  async laneBacklog(tenant: string, type: string): Promise<number> {
+    const [lane] = await this.lanes.lanesOf([type], [tenant]);
+    if (!lane) return 0;
+    const { Attributes } = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: lane.url,
+        AttributeNames: ["ApproximateNumberOfMessages"],
+      }),
+    );
+    return Number(Attributes?.ApproximateNumberOfMessages ?? 0) || 0;
+  }
 
   async send(messages: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>): Promise<void> {
     const byLane = new Map<string, Array<{ message: RunMessage; delaySeconds: number }>>();
@@ -231,11 +244,18 @@ export class SqsRunQueue implements RunQueue {
         MaxNumberOfMessages: count,
         VisibilityTimeout: visibilitySeconds,
         WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ["ApproximateReceiveCount"],
       }),
     );
     return (Messages ?? []).flatMap((m) =>
       m.ReceiptHandle
-        ? [{ message: parseRunMessage(m.Body), receiptHandle: handleOf(queueUrl, m.ReceiptHandle) }]
+        ? [
+            {
+              message: parseRunMessage(m.Body),
+              receiptHandle: handleOf(queueUrl, m.ReceiptHandle),
+              receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1) || 1,
+            },
+          ]
         : [],
     );
   }

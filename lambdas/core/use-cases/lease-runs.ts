@@ -1,4 +1,5 @@
-import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
+import { RUN_QUEUE } from "../../definitions/queues";
+import { API_GATEWAY_TIMEOUT_MS, MAX_DELAY_SECONDS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -75,7 +76,10 @@ export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body:
     (r) => leaseResponseBytes(jobs.get(r.message.jobId)?.payload),
     { left: LEASE_RESPONSE_BUDGET_BYTES },
   );
-  await deps.queue.hide(overflow.map((r) => ({ receiptHandle: r.receiptHandle, seconds: 0 })));
+  await sendBack(
+    deps,
+    overflow.map((r) => ({ received: r, seconds: 0 })),
+  );
   const batch = await holdBackOverLimit(deps, fits, now);
   const granted = (await Promise.all(batch.map((r) => leaseOne(deps, worker, request, r, jobs)))).filter(
     (g): g is Granted => g !== undefined,
@@ -141,20 +145,19 @@ async function setAsideWhatCannotBeHandedOver(
   now: number,
 ): Promise<Readable[]> {
   const near: Readable[] = [];
-  const hide: Array<{ receiptHandle: string; seconds: number }> = [];
+  const back: SentBack[] = [];
   const unreadable: string[] = [];
   for (const r of received) {
     if (!r.message) unreadable.push(r.receiptHandle);
-    else if (!servesTenant(worker, r.message.tenant))
-      hide.push({ receiptHandle: r.receiptHandle, seconds: 0 });
+    else if (!servesTenant(worker, r.message.tenant)) back.push({ received: r as Readable, seconds: 0 });
     else if (dueOf(r.message) - now > EARLY_HOLD_MS) {
       const seconds = Math.floor((dueOf(r.message) - now) / 1000) - DELIVERY_LEAD_SECONDS;
-      hide.push({ receiptHandle: r.receiptHandle, seconds: Math.min(SAFE_VISIBILITY_SECONDS, seconds) });
+      back.push({ received: r as Readable, seconds: Math.min(SAFE_VISIBILITY_SECONDS, seconds) });
     } else near.push(r as Readable);
   }
   if (unreadable.length > 0) deps.log.info("dropping unreadable run messages", { count: unreadable.length });
   await Promise.all([
-    deps.queue.hide(hide),
+    sendBack(deps, back),
     ...unreadable.map((handle) =>
       deps.queue.delete(handle).catch((error: unknown) => {
         deps.log.warn("could not delete an unreadable run message", { error: String(error) });
@@ -186,10 +189,59 @@ async function holdBackOverLimit(
       kept.push(...messages.slice(0, granted));
       const over = messages.slice(granted);
       if (over.length > 0) deps.log.info("rate limit: runs wait", { tenant, waiting: over.length });
-      await deps.queue.hide(over.map((r) => ({ receiptHandle: r.receiptHandle, seconds: 1 })));
+      await sendBack(
+        deps,
+        over.map((r) => ({ received: r, seconds: 1 })),
+      );
     }),
   );
   return kept;
+}
+
+/**
+ * A lane moves a message to its dead-letter queue once SQS has handed it out
+ * RUN_QUEUE.deadLetter.maxReceiveCount times, and every receive counts: a run held back a
+ * second at a time behind its tenant's rate limit, or sent back from a full response, is
+ * received again and again without ever running. So a message received this often is sent
+ * back as a fresh copy (its count starts again) and the old one deleted, instead of hidden.
+ */
+export const RECYCLE_AFTER_RECEIVES = Math.floor(RUN_QUEUE.deadLetter.maxReceiveCount / 2);
+
+interface SentBack {
+  readonly received: Readable;
+  /** When it should be visible again, in seconds from now. */
+  readonly seconds: number;
+}
+
+/**
+ * Sends received messages back to their lane, visible again in `seconds`: hidden, or, when
+ * received RECYCLE_AFTER_RECEIVES times already, re-sent fresh (a delay of at most 15
+ * minutes: a later run is hidden again when the copy shows up) and the old copy deleted. A
+ * copy sent but not deleted only means a duplicate message, which the lease step drops.
+ */
+async function sendBack(deps: SchedulerDeps, entries: readonly SentBack[]): Promise<void> {
+  const worn = entries.filter((e) => (e.received.receiveCount ?? 0) >= RECYCLE_AFTER_RECEIVES);
+  const rest = entries.filter((e) => !worn.includes(e));
+  const hiding = deps.queue.hide(
+    rest.map((e) => ({ receiptHandle: e.received.receiptHandle, seconds: e.seconds })),
+  );
+  if (worn.length > 0) {
+    try {
+      await deps.queue.send(
+        worn.map((e) => ({
+          message: e.received.message,
+          delaySeconds: Math.min(MAX_DELAY_SECONDS, e.seconds),
+        })),
+      );
+      await deps.queue.deleteBatch(worn.map((e) => e.received.receiptHandle));
+    } catch (error) {
+      deps.log.warn("could not recycle worn run messages; hiding them instead", { error: String(error) });
+      await deps.queue.hide(
+        worn.map((e) => ({ receiptHandle: e.received.receiptHandle, seconds: e.seconds })),
+      );
+    }
+  }
+  await hiding;
 }
 
 interface Granted {

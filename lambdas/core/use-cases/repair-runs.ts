@@ -7,60 +7,114 @@ import { availableAt, RunStatus } from "../run";
 /** Candidates read per repair partition and page. */
 const PAGE = 100;
 
+/**
+ * A run whose message may just be waiting in a busy lane (a backlog, a type no worker serves)
+ * is looked at again after this, and re-sent at most once per such interval.
+ */
+export const BUSY_LANE_RECHECK_MS = 3_600_000;
+/** One repair pass stops starting work after this: the tick has other things to do in its minute. */
+export const REPAIR_BUDGET_MS = 20_000;
+/** The most runs one tenant gets re-sent in one pass: its flood never crowds out the others. */
+export const RESENDS_PER_TENANT = 1_000;
+
 export interface RepairStats {
   readonly inspected: number;
   readonly resent: number;
   readonly rescheduled: number;
+  /** Runs left for a later pass: their tenant's cap was reached, or the budget ran out. */
+  readonly deferred: number;
+  /** Runs or partitions whose repair failed (logged); the pass went on with the others. */
+  readonly errors: number;
+  /** Whether every partition was read to its end within the budget. */
+  readonly finished: boolean;
 }
+
+type Action = "resent" | "rescheduled" | "skipped" | "deferred";
 
 /**
  * Re-delivers runs whose message was lost or never sent. DynamoDB is the source of truth:
  * every unfinished run sits in the repair index under the time by which something should have
  * happened to it. When that time passes and the run is still pending, or its lease lapsed
- * and nobody leased it again, its message is presumed lost and sent again. A copy that turns
- * out not to be lost is dropped by the lease step, so a resend never runs a run twice at once.
+ * and nobody leased it again, its message is presumed lost, unless its lane has messages
+ * waiting to be received: then it most likely waits its turn behind others (or for a worker
+ * of its type),
+ * and is looked at again an hour later, re-sent at most once an hour while the lane stays busy.
+ * A copy that turns out not to be lost is dropped by the lease step, so a resend never runs a
+ * run twice at once.
+ *
+ * A pass has a time budget, starts at a different partition each minute (so a budget that
+ * runs out does not always starve the same ones), re-sends at most RESENDS_PER_TENANT runs of
+ * a tenant, and isolates failures: one run or partition that fails is logged and skipped.
  *
  * `queueWasReset` is for a queue known to have lost everything (the local SQS emulator keeps
  * nothing across restarts): every unfinished run is re-sent at once, due when it was due.
  */
 export async function repairRuns(
   deps: SchedulerDeps,
-  options: { readonly queueWasReset?: boolean } = {},
+  options: { readonly queueWasReset?: boolean; readonly budgetMs?: number } = {},
 ): Promise<RepairStats> {
   const now = deps.clock.now();
+  const deadline = now + (options.budgetMs ?? REPAIR_BUDGET_MS);
   const before = options.queueWasReset ? Number.MAX_SAFE_INTEGER : now;
-  const stats = { inspected: 0, resent: 0, rescheduled: 0 };
-  for (const repairKey of allRepairKeys()) {
+  const stats = { inspected: 0, resent: 0, rescheduled: 0, deferred: 0, errors: 0, finished: true };
+  const context: PassContext = {
+    now,
+    queueWasReset: options.queueWasReset === true,
+    backlogs: new Map(),
+    resentByTenant: new Map(),
+  };
+  const keys = allRepairKeys();
+  const first = Math.floor(now / 60_000) % keys.length;
+  const rotated = [...keys.slice(first), ...keys.slice(0, first)];
+  for (const repairKey of rotated) {
     // A resent run moves to a later check time and may show up again further down the pages.
     const seen = new Set<string>();
     let cursor: string | undefined;
-    do {
-      const page = await deps.runs.queryRepairCandidates(repairKey, before, PAGE, cursor);
-      for (const candidate of page.items) {
-        if (seen.has(candidate.runId)) continue;
-        seen.add(candidate.runId);
-        stats.inspected += 1;
-        const action = await repairOne(deps, candidate, now, options.queueWasReset === true);
-        if (action !== "skipped") stats[action] += 1;
-      }
-      cursor = page.cursor;
-    } while (cursor !== undefined);
+    try {
+      do {
+        if (deps.clock.now() >= deadline) {
+          stats.finished = false;
+          break;
+        }
+        const page = await deps.runs.queryRepairCandidates(repairKey, before, PAGE, cursor);
+        for (const candidate of page.items) {
+          if (seen.has(candidate.runId)) continue;
+          seen.add(candidate.runId);
+          stats.inspected += 1;
+          const action = await repairOne(deps, candidate, context).catch((error: unknown) => {
+            deps.log.error("repair of a run failed", { runId: candidate.runId, error: String(error) });
+            stats.errors += 1;
+            return "skipped" as const;
+          });
+          if (action !== "skipped") stats[action] += 1;
+        }
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+    } catch (error) {
+      deps.log.error("repair of a partition failed", { repairKey, error: String(error) });
+      stats.errors += 1;
+    }
+    if (!stats.finished) break;
   }
-  if (stats.resent > 0) deps.log.info("repair re-sent runs", { ...stats });
+  if (stats.resent > 0 || stats.errors > 0 || !stats.finished) deps.log.info("repair pass", { ...stats });
   return stats;
 }
 
-async function repairOne(
-  deps: SchedulerDeps,
-  run: RepairCandidate,
-  now: number,
-  queueWasReset: boolean,
-): Promise<"resent" | "rescheduled" | "skipped"> {
+interface PassContext {
+  readonly now: number;
+  readonly queueWasReset: boolean;
+  /** Lane backlogs, read once per pass. */
+  readonly backlogs: Map<string, Promise<number>>;
+  readonly resentByTenant: Map<string, number>;
+}
+
+async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassContext): Promise<Action> {
+  const { now } = pass;
   const graceMs = deps.settings.repairGraceSeconds * 1000;
   const leaseEnd = run.leaseExpiresAt ?? Number.NEGATIVE_INFINITY;
   const leaseLive = run.status === RunStatus.Leased && leaseEnd > now;
 
-  if (leaseLive && !queueWasReset) {
+  if (leaseLive && !pass.queueWasReset) {
     // Heartbeats extend the lease without touching checkAt; look again after this lease.
     return (await deps.runs.rescheduleCheck(run, run.checkAt, leaseEnd + graceMs))
       ? "rescheduled"
@@ -68,13 +122,43 @@ async function repairOne(
   }
   if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) return "skipped";
 
-  // Claim the repair first: of two concurrent repair passes only one resends.
   const visibleAt = leaseLive ? leaseEnd : availableAt(run);
-  if (!(await deps.runs.rescheduleCheck(run, run.checkAt, Math.max(now, visibleAt) + graceMs))) {
-    return "skipped";
+  if (!pass.queueWasReset && (await laneBacklog(deps, run, pass)) > 0) {
+    // Its message most likely waits in the lane. Look again in an hour; once it has waited an
+    // hour past its first check, a copy goes out each time (a lost message in a lane that is
+    // never empty is still found), at most once an hour.
+    const waitedLong = now - (visibleAt + graceMs) >= BUSY_LANE_RECHECK_MS;
+    if (!waitedLong) {
+      return (await deps.runs.rescheduleCheck(run, run.checkAt, now + BUSY_LANE_RECHECK_MS))
+        ? "rescheduled"
+        : "skipped";
+    }
   }
+  const resentOfTenant = pass.resentByTenant.get(run.tenant) ?? 0;
+  if (resentOfTenant >= RESENDS_PER_TENANT) return "deferred"; // check time untouched: next pass
+  pass.resentByTenant.set(run.tenant, resentOfTenant + 1);
+
+  // Claim the repair first: of two concurrent repair passes only one resends. A run re-sent
+  // into a busy lane is looked at again an hour later; into an empty one, after the grace.
+  const busy = !pass.queueWasReset && (await laneBacklog(deps, run, pass)) > 0;
+  const nextCheck = busy ? now + BUSY_LANE_RECHECK_MS : Math.max(now, visibleAt) + graceMs;
+  if (!(await deps.runs.rescheduleCheck(run, run.checkAt, nextCheck))) return "skipped";
   // A held run's copy must not show up before the lease ends (the lease step would drop it).
   const delaySeconds = leaseLive ? delaySecondsAfter(leaseEnd, now) : delaySecondsUntil(visibleAt, now);
   await deps.queue.send([{ message: runMessageOf(run), delaySeconds }]);
   return "resent";
+}
+
+/** The run's lane's backlog, read once per pass; a lane that cannot be read counts as empty. */
+function laneBacklog(deps: SchedulerDeps, run: RepairCandidate, pass: PassContext): Promise<number> {
+  const key = `${run.tenant}\n${run.type}`;
+  let backlog = pass.backlogs.get(key);
+  if (!backlog) {
+    backlog = deps.queue.laneBacklog(run.tenant, run.type).catch((error: unknown) => {
+      deps.log.warn("lane backlog unknown; repairing as if the lane were empty", { error: String(error) });
+      return 0;
+    });
+    pass.backlogs.set(key, backlog);
+  }
+  return backlog;
 }
