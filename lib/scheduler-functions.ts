@@ -71,6 +71,7 @@ export class SchedulerFunctions extends Construct {
       RETRY_BASE_SECONDS: String(props.settings.retryBaseSeconds),
       RETRY_CAP_SECONDS: String(props.settings.retryCapSeconds),
       MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),
+      RUN_RETENTION_DAYS: String(props.settings.runRetentionDays),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
     const make = (name: string, entry: string, role: FunctionRole, extra: Record<string, string> = {}) => {

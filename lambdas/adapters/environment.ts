@@ -31,6 +31,7 @@ const environmentSchema = z.object({
     .min(1)
     .max(MAX_PAYLOAD_BYTES)
     .default(CLOUD_SETTINGS.maxPayloadBytes),
+  RUN_RETENTION_DAYS: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.runRetentionDays),
   /** JSON object: principal or role ARN -> tenant name. Optional. */
   TENANT_MAPPING: z
     .string()
@@ -97,6 +98,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
       retryBaseSeconds: e.RETRY_BASE_SECONDS,
       retryCapSeconds: e.RETRY_CAP_SECONDS,
       maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
+      runRetentionDays: e.RUN_RETENTION_DAYS,
     },
   };
 }

@@ -31,7 +31,7 @@ export function createSchedulerDeps(
 ): HandlerDeps {
   return {
     jobs: new DynamoJobStore(db, config.tableName),
-    runs: new DynamoRunStore(db, config.tableName),
+    runs: new DynamoRunStore(db, config.tableName, config.settings.runRetentionDays * 86_400),
     queue: new SqsRunQueue(sqs, new LaneDirectory(sqs, db, config.tableName, config.runQueueUrl)),
     sweeps: new SqsSweepQueue(sqs, config.sweepQueueUrl),
     clock: systemClock,

@@ -29,9 +29,19 @@ export interface SchedulerSettings {
   readonly retryCapSeconds: number;
   /** Largest accepted payload (UTF-8 JSON bytes); at most 262,144 (MAX_PAYLOAD_BYTES). */
   readonly maxPayloadBytes: number;
+  /**
+   * Days a finished run (dead letters included) is kept before DynamoDB's TTL deletes it; a
+   * replayed dead letter is kept until it finishes again. 0: kept for good.
+   */
+  readonly runRetentionDays: number;
 }
 
-const DEFAULT_LIMITS = { retryBaseSeconds: 10, retryCapSeconds: 3_600, maxPayloadBytes: 262_144 } as const;
+const DEFAULT_LIMITS = {
+  retryBaseSeconds: 10,
+  retryCapSeconds: 3_600,
+  maxPayloadBytes: 262_144,
+  runRetentionDays: 90,
+} as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
   tickSeconds: 60,

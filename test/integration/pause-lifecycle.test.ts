@@ -1,4 +1,7 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runKey } from "../../lambdas/adapters/dynamo/run-item";
+import { parseRunId } from "../../lambdas/core/ids";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { createTestStack, type TestStack } from "../support/stack";
 
@@ -44,6 +47,15 @@ async function lease(type: string): Promise<LeaseBody[]> {
   });
   expect(response.status).toBe(200);
   return response.body as LeaseBody[];
+}
+/** The run's item as stored. */
+async function runItem(runId: string) {
+  const key = parseRunId(runId);
+  if (!key) throw new Error(`not a run id: ${runId}`);
+  const { Item } = await stack.db.send(
+    new GetCommand({ TableName: stack.config.tableName, Key: runKey(key.jobId, key.scheduledFor) }),
+  );
+  return Item;
 }
 async function complete(run: LeaseBody, result: "succeeded" | "failed", retryable = true) {
   const response = await api.worker("POST", `/internal/leases/${run.runId}/complete`, {
@@ -104,6 +116,12 @@ describe("dead letters of a paused job", () => {
     const [run] = await lease("paused-dead-letter");
     await complete(run as LeaseBody, "failed", false);
     expect((await job(jobId)).runs).toMatchObject([{ status: "dead-lettered" }]);
+    // A finished run (a dead letter too) expires after the retention, through the table's TTL.
+    const expiresAt = async () => (await runItem(String(run?.runId)))?.expiresAt;
+    const finished = await runItem(String(run?.runId));
+    expect(await expiresAt()).toBe(
+      Math.floor(Number(finished?.finishedAt) / 1000) + stack.config.settings.runRetentionDays * 86_400,
+    );
     await control(jobId, "pause");
 
     const one = await api.tenantA("POST", `/api/v1/dead-letters/${run?.runId}/replay`);
@@ -116,6 +134,7 @@ describe("dead letters of a paused job", () => {
     await control(jobId, "resume");
     const replayed = await api.tenantA("POST", `/api/v1/dead-letters/${run?.runId}/replay`);
     expect(replayed.status).toBe(200);
+    expect(await expiresAt()).toBeUndefined(); // replayed: kept until it finishes again
     const [again] = await lease("paused-dead-letter");
     expect(again?.runKey).toBe(run?.runKey);
   });

@@ -8,7 +8,7 @@ import {
 import { repairKeyOf } from "../../core/keys";
 import type { LeaseGrant, Page, RepairCandidate, RetryPlan, RunOutcome, RunStore } from "../../core/ports";
 import type { Run } from "../../core/run";
-import { DEAD_LETTER_INDEX, REPAIR_INDEX } from "../../definitions/table";
+import { DEAD_LETTER_INDEX, JOBS_TABLE, REPAIR_INDEX } from "../../definitions/table";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { jobPk } from "./job-item";
 import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
@@ -30,13 +30,37 @@ const HELD = "fence = :fence AND #status = :leased";
 
 /** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
 export class DynamoRunStore implements RunStore {
+  /**
+   * @param retentionSeconds how long a finished run (dead letters included) is kept: its item
+   * gets the table's TTL attribute when it finishes, and loses it when it is replayed. 0: kept.
+   */
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly retentionSeconds = 0,
   ) {}
 
+  /** The SET clause, names and values that give a run finishing at `now` its expiry. */
+  private expiry(now: number): {
+    set: string;
+    names: Record<string, string>;
+    values: Record<string, number>;
+  } {
+    if (this.retentionSeconds <= 0) return { set: "", names: {}, values: {} };
+    return {
+      set: ", #ttl = :ttl",
+      names: { "#ttl": JOBS_TABLE.timeToLiveAttribute },
+      values: { ":ttl": Math.floor(now / 1000) + this.retentionSeconds },
+    };
+  }
+
   createRun(run: Run): Promise<"created" | "exists"> {
-    return putIfAbsent(this.db, this.tableName, toRunItem(run));
+    // A record created finished (a missed or cancelled firing) expires as a finished run does.
+    const expires =
+      run.finishedAt !== undefined && this.retentionSeconds > 0
+        ? { [JOBS_TABLE.timeToLiveAttribute]: Math.floor(run.finishedAt / 1000) + this.retentionSeconds }
+        : {};
+    return putIfAbsent(this.db, this.tableName, { ...toRunItem(run), ...expires });
   }
 
   async getRun(jobId: string, scheduledFor: number): Promise<Run | undefined> {
@@ -113,9 +137,10 @@ export class DynamoRunStore implements RunStore {
     const tenantValues = Object.fromEntries((tenants ?? []).map((tenant, i) => [`:tenant${i}`, tenant]));
     const tenantCondition =
       tenants === undefined ? "" : ` AND tenant IN (${Object.keys(tenantValues).join(", ")})`;
+    const expiry = this.expiry(outcome.now);
     const done = await applied(async () => {
       // A dead letter is filed in the dead-letter index under its tenant.
-      const deadLetter = outcome.status === "dead-lettered" ? ", deadTenant = tenant" : "";
+      const deadLetter = `${outcome.status === "dead-lettered" ? ", deadTenant = tenant" : ""}${expiry.set}`;
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
@@ -125,8 +150,9 @@ export class DynamoRunStore implements RunStore {
               ? `SET #status = :status, finishedAt = :now${deadLetter} REMOVE repairKey, checkAt, receiptHandle, #error, retryAt`
               : `SET #status = :status, finishedAt = :now, #error = :error${deadLetter} REMOVE repairKey, checkAt, receiptHandle, retryAt`,
           ConditionExpression: HELD + tenantCondition,
-          ExpressionAttributeNames: { ...STATUS, "#error": "error" },
+          ExpressionAttributeNames: { ...STATUS, "#error": "error", ...expiry.names },
           ExpressionAttributeValues: {
+            ...expiry.values,
             ":status": outcome.status,
             ":now": outcome.now,
             ":fence": fence,
@@ -261,9 +287,10 @@ export class DynamoRunStore implements RunStore {
       UpdateExpression:
         "SET #status = :pending, attempt = :zero, availableAt = :now, checkAt = :checkAt, repairKey = :repairKey, " +
         "replayedAt = :now, replayedBy = :by ADD replays :one " +
-        "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle",
+        "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle, #ttl",
       ConditionExpression: "#status = :from",
-      ExpressionAttributeNames: STATUS,
+      // A replayed run runs again: it must not expire while it does.
+      ExpressionAttributeNames: { ...STATUS, "#ttl": JOBS_TABLE.timeToLiveAttribute },
       ExpressionAttributeValues: {
         ":pending": "pending",
         ":from": from,
@@ -299,16 +326,17 @@ export class DynamoRunStore implements RunStore {
     reason: string,
     now: number,
   ): Promise<void> {
+    const expiry = this.expiry(now);
     await applied(() =>
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: runKey(jobId, scheduledFor),
-          UpdateExpression:
-            "SET #status = :status, finishedAt = :now, #error = :reason REMOVE repairKey, checkAt, receiptHandle",
+          UpdateExpression: `SET #status = :status, finishedAt = :now, #error = :reason${expiry.set} REMOVE repairKey, checkAt, receiptHandle`,
           ConditionExpression: UNSTARTED_OR_LAPSED,
-          ExpressionAttributeNames: { ...STATUS, "#error": "error" },
+          ExpressionAttributeNames: { ...STATUS, "#error": "error", ...expiry.names },
           ExpressionAttributeValues: {
+            ...expiry.values,
             ":status": status,
             ":reason": reason,
             ":now": now,
@@ -321,14 +349,15 @@ export class DynamoRunStore implements RunStore {
   }
 
   async missRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined> {
+    const expiry = this.expiry(now);
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
-      UpdateExpression:
-        "SET #status = :missed, finishedAt = :now, #error = :reason REMOVE repairKey, checkAt, receiptHandle",
+      UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set} REMOVE repairKey, checkAt, receiptHandle`,
       // Never started and never replayed (a replay runs however late it is).
       ConditionExpression: "#status = :pending AND attempt = :zero AND attribute_not_exists(replays)",
-      ExpressionAttributeNames: { ...STATUS, "#error": "error" },
+      ExpressionAttributeNames: { ...STATUS, "#error": "error", ...expiry.names },
       ExpressionAttributeValues: {
+        ...expiry.values,
         ":missed": "missed",
         ":pending": "pending",
         ":zero": 0,
