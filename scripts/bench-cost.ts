@@ -280,6 +280,12 @@ console.log(
   `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker); ` +
     `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick), ${gbSeconds.toFixed(1)} GB-s`,
 );
+// The GB-seconds vary from run to run: which function they come from says why.
+console.log(
+  `GB-s by function: api ${((lambdas.api.ms * MEMORY_GB.api) / 1000).toFixed(1)}, ` +
+    `internal ${((lambdas.internal.ms * MEMORY_GB.internal) / 1000).toFixed(1)}, ` +
+    `sweeper ${((lambdas.sweeper.ms * MEMORY_GB.sweeper) / 1000).toFixed(1)}`,
+);
 console.log(
   `per run: ${(capacity.writes() / runs).toFixed(2)} WRU, ${(capacity.reads() / runs).toFixed(2)} RRU, ${(sqsTotal / runs).toFixed(2)} SQS requests, ${(api / runs).toFixed(2)} API requests`,
 );

@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { DELIVERY_LEAD_SECONDS, leadSecondsFor } from "../lambdas/core/delivery";
 import { REPAIR_PARTITIONS, SHARD_COUNT, SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { DEFAULT_STACK_LIMITS } from "../lib/stack-limits";
 
 export interface SpikeInputs {
   /** Runs due at the same second (every-minute or hourly crons: jobs exist before the spike). */
@@ -117,18 +118,18 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
   const rows: Omit<ComponentLoad, "ratio">[] = [
     {
       component: "API Gateway (HTTP API)",
-      quota: "account throttle, requests/s",
-      limit: QUOTAS.apiGatewayRps,
+      quota: "stage throttle (jobsched:apiRateLimit; the account's 10,000 above it), requests/s",
+      limit: Math.min(QUOTAS.apiGatewayRps, DEFAULT_STACK_LIMITS.apiRateLimit),
       load: Math.max(leaseRps, completionRps),
-      raise: "quota increase",
+      raise: "settings",
       note: `lease requests ${fmt(leaseRps)}/s in the ${leaseWindow} s lead; completions ${inputs.runsPerCompletion} a request: ${fmt(completionRps)}/s over ${drainSeconds} s`,
     },
     {
       component: "Lambda: lease function",
-      quota: "account concurrency",
-      limit: QUOTAS.lambdaConcurrency,
+      quota: "reserved concurrency (jobsched:reservedConcurrency; the account's 1,000 above it)",
+      limit: Math.min(QUOTAS.lambdaConcurrency, DEFAULT_STACK_LIMITS.reservedConcurrency.internal),
       load: leaseRps * (inputs.leaseHoldMs / 1000) + completionRps * 0.3,
-      raise: "quota increase",
+      raise: "settings",
       note: `${fmt(leaseRps)} lease req/s x ${inputs.leaseHoldMs / 1000} s + ${fmt(completionRps)} completion req/s x 300 ms`,
     },
     {

@@ -30,7 +30,6 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createSchedulerDeps } from "../../lambdas/adapters/scheduler-deps";
 import { ROUTES, routeKeyOf } from "../../lambdas/definitions/routes";
-import { LOCAL_SETTINGS } from "../../lambdas/definitions/settings";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
@@ -38,9 +37,9 @@ import { createInternalHandler } from "../../lambdas/handlers/internal";
 import {
   httpEvent,
   lambdaContext,
+  MOCKED_AWS_CONFIG,
   TEST_TENANT_ARN,
   TEST_WORKER_ARN,
-  TEST_WORKER_BINDINGS,
 } from "../support/http-event";
 
 /**
@@ -58,16 +57,7 @@ const db = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 /** The last error a handler logged: shown with a 5xx, so a failure names its cause. */
 let lastError: unknown;
-const realDeps = createSchedulerDeps({
-  region: "us-east-1",
-  tableName: "jobs",
-  runQueueUrl: "https://sqs.local/runs",
-  sweepQueueUrl: "https://sqs.local/sweeps",
-  dynamodbEndpoint: undefined,
-  sqsEndpoint: undefined,
-  settings: LOCAL_SETTINGS,
-  workerBindings: TEST_WORKER_BINDINGS,
-});
+const realDeps = createSchedulerDeps(MOCKED_AWS_CONFIG);
 const deps = {
   ...realDeps,
   log: {

@@ -15,31 +15,21 @@ import {
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createSchedulerDeps } from "../../lambdas/adapters/scheduler-deps";
-import { LOCAL_SETTINGS } from "../../lambdas/definitions/settings";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import { tenantOfPrincipal } from "../../lambdas/handlers/http/request";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
 import {
   httpEvent,
   invoke,
+  MOCKED_AWS_CONFIG,
   TEST_TENANT_ARN,
   TEST_WORKER_ARN,
-  TEST_WORKER_BINDINGS,
   workerEvent,
 } from "../support/http-event";
 
 const db = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
-const deps = createSchedulerDeps({
-  region: "us-east-1",
-  tableName: "jobs",
-  runQueueUrl: "https://sqs.local/runs",
-  sweepQueueUrl: "https://sqs.local/sweeps",
-  dynamodbEndpoint: undefined,
-  sqsEndpoint: undefined,
-  settings: LOCAL_SETTINGS,
-  workerBindings: TEST_WORKER_BINDINGS,
-});
+const deps = createSchedulerDeps(MOCKED_AWS_CONFIG);
 const api = createApiHandler(deps);
 const internal = createInternalHandler(deps);
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();

@@ -1,4 +1,5 @@
 import type { Context } from "aws-lambda";
+import { LOCAL_SETTINGS } from "../../lambdas/definitions/settings";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
 
 /** The tenant principal httpEvent signs as by default. */
@@ -8,6 +9,18 @@ export const TEST_WORKER_ARN = "arn:aws:iam::111122223333:role/worker-a";
 export const TEST_WORKER_BINDINGS: ReadonlyMap<string, readonly string[]> = new Map([
   [TEST_WORKER_ARN, [TEST_TENANT_ARN]],
 ]);
+
+/** The runtime config of handler tests whose AWS clients are mocks (aws-sdk-client-mock). */
+export const MOCKED_AWS_CONFIG = {
+  region: "us-east-1",
+  tableName: "jobs",
+  runQueueUrl: "https://sqs.local/runs",
+  sweepQueueUrl: "https://sqs.local/sweeps",
+  dynamodbEndpoint: undefined,
+  sqsEndpoint: undefined,
+  settings: LOCAL_SETTINGS,
+  workerBindings: TEST_WORKER_BINDINGS,
+} as const;
 
 /** An API Gateway HTTP API (payload 2.0) event as IAM auth delivers it to the handler. */
 export function httpEvent(
