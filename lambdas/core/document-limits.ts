@@ -78,7 +78,7 @@ export function documentProblem(value: unknown, depth = 1): DocumentProblem | un
         }
         stack.push({ value: element, path: [...path, key], depth: item.depth + 1 });
       }
-    } else if (typeof v !== "boolean") {
+    } else if (v !== null && typeof v !== "boolean") {
       return problem(path, "not a JSON value");
     }
   }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { retryDelayMs } from "../../lambdas/core/backoff";
 import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
-import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/core/errors";
-import { RunStatus } from "../../lambdas/core/run";
+import { ConflictError, NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/core/errors";
+import { PAUSED_RUN_REASON, RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import {
@@ -404,5 +404,80 @@ describe("per-tenant rate limit", () => {
     expect(deps.queue.deleted).toEqual([b.receiptHandle]);
     expect(deps.queue.extended).toEqual([{ receiptHandle: c.receiptHandle, seconds: 1 }]);
     expect(RECYCLE_AFTER_RECEIVES).toBeLessThan(RUN_QUEUE.deadLetter.maxReceiveCount);
+  });
+});
+
+describe("resuming a job whose last run exists", () => {
+  const runOf = (deps: MemoryDeps) => [...deps.runs.runs.values()][0];
+
+  it("runs the one-off's run that the pause kept from starting, under the same run key", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps);
+    await controlJob(deps, alice, jobId, "pause");
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(runOf(deps)).toMatchObject({ status: RunStatus.Missed, error: PAUSED_RUN_REASON });
+    deps.queue.sent.length = 0;
+    const resumed = await controlJob(deps, alice, jobId, "resume");
+    expect(resumed).toMatchObject({ status: "active" });
+    expect(runOf(deps)).toMatchObject({ status: RunStatus.Pending, attempt: 0 });
+    expect(deps.queue.sent.map((s) => [s.message.runId, s.delaySeconds])).toEqual([[runOf(deps)?.runId, 0]]);
+    deps.queue.deliverAll();
+    const lease = await leaseOne(deps);
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("completes it instead under missedRuns skip, and when its last run ended during the pause", async () => {
+    const skipping = memoryDeps(NOW);
+    const skipped = await dueRun(skipping, { missedRuns: "skip" });
+    await controlJob(skipping, alice, skipped, "pause");
+    await leaseRuns(skipping, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(await controlJob(skipping, alice, skipped, "resume")).toMatchObject({ status: "completed" });
+    expect(runOf(skipping)?.status).toBe(RunStatus.Missed);
+
+    const ended = memoryDeps(NOW);
+    const jobId = await dueRun(ended);
+    const lease = await leaseOne(ended);
+    await controlJob(ended, alice, jobId, "pause");
+    await completeRun(ended, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
+    expect((await ended.jobs.getJob(jobId))?.status).toBe("paused");
+    expect(await controlJob(ended, alice, jobId, "resume")).toMatchObject({ status: "completed" });
+  });
+
+  it("leaves a job whose last run is still to come to that run", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps);
+    await controlJob(deps, alice, jobId, "pause");
+    deps.queue.sent.length = 0;
+    expect(await controlJob(deps, alice, jobId, "resume")).toMatchObject({ status: "active" });
+    expect(deps.queue.sent).toEqual([]);
+    expect(runOf(deps)?.status).toBe(RunStatus.Pending);
+  });
+});
+
+describe("dead letters of a paused job", () => {
+  it("are not replayed (409) and are skipped by replay-all until the job is resumed", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {
+      interval: { every: "1h" },
+      runAt: undefined,
+      startAt: new Date(NOW).toISOString(),
+      maxAttempts: 1,
+    });
+    const lease = await leaseOne(deps);
+    await fail(deps, lease, false);
+    await controlJob(deps, alice, jobId, "pause");
+    await expect(replayDeadLetter(deps, alice, lease.runId)).rejects.toBeInstanceOf(ConflictError);
+    expect(await replayAllDeadLetters(deps, alice)).toEqual({
+      replayed: 0,
+      skippedPaused: 1,
+      complete: true,
+    });
+    await controlJob(deps, alice, jobId, "resume");
+    expect(await replayAllDeadLetters(deps, alice)).toEqual({
+      replayed: 1,
+      skippedPaused: 0,
+      complete: true,
+    });
   });
 });
