@@ -220,8 +220,9 @@ interface SentBack {
  * copy sent but not deleted only means a duplicate message, which the lease step drops.
  */
 async function sendBack(deps: SchedulerDeps, entries: readonly SentBack[]): Promise<void> {
-  const worn = entries.filter((e) => (e.received.receiveCount ?? 0) >= RECYCLE_AFTER_RECEIVES);
-  const rest = entries.filter((e) => !worn.includes(e));
+  const isWorn = (e: SentBack) => (e.received.receiveCount ?? 0) >= RECYCLE_AFTER_RECEIVES;
+  const worn = entries.filter(isWorn);
+  const rest = entries.filter((e) => !isWorn(e));
   const hiding = deps.queue.hide(
     rest.map((e) => ({ receiptHandle: e.received.receiptHandle, seconds: e.seconds })),
   );

@@ -123,7 +123,8 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
   if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) return "skipped";
 
   const visibleAt = leaseLive ? leaseEnd : availableAt(run);
-  if (!pass.queueWasReset && (await laneBacklog(deps, run, pass)) > 0) {
+  const busy = !pass.queueWasReset && (await laneBacklog(deps, run, pass)) > 0;
+  if (busy) {
     // Its message most likely waits in the lane. Look again in an hour; once it has waited an
     // hour past its first check, a copy goes out each time (a lost message in a lane that is
     // never empty is still found), at most once an hour.
@@ -140,7 +141,6 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
 
   // Claim the repair first: of two concurrent repair passes only one resends. A run re-sent
   // into a busy lane is looked at again an hour later; into an empty one, after the grace.
-  const busy = !pass.queueWasReset && (await laneBacklog(deps, run, pass)) > 0;
   const nextCheck = busy ? now + BUSY_LANE_RECHECK_MS : Math.max(now, visibleAt) + graceMs;
   if (!(await deps.runs.rescheduleCheck(run, run.checkAt, nextCheck))) return "skipped";
   // A held run's copy must not show up before the lease ends (the lease step would drop it).
