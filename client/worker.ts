@@ -221,7 +221,7 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     let result: ItemResult;
     try {
-      result = await complete({ runId: run.runId, fence: run.fence, ...outcome });
+      result = await complete({ runId: run.runId, fence: run.fence, final: run.final, ...outcome });
     } catch (error) {
       report("unreachable");
       throw error;

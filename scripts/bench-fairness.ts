@@ -107,7 +107,7 @@ const workers = Array.from({ length: workerCount }, () => {
     concurrency,
     start: async (lease) => {
       await sleep(workMs);
-      await complete({ runId: lease.runId, fence: lease.fence, result: "succeeded" });
+      await complete({ runId: lease.runId, fence: lease.fence, final: lease.final, result: "succeeded" });
     },
     giveUp: (lease) => console.error(`given up: ${lease.runKey}`),
   });

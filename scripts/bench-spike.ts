@@ -114,7 +114,7 @@ const holds = Array.from({ length: workerCount }, () => {
     start: async (lease) => {
       lateness.push(Date.now() - Date.parse(lease.scheduledFor));
       const done = sleep(workMs).then(() =>
-        complete({ runId: lease.runId, fence: lease.fence, result: "succeeded" }),
+        complete({ runId: lease.runId, fence: lease.fence, final: lease.final, result: "succeeded" }),
       );
       completions.push(done);
       await done;

@@ -95,7 +95,7 @@ export async function startBenchStack(
  * the use case behind POST /internal/completions. `onBatch` is told when a batch is recorded.
  */
 export function completionBatcher(deps: SchedulerDeps, worker: WorkerCaller, onBatch: () => void) {
-  return createBatcher<{ runId: string; fence: number; result: "succeeded" }, unknown>({
+  return createBatcher<{ runId: string; fence: number; final?: boolean; result: "succeeded" }, unknown>({
     windowMs: 5,
     maxItems: 100,
     send: async (items) => {

@@ -29,7 +29,11 @@ export interface Job {
   readonly payload: unknown;
   readonly schedule: Schedule;
   readonly status: JobStatus;
-  /** The next instant a run must be created for; undefined when none is left. */
+  /**
+   * The next instant a run must be created for; undefined when none is left. On a cancelled
+   * job: the first of the firings that were due at the cancel but have no record yet (see
+   * isFiledDue); undefined once they have.
+   */
   readonly nextRunAt: number | undefined;
   readonly missedRuns: MissedRunPolicy;
   readonly maxLatenessMs: number | undefined;
@@ -43,6 +47,17 @@ export interface Job {
   readonly createdBy: string;
   readonly updatedAt: number;
   readonly audit: readonly AuditEntry[];
+}
+
+/**
+ * Whether a job belongs in the due index: an active job with a next run, or a cancelled one
+ * whose overdue firings still need their cancelled records (the sweep writes them should the
+ * cancel die before it has).
+ */
+export function isFiledDue(job: Pick<Job, "status" | "nextRunAt">): boolean {
+  return (
+    job.nextRunAt !== undefined && (job.status === JobStatus.Active || job.status === JobStatus.Cancelled)
+  );
 }
 
 /** What a sweep sees of a job in the due index: enough to plan its runs and move it on. */

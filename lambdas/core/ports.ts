@@ -34,12 +34,17 @@ export interface JobStore {
    * sweeper moved it first, or the tenant changed it).
    */
   advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean>;
+  /**
+   * Takes a cancelled job out of the due index once its overdue firings are recorded;
+   * conditional on it still being cancelled at `from`. Its updatedAt (the cancel) is kept.
+   */
+  closeCancelledJob(jobId: string, from: number): Promise<boolean>;
   /** Marks an active job with no next run as completed; false when it was not in that state. */
   completeJob(jobId: string, now: number): Promise<boolean>;
   /**
    * Writes a changed job (pause, resume, cancel) if nobody changed it since it was read, i.e.
    * its updatedAt is still `expectedUpdatedAt`; false otherwise. Files it in the due index
-   * exactly when it is active and has a next run.
+   * exactly when isFiledDue says so.
    */
   replaceJob(job: Job, expectedUpdatedAt: number): Promise<boolean>;
   /** A tenant's jobs, newest first, optionally only of one status and type. */
@@ -69,6 +74,13 @@ export interface RunOutcome {
   readonly status: Extract<RunStatus, "succeeded" | "dead-lettered">;
   readonly error: string | undefined;
   readonly now: number;
+  /**
+   * Whether the run is its job's last, as the caller knows it: the write is conditional on it
+   * (a wrong guess writes nothing). A last run keeps its repair-index entry when it finishes,
+   * with its finished status, until settleFinalRun: should the caller die before its job is
+   * marked, the repair pass finds it there and marks the job.
+   */
+  readonly final: boolean;
 }
 
 export interface RetryPlan {
@@ -166,10 +178,23 @@ export interface RunStore {
   ): Promise<void>;
   /**
    * Records a run that never started (pending, no attempt yet, never replayed) as missed, with
-   * the reason; answers the run as recorded, or undefined if it had started or is finished.
+   * the reason; answers the run as recorded, or undefined if it had started or is finished (or
+   * `final` is not what the run says). A last run stays in the repair index, as finishRun's do.
    */
-  missRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined>;
-  /** Unfinished runs in one repair partition whose check time is at or before `before`. */
+  missRun(
+    jobId: string,
+    scheduledFor: number,
+    miss: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ): Promise<Run | undefined>;
+  /**
+   * Takes a finished last run out of the repair index, once its job is marked (or could not
+   * be: it was paused or cancelled). Does nothing to a run that is not finished (replayed).
+   */
+  settleFinalRun(jobId: string, scheduledFor: number): Promise<void>;
+  /**
+   * Unfinished runs, and finished last runs whose job may not be marked yet, in one repair
+   * partition, whose check time is at or before `before`.
+   */
   queryRepairCandidates(
     repairKey: string,
     before: number,

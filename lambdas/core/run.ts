@@ -94,19 +94,23 @@ export function newRun(
   };
 }
 
-/** The record of a firing that will not run, with the reason. */
+/**
+ * The record of a firing that will not run, with the reason. The record of a job's last
+ * firing is `final` and, like any finished last run, waits in the repair index (from `checkAt`)
+ * until its job is marked.
+ */
 export function missedRun(
   job: Pick<DueJob, "jobId" | "tenant" | "type">,
-  scheduledFor: number,
+  firing: { readonly scheduledFor: number; readonly reason: string },
   now: number,
-  reason: string,
+  last?: { readonly final: true; readonly checkAt: number },
 ): Run {
   return {
-    ...newRun(job, scheduledFor, now, 0),
+    ...newRun(job, firing.scheduledFor, now, 0, last?.final),
     status: RunStatus.Missed,
     finishedAt: now,
-    error: reason,
-    checkAt: undefined,
+    error: firing.reason,
+    checkAt: last?.checkAt,
   };
 }
 
@@ -117,7 +121,7 @@ export function cancelledRun(
   now: number,
   reason: string,
 ): Run {
-  return { ...missedRun(job, scheduledFor, now, reason), status: RunStatus.Cancelled };
+  return { ...missedRun(job, { scheduledFor, reason }, now), status: RunStatus.Cancelled };
 }
 
 /** A pending run, or a leased one whose lease has lapsed, may be leased again. */

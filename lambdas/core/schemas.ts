@@ -150,6 +150,10 @@ export const completeRequest = z
     result: z.enum(["succeeded", "failed"]),
     retryable: z.boolean().default(true),
     error: z.string().max(4096).optional(),
+    final: z.boolean().optional().meta({
+      description:
+        "The lease's `final`, echoed: saves the server a read; a wrong value costs that read, nothing else",
+    }),
   })
   .meta({ id: "CompleteRequest" });
 export type CompleteRequest = z.output<typeof completeRequest>;

@@ -56,7 +56,8 @@ export function jobSummaryView(job: JobSummary) {
     type: job.type,
     status: job.status,
     ...scheduleView(job.schedule),
-    nextRunAt: optionalInstant(job.nextRunAt),
+    // A cancelled job runs nothing more (a nextRunAt it keeps is bookkeeping: recordCancelledFirings).
+    nextRunAt: job.status === "cancelled" ? undefined : optionalInstant(job.nextRunAt),
     createdAt: formatInstant(job.createdAt),
     updatedAt: formatInstant(job.updatedAt),
   };

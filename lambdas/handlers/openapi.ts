@@ -104,6 +104,9 @@ const lease = z
       description:
         "startAt plus the job's lease: a run not started by then must not be started (it runs again elsewhere)",
     }),
+    final: z.boolean().meta({
+      description: "Whether this is the job's last run; echo it in the completion to save the server a read",
+    }),
     payload: z.unknown(),
   })
   .meta({ id: "Lease" });

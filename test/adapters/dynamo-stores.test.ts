@@ -130,23 +130,55 @@ describe("DynamoRunStore", () => {
     db.on(UpdateCommand)
       .resolvesOnce({ Attributes: { receiptHandle: "rh-1", final: true } })
       .rejects(conditionFailed());
-    const outcome = { status: "succeeded", error: undefined, now: NOW } as const;
+    const outcome = { status: "succeeded", error: undefined, now: NOW, final: false } as const;
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({ receiptHandle: "rh-1", final: true });
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toBeUndefined();
+    // Not a last run (so the condition says): it leaves the repair index.
+    const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.ConditionExpression).toContain("(attribute_not_exists(#final) OR #final <> :true)");
+    expect(input?.UpdateExpression).toMatch(/REMOVE repairKey, checkAt, /);
+  });
+
+  it("finishes a last run but keeps its repair-index entry until its job is marked", async () => {
+    db.reset();
+    db.on(UpdateCommand).resolves({ Attributes: { receiptHandle: "rh-1", final: true } });
+    await runs.finishRun(job.jobId, NOW, 1, {
+      status: "dead-lettered",
+      error: "boom",
+      now: NOW,
+      final: true,
+    });
+    const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.ConditionExpression).toContain("#final = :true");
+    expect(input?.UpdateExpression).not.toContain("repairKey");
+    expect(input?.UpdateExpression).not.toContain("checkAt");
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ":true": true, ":error": "boom" });
+
+    db.resetHistory();
+    await runs.settleFinalRun(job.jobId, NOW);
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, {
+      UpdateExpression: "REMOVE repairKey, checkAt",
+      ConditionExpression: "attribute_exists(checkAt) AND NOT #status IN (:pending, :leased)",
+    });
+    // A run replayed meanwhile is unfinished again: the failed condition is no error.
+    db.on(UpdateCommand).rejects(conditionFailed());
+    await expect(runs.settleFinalRun(job.jobId, NOW)).resolves.toBeUndefined();
   });
 
   it("records a never-started, never-replayed pending run as missed and answers it; otherwise nothing", async () => {
     db.on(UpdateCommand)
       .resolvesOnce({ Attributes: { ...toRunItem(run), status: "missed", error: "late" } })
       .rejects(conditionFailed());
-    expect(await runs.missRun(run.jobId, run.scheduledFor, "late", NOW)).toMatchObject({
+    const miss = { reason: "late", now: NOW, final: false };
+    expect(await runs.missRun(run.jobId, run.scheduledFor, miss)).toMatchObject({
       runId: run.runId,
       status: "missed",
       error: "late",
     });
-    expect(await runs.missRun(run.jobId, run.scheduledFor, "late", NOW)).toBeUndefined();
+    expect(await runs.missRun(run.jobId, run.scheduledFor, miss)).toBeUndefined();
     expect(db).toHaveReceivedCommandWith(UpdateCommand, {
-      ConditionExpression: "#status = :pending AND attempt = :zero AND attribute_not_exists(replays)",
+      ConditionExpression:
+        "#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND (attribute_not_exists(#final) OR #final <> :true)",
       ReturnValues: "ALL_NEW",
     });
   });
@@ -156,7 +188,7 @@ describe("DynamoRunStore: a worker's completion", () => {
   it("names the worker's tenants in the condition, and writes nothing for a worker serving none", async () => {
     db.reset();
     db.on(UpdateCommand).resolves({ Attributes: { receiptHandle: "rh", final: true } });
-    const outcome = { status: "succeeded", error: undefined, now: NOW } as const;
+    const outcome = { status: "succeeded", error: undefined, now: NOW, final: true } as const;
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome, ["a", "b"])).toEqual({
       receiptHandle: "rh",
       final: true,

@@ -8,6 +8,7 @@ import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { startSqs } from "../../local/emulators";
+import { crashing } from "../support/crashing";
 import { oneOffJob as buildJob } from "../support/jobs";
 import { OffsetClock } from "../support/offset-clock";
 import { createTestStack, recreateQueues, type TestStack } from "../support/stack";
@@ -39,31 +40,6 @@ async function drain(deps: SchedulerDeps): Promise<string[]> {
     }
   }
   return executed;
-}
-
-/** A copy of the deps in which one port method runs (or not) and then "crashes" once. */
-function crashing<K extends "runs" | "queue" | "jobs">(
-  deps: SchedulerDeps,
-  port: K,
-  method: string,
-  runFirst: boolean,
-): SchedulerDeps {
-  const target = deps[port] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  let crashed = false;
-  const wrapped = new Proxy(target, {
-    get(obj, prop, receiver) {
-      const value = Reflect.get(obj, prop, receiver);
-      if (prop !== method || typeof value !== "function")
-        return typeof value === "function" ? value.bind(obj) : value;
-      return async (...args: unknown[]) => {
-        if (crashed) return value.apply(obj, args);
-        crashed = true;
-        if (runFirst) await value.apply(obj, args);
-        throw new Error(`killed in ${String(port)}.${method}`);
-      };
-    },
-  });
-  return { ...deps, [port]: wrapped };
 }
 
 describe("a sweep killed between its steps", () => {

@@ -1,7 +1,7 @@
 import type { Caller } from "../../lambdas/core/caller";
 import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
-import type { DueJob, Job, JobStatus, JobSummary } from "../../lambdas/core/job";
+import { type DueJob, isFiledDue, type Job, type JobStatus, type JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
 import type {
   JobStore,
@@ -64,9 +64,9 @@ export class MemoryJobStore implements JobStore {
     };
   }
 
-  /** Like the DynamoDB adapter: only an active job with a next run is in the due index. */
+  /** Like the DynamoDB adapter: only a job isFiledDue says so of is in the due index. */
   private filed(job: Job): StoredJob {
-    const due = job.status === "active" ? job.nextRunAt : undefined;
+    const due = isFiledDue(job) ? job.nextRunAt : undefined;
     return { ...job, dueKey: this.dueKey(job.jobId, due, job.updatedAt) };
   }
 
@@ -98,6 +98,13 @@ export class MemoryJobStore implements JobStore {
     const job = this.jobs.get(jobId);
     if (!job || job.nextRunAt !== from || job.status !== "active") return false;
     this.jobs.set(jobId, { ...job, nextRunAt: next, updatedAt: now, dueKey: this.dueKey(jobId, next, now) });
+    return true;
+  }
+
+  async closeCancelledJob(jobId: string, from: number) {
+    const job = this.jobs.get(jobId);
+    if (!job || job.nextRunAt !== from || job.status !== "cancelled") return false;
+    this.jobs.set(jobId, { ...job, nextRunAt: undefined, dueKey: undefined });
     return true;
   }
 
@@ -189,12 +196,14 @@ export class MemoryRunStore implements RunStore {
     const current = this.runs.get(key);
     if (!current || current.fence !== fence || current.status !== RunStatus.Leased) return undefined;
     if (tenants !== undefined && !tenants.includes(current.tenant)) return undefined;
+    if (current.final !== outcome.final) return undefined;
     this.runs.set(key, {
       ...current,
       status: outcome.status,
       finishedAt: outcome.now,
       error: outcome.error,
-      checkAt: undefined,
+      // A last run stays in the repair index until its job is marked.
+      checkAt: current.final ? current.checkAt : undefined,
       receiptHandle: undefined,
       retryAt: undefined,
     });
@@ -293,21 +302,37 @@ export class MemoryRunStore implements RunStore {
     this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 
-  async missRun(jobId: string, scheduledFor: number, reason: string, now: number) {
+  async missRun(
+    jobId: string,
+    scheduledFor: number,
+    miss: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (current?.status !== RunStatus.Pending || current.attempt !== 0 || current.replays !== undefined) {
+    if (
+      current?.status !== RunStatus.Pending ||
+      current.attempt !== 0 ||
+      current.replays !== undefined ||
+      current.final !== miss.final
+    ) {
       return undefined;
     }
     const missed = {
       ...current,
       status: RunStatus.Missed,
-      error: reason,
-      finishedAt: now,
-      checkAt: undefined,
+      error: miss.reason,
+      finishedAt: miss.now,
+      checkAt: current.final ? current.checkAt : undefined,
     };
     this.runs.set(key, missed);
     return missed;
+  }
+
+  async settleFinalRun(jobId: string, scheduledFor: number) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (!current || current.status === RunStatus.Pending || current.status === RunStatus.Leased) return;
+    this.runs.set(key, { ...current, checkAt: undefined });
   }
 
   async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {

@@ -237,6 +237,7 @@ describe("fences and the run state machine", () => {
       status: RunStatus.Succeeded,
       error: undefined,
       now: NOW,
+      final: true,
     });
     expect((await deps.jobs.getJob(jobId))?.status).toBe("active"); // the crash: the job was never marked
 

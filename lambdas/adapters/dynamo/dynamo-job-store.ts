@@ -112,6 +112,21 @@ export class DynamoJobStore implements JobStore {
     );
   }
 
+  async closeCancelledJob(jobId: string, from: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: jobPk(jobId), sk: JOB_SK },
+          UpdateExpression: "REMOVE nextRunAt, dueKey, dueAt",
+          ConditionExpression: "nextRunAt = :from AND #status = :cancelled",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":from": from, ":cancelled": "cancelled" },
+        }),
+      ),
+    );
+  }
+
   async completeJob(jobId: string, now: number): Promise<boolean> {
     return applied(() =>
       this.db.send(

@@ -25,6 +25,12 @@ const UNSTARTED_OR_LAPSED =
  * also what dynalite evaluates fastest: 2.5x the leases per second of the nested form.)
  */
 const LEASABLE = "availableAt <= :starts AND (#status = :pending OR #status = :leased)";
+/** Whether a run is its job's last, in a condition (:true bound to true; FINAL's name). */
+function finalIs(final: boolean): string {
+  return final ? "#final = :true" : "(attribute_not_exists(#final) OR #final <> :true)";
+}
+/** `final` is one of DynamoDB's reserved words. */
+const FINAL = { "#final": "final" };
 /** A leased run whose lease is held with :fence. */
 const HELD = "fence = :fence AND #status = :leased";
 
@@ -141,22 +147,23 @@ export class DynamoRunStore implements RunStore {
     const done = await applied(async () => {
       // A dead letter is filed in the dead-letter index under its tenant.
       const deadLetter = `${outcome.status === "dead-lettered" ? ", deadTenant = tenant" : ""}${expiry.set}`;
+      const error = outcome.error === undefined ? "" : ", #error = :error";
+      // A last run keeps its repair-index keys until its job is marked (settleFinalRun).
+      const leaving = `${outcome.final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt${outcome.error === undefined ? ", #error" : ""}`;
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: runKey(jobId, scheduledFor),
-          UpdateExpression:
-            outcome.error === undefined
-              ? `SET #status = :status, finishedAt = :now${deadLetter} REMOVE repairKey, checkAt, receiptHandle, #error, retryAt`
-              : `SET #status = :status, finishedAt = :now, #error = :error${deadLetter} REMOVE repairKey, checkAt, receiptHandle, retryAt`,
-          ConditionExpression: HELD + tenantCondition,
-          ExpressionAttributeNames: { ...STATUS, "#error": "error", ...expiry.names },
+          UpdateExpression: `SET #status = :status, finishedAt = :now${error}${deadLetter} REMOVE ${leaving}`,
+          ConditionExpression: `${HELD} AND ${finalIs(outcome.final)}${tenantCondition}`,
+          ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
           ExpressionAttributeValues: {
             ...expiry.values,
             ":status": outcome.status,
             ":now": outcome.now,
             ":fence": fence,
             ":leased": "leased",
+            ":true": true,
             ...(outcome.error === undefined ? {} : { ":error": outcome.error }),
             ...tenantValues,
           },
@@ -348,23 +355,45 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
-  async missRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined> {
-    const expiry = this.expiry(now);
+  async missRun(
+    jobId: string,
+    scheduledFor: number,
+    miss: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ): Promise<Run | undefined> {
+    const expiry = this.expiry(miss.now);
+    const leaving = `${miss.final ? "" : "repairKey, checkAt, "}receiptHandle`;
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
-      UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set} REMOVE repairKey, checkAt, receiptHandle`,
+      UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
       // Never started and never replayed (a replay runs however late it is).
-      ConditionExpression: "#status = :pending AND attempt = :zero AND attribute_not_exists(replays)",
-      ExpressionAttributeNames: { ...STATUS, "#error": "error", ...expiry.names },
+      ConditionExpression: `#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND ${finalIs(miss.final)}`,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
       ExpressionAttributeValues: {
         ...expiry.values,
         ":missed": "missed",
         ":pending": "pending",
         ":zero": 0,
-        ":reason": reason,
-        ":now": now,
+        ":true": true,
+        ":reason": miss.reason,
+        ":now": miss.now,
       },
     });
+  }
+
+  async settleFinalRun(jobId: string, scheduledFor: number): Promise<void> {
+    await applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(jobId, scheduledFor),
+          UpdateExpression: "REMOVE repairKey, checkAt",
+          // Only a finished run: a replayed one is unfinished again and needs its entry.
+          ConditionExpression: "attribute_exists(checkAt) AND NOT #status IN (:pending, :leased)",
+          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeValues: { ":pending": "pending", ":leased": "leased" },
+        }),
+      ),
+    );
   }
 
   async queryRepairCandidates(

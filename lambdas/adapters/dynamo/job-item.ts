@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DueJob, Job, JobSummary } from "../../core/job";
+import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
 
 /** How a job is laid out in the table (see definitions/table.ts), and back. */
@@ -81,9 +81,9 @@ export function dueAttributes(jobId: string, nextRunAt: number, now: number) {
   return { dueKey: dueKeyOf(bucketOf(Math.max(nextRunAt, now)), shardOf(jobId)), dueAt: nextRunAt };
 }
 
-/** The whole item. Only an active job with a next run sits in the due index. */
+/** The whole item. Only a job with work for the sweep (isFiledDue) sits in the due index. */
 export function toJobItem(job: Job) {
-  const due = job.status === "active" && job.nextRunAt !== undefined;
+  const due = isFiledDue(job);
   return {
     pk: jobPk(job.jobId),
     sk: JOB_SK,

@@ -5,6 +5,7 @@ import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
+import type { RunOutcome } from "../ports";
 import { type Run, RunStatus } from "../run";
 import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -51,16 +52,10 @@ export async function completeRun(
   const seen: Seen = { deps, worker, runId, key, request, now, deleting };
 
   if (request.result === "succeeded") {
-    const finished = await deps.runs.finishRun(
-      key.jobId,
-      key.scheduledFor,
-      request.fence,
-      { status: RunStatus.Succeeded, error: undefined, now },
-      worker.tenants,
-    );
+    const finished = await finishHeld(seen, { status: RunStatus.Succeeded, error: undefined, now });
     if (!finished) return repeatedOrStale(seen);
     await deleting(deps, runId, finished.receiptHandle);
-    await endJobAfter(deps, key.jobId, finished, now);
+    await endJobAfter(deps, key, finished, now);
     deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
     return { runId, status: "succeeded" };
   }
@@ -122,19 +117,46 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     return { runId, status: "retrying", retryAt: formatInstant(retryAt) };
   }
 
-  const finished = await deps.runs.finishRun(key.jobId, key.scheduledFor, request.fence, {
-    status: RunStatus.DeadLettered,
-    error: request.retryable
-      ? `${error} (attempt ${run.attempt} of ${job?.maxAttempts ?? run.attempt})`
-      : error,
-    now,
-  });
+  const finished = await finishHeld(
+    seen,
+    {
+      status: RunStatus.DeadLettered,
+      error: request.retryable
+        ? `${error} (attempt ${run.attempt} of ${job?.maxAttempts ?? run.attempt})`
+        : error,
+      now,
+    },
+    run,
+  );
   if (!finished) return repeatedOrStale(seen);
   await seen.deleting(deps, runId, finished.receiptHandle);
   // A replay still runs it: leases ignore completed jobs.
-  await endJobAfter(deps, key.jobId, finished, now);
+  await endJobAfter(deps, key, finished, now);
   deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
   return { runId, status: "dead-lettered" };
+}
+
+/**
+ * Finishes the run held with the request's fence. Whether it is its job's last run is part of
+ * the write's condition (a last run keeps its repair-index entry, see endJobAfter): known from
+ * a run already read, or from the worker's echo of its lease's `final`, or else read. A wrong
+ * echo costs a read, never a wrong write.
+ */
+async function finishHeld(
+  seen: Seen,
+  outcome: Omit<RunOutcome, "final">,
+  known?: Run,
+): Promise<{ receiptHandle: string | undefined; final: boolean } | undefined> {
+  const { deps, key, request, worker } = seen;
+  const finish = (final: boolean) =>
+    deps.runs.finishRun(key.jobId, key.scheduledFor, request.fence, { ...outcome, final }, worker.tenants);
+  const guess = known?.final ?? request.final;
+  if (guess !== undefined) {
+    const finished = await finish(guess);
+    if (finished || known) return finished;
+  }
+  const run = await deps.runs.getRun(key.jobId, key.scheduledFor);
+  return run && run.final !== guess ? finish(run.final) : undefined;
 }
 
 async function deleteAtOnce(deps: SchedulerDeps, runId: string, receiptHandle: string | undefined) {
@@ -156,11 +178,11 @@ async function repeatedOrStale(seen: Seen, known?: Run): Promise<CompletionResul
     throw new NotFoundError(`run ${runId} not found`, "runId");
   if (run.fence !== request.fence) throw staleFenceOf(runId, run, request.fence);
   if (request.result === "succeeded" && run.status === RunStatus.Succeeded) {
-    await endJobAfter(deps, key.jobId, run, now);
+    await endJobAfter(deps, key, run, now);
     return { runId, status: "succeeded" };
   }
   if (request.result === "failed" && run.status === RunStatus.DeadLettered) {
-    await endJobAfter(deps, key.jobId, run, now);
+    await endJobAfter(deps, key, run, now);
     return { runId, status: "dead-lettered" };
   }
   if (request.result === "failed" && run.status === RunStatus.Pending && run.retryAt !== undefined) {

@@ -4,10 +4,10 @@ import type { SchedulerDeps } from "../deps";
 import { ConflictError, NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
-import { CATCH_UP_CAP, MissedRunPolicy } from "../missed-runs";
-import { cancelledRun, PAUSED_RUN_REASON, RunStatus } from "../run";
-import { firingsAfter } from "../schedule/schedule";
+import { MissedRunPolicy } from "../missed-runs";
+import { PAUSED_RUN_REASON, RunStatus } from "../run";
 import { jobView } from "../views";
+import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
 import { endJobAfter } from "./end-job";
 import { RECENT_RUNS } from "./get-job";
@@ -52,10 +52,14 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
     }
 
     const now = Math.max(deps.clock.now(), job.updatedAt + 1);
+    // A cancelled job keeps a next run only if it is overdue: firings to record (see
+    // recordCancelledFirings). Recorded after the cancel, not before: a record written for a
+    // cancel that then lost its race would stop the sweeper from creating the real run.
+    const overdue = job.status === JobStatus.Active && job.nextRunAt !== undefined && job.nextRunAt <= now;
     const changed: Job = {
       ...job,
       status: transition.to,
-      nextRunAt: action === "cancel" ? undefined : job.nextRunAt,
+      nextRunAt: action === "cancel" && !overdue ? undefined : job.nextRunAt,
       updatedAt: now,
       audit: [...job.audit, { action: transition.audit, by: caller.principal, at: now }].slice(
         -MAX_AUDIT_ENTRIES,
@@ -63,7 +67,7 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
     };
     if (!(await deps.jobs.replaceJob(changed, job.updatedAt))) continue; // changed under us: read again
 
-    if (action === "cancel" && job.status === JobStatus.Active) await recordOverdueFirings(deps, job, now);
+    if (action === "cancel") await recordCancelledFirings(deps, changed, now);
     if (action === "resume" && changed.nextRunAt !== undefined) {
       if (changed.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
         await fireNearTerm(deps, { ...changed, nextRunAt: changed.nextRunAt });
@@ -108,24 +112,8 @@ async function settleLastRun(deps: SchedulerDeps, job: Job, caller: Caller, now:
       return true;
     }
   }
-  await endJobAfter(deps, job.jobId, last, now);
+  await endJobAfter(deps, last, last, now);
   return true;
-}
-
-/**
- * Written after the job is cancelled, not before: a row written for a cancel that then lost its
- * race would stop the sweeper from creating the real run. At most CATCH_UP_CAP rows; a sweeper
- * that far behind has raised its own alarms.
- */
-async function recordOverdueFirings(deps: SchedulerDeps, job: Job, now: number): Promise<void> {
-  if (job.nextRunAt === undefined || job.nextRunAt > now) return;
-  const overdue: number[] = [];
-  for (const { at } of firingsAfter(job.schedule, job.nextRunAt - 1)) {
-    if (at > now || overdue.length === CATCH_UP_CAP) break;
-    overdue.push(at);
-  }
-  const reason = "the job was cancelled before this due run was created";
-  await Promise.all(overdue.map((at) => deps.runs.createRun(cancelledRun(job, at, now, reason))));
 }
 
 async function view(deps: SchedulerDeps, job: Job) {

@@ -3,6 +3,7 @@ import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { planRuns } from "../missed-runs";
 import { missedRun, newRun, type Run, RunStatus } from "../run";
+import { endJobAfter } from "./end-job";
 
 /**
  * A run created less than this long ago is taken to be in the hands of whoever created it
@@ -26,6 +27,10 @@ export interface FireResult {
 
 interface JobOutcome {
   readonly deferred: boolean;
+  /** The record of the job's last firing, when that was missed (then it is `final`). */
+  readonly lastMissed: Run | undefined;
+  /** The plan had no firing at all (a schedule that ended before the job's next run). */
+  readonly nothingPlanned: boolean;
   readonly toSend: Run[];
   readonly created: Run[];
   readonly duplicates: number;
@@ -65,12 +70,12 @@ export async function fireJobs(
 
   const ready = outcomes.filter((o) => !o.deferred);
   await Promise.all(
-    ready.map(async ({ job, next, created, duplicates }) => {
+    ready.map(async ({ job, next, lastMissed, nothingPlanned }) => {
       const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now);
-      // Nothing left to run and no run in flight (every firing was missed): the job is done.
-      if (moved && next === undefined && created.length === 0 && duplicates === 0) {
-        await deps.jobs.completeJob(job.jobId, now);
-      }
+      // Nothing left to run, and the last firing was missed: the job is done. That record is
+      // final and waits in the repair index, so a crash right here still ends the job.
+      if (moved && lastMissed) await endJobAfter(deps, lastMissed, lastMissed, now);
+      else if (moved && next === undefined && nothingPlanned) await deps.jobs.completeJob(job.jobId, now);
     }),
   );
 
@@ -118,11 +123,16 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       else if (pending) toSend.push(existing); // orphaned by a crash between create and send
     }),
   );
-  await Promise.all(
-    plan.missed.map((m) => deps.runs.createRun(missedRun(job, m.scheduledFor, now, m.reason))),
+  // With no run to create and no firing left, the last missed firing is the job's last run.
+  const lastMissedAt = plan.next === undefined && plan.create.length === 0 ? plan.missed.at(-1) : undefined;
+  const missedRuns = plan.missed.map((m) =>
+    missedRun(job, m, now, m === lastMissedAt ? { final: true, checkAt: now + graceMs } : undefined),
   );
+  await Promise.all(missedRuns.map((run) => deps.runs.createRun(run)));
   return {
     job,
+    lastMissed: missedRuns.find((run) => run.final),
+    nothingPlanned: plan.create.length === 0 && plan.missed.length === 0,
     deferred,
     toSend: deferred ? toSend.filter((run) => created.includes(run)) : toSend,
     created,

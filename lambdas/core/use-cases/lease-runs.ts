@@ -28,6 +28,8 @@ export interface Lease {
   readonly fence: number;
   /** startAt plus the job's lease: a run still held by then must not be started. */
   readonly leaseExpiresAt: string;
+  /** Whether this is the job's last run; a completion echoes it (it saves the server a read). */
+  readonly final: boolean;
   readonly payload: unknown;
 }
 
@@ -293,9 +295,12 @@ async function leaseOne(
     // Too late to start (its delivery was held up: an outage, a backlog): recorded as missed.
     // Only a first attempt: a retry or a lapsed lease's second try is late by design.
     const reason = `more than maxLateness (${job.maxLatenessMs / 1000} s) late when it could start`;
-    const missed = await deps.runs.missRun(message.jobId, message.scheduledFor, reason, now);
+    // Rare (a late delivery): the run is read to know whether it is the job's last.
+    const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+    const missed =
+      run && (await deps.runs.missRun(run.jobId, run.scheduledFor, { reason, now, final: run.final }));
     if (missed) {
-      await endJobAfter(deps, missed.jobId, missed, now);
+      await endJobAfter(deps, missed, missed, now);
       return drop("later than the job's maxLateness: missed");
     }
   }
@@ -317,8 +322,9 @@ async function leaseOne(
       status: RunStatus.DeadLettered,
       error: leased.error ?? error,
       now,
+      final: leased.final,
     });
-    await endJobAfter(deps, leased.jobId, finished, now);
+    await endJobAfter(deps, leased, finished, now);
     return drop("attempts exhausted by lapsed leases: dead-lettered");
   }
   deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId: request.workerId });
@@ -332,6 +338,7 @@ async function leaseOne(
     attempt: leased.attempt,
     fence: leased.fence,
     leaseExpiresAt: formatInstant(leaseExpiresAt),
+    final: leased.final,
     payload: job.payload,
   };
   return { lease, leaseExpiresAt, receiptHandle };

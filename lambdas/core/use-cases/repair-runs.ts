@@ -3,6 +3,7 @@ import type { SchedulerDeps } from "../deps";
 import { allRepairKeys } from "../keys";
 import type { RepairCandidate } from "../ports";
 import { availableAt, RunStatus } from "../run";
+import { endJobAfter } from "./end-job";
 
 /** Candidates read per repair partition and page. */
 const PAGE = 100;
@@ -21,6 +22,8 @@ export interface RepairStats {
   readonly inspected: number;
   readonly resent: number;
   readonly rescheduled: number;
+  /** Finished last runs whose job had not been marked (its finisher died first): marked now. */
+  readonly settled: number;
   /** Runs left for a later pass: their tenant's cap was reached, or the budget ran out. */
   readonly deferred: number;
   /** Runs or partitions whose repair failed (logged); the pass went on with the others. */
@@ -29,10 +32,11 @@ export interface RepairStats {
   readonly finished: boolean;
 }
 
-type Action = "resent" | "rescheduled" | "skipped" | "deferred";
+type Action = "resent" | "rescheduled" | "settled" | "skipped" | "deferred";
 
 /**
- * Re-delivers runs whose message was lost or never sent. DynamoDB is the source of truth:
+ * Re-delivers runs whose message was lost or never sent, and ends jobs whose last run finished
+ * but whose finisher died before it marked the job (such a run stays in the index until then). DynamoDB is the source of truth:
  * every unfinished run sits in the repair index under the time by which something should have
  * happened to it. When that time passes and the run is still pending, or its lease lapsed
  * and nobody leased it again, its message is presumed lost, unless its lane has messages
@@ -56,7 +60,15 @@ export async function repairRuns(
   const now = deps.clock.now();
   const deadline = now + (options.budgetMs ?? REPAIR_BUDGET_MS);
   const before = options.queueWasReset ? Number.MAX_SAFE_INTEGER : now;
-  const stats = { inspected: 0, resent: 0, rescheduled: 0, deferred: 0, errors: 0, finished: true };
+  const stats = {
+    inspected: 0,
+    resent: 0,
+    rescheduled: 0,
+    settled: 0,
+    deferred: 0,
+    errors: 0,
+    finished: true,
+  };
   const context: PassContext = {
     now,
     queueWasReset: options.queueWasReset === true,
@@ -96,7 +108,8 @@ export async function repairRuns(
     }
     if (!stats.finished) break;
   }
-  if (stats.resent > 0 || stats.errors > 0 || !stats.finished) deps.log.info("repair pass", { ...stats });
+  if (stats.resent > 0 || stats.settled > 0 || stats.errors > 0 || !stats.finished)
+    deps.log.info("repair pass", { ...stats });
   return stats;
 }
 
@@ -120,7 +133,12 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
       ? "rescheduled"
       : "skipped";
   }
-  if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) return "skipped";
+  if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) {
+    // Only a job's last run stays here finished: until its job is marked (see endJobAfter).
+    // Its finisher may still be at it; marking twice is harmless.
+    await endJobAfter(deps, run, { final: true }, now);
+    return "settled";
+  }
 
   const visibleAt = leaseLive ? leaseEnd : availableAt(run);
   const busy = !pass.queueWasReset && (await laneBacklog(deps, run, pass)) > 0;

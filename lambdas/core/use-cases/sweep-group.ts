@@ -3,6 +3,7 @@ import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { JobStatus } from "../job";
 import { bucketOf, dueKeyOf, SWEEP_GROUP_COUNT, shardsOfGroup } from "../keys";
+import { recordCancelledFirings } from "./cancelled-firings";
 import { fireJobs } from "./fire-jobs";
 
 /**
@@ -35,7 +36,8 @@ export interface SweepStats {
 /**
  * Sweeps one group of shards: reads the jobs due before now + lookahead from every bucket
  * between the group's cursor and the horizon, fires them, then moves the cursor past the
- * buckets that are now empty of due work.
+ * buckets that are now empty of due work. A cancelled job found there is one whose cancel died
+ * before it recorded the job's overdue firings: they are recorded now.
  */
 export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<SweepStats> {
   const now = deps.clock.now();
@@ -61,13 +63,13 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   // Read every shard first, then fire: the jobs due in each second across the group tell how
   // dense that second is, and a dense second's runs are sent with a longer lead (decision 0014).
   const work = buckets.flatMap((bucket) => shardsOfGroup(group).map((shard) => ({ bucket, shard })));
-  const read: Array<{ bucket: number; jobs: DueJob[] }> = [];
+  const read: Array<{ bucket: number; jobs: DueJob[]; cancelled: DueJob[] }> = [];
   await forEachLimited(work, SHARD_CONCURRENCY, async ({ bucket, shard }) => {
     try {
       const outcome = await readShard(deps, dueKeyOf(bucket, shard), horizon);
       stats.jobsRead += outcome.jobsRead;
       stats.readUnits += outcome.readUnits;
-      read.push({ bucket, jobs: outcome.active });
+      read.push({ bucket, jobs: outcome.active, cancelled: outcome.cancelled });
     } catch (error) {
       stats.failedShards += 1;
       firstUnfinished = Math.min(firstUnfinished, bucket);
@@ -79,8 +81,9 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     SWEEP_GROUP_COUNT,
     deps.settings.leasesPerSecond,
   );
-  await forEachLimited(read, SHARD_CONCURRENCY, async ({ bucket, jobs }) => {
+  await forEachLimited(read, SHARD_CONCURRENCY, async ({ bucket, jobs, cancelled }) => {
     try {
+      await Promise.all(cancelled.map((job) => closeCancelled(deps, job.jobId, now)));
       const outcome = await fireShard(deps, jobs, horizon, leadOf);
       stats.runsCreated += outcome.created;
       stats.duplicatesAvoided += outcome.duplicates;
@@ -129,16 +132,24 @@ export function densityLeads(
 }
 
 async function readShard(deps: SchedulerDeps, dueKey: string, horizon: number) {
-  const totals = { jobsRead: 0, readUnits: 0, active: [] as DueJob[] };
+  const totals = { jobsRead: 0, readUnits: 0, active: [] as DueJob[], cancelled: [] as DueJob[] };
   let cursor: string | undefined;
   do {
     const page = await deps.jobs.queryDue(dueKey, horizon, cursor);
     totals.jobsRead += page.items.length;
     totals.readUnits += page.readUnits;
+    // The index lags its table a little: a job paused or completed meanwhile may still show up.
     totals.active.push(...page.items.filter((job) => job.status === JobStatus.Active));
+    totals.cancelled.push(...page.items.filter((job) => job.status === JobStatus.Cancelled));
     cursor = page.cursor;
   } while (cursor !== undefined);
   return totals;
+}
+
+/** A cancel that died before it recorded its job's overdue firings: done here (read in full). */
+async function closeCancelled(deps: SchedulerDeps, jobId: string, now: number): Promise<void> {
+  const job = await deps.jobs.getJob(jobId);
+  if (job) await recordCancelledFirings(deps, job, now);
 }
 
 async function fireShard(

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import type { SchedulerDeps } from "../../lambdas/core/deps";
+import type { Job } from "../../lambdas/core/job";
+import { repairKeyOf, SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { type Lease, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { crashing } from "../support/crashing";
+import { oneOffJob } from "../support/jobs";
+import { OffsetClock } from "../support/offset-clock";
+import { createTestStack, type TestStack } from "../support/stack";
+
+/**
+ * Multi-write steps killed between their writes, on the real emulators (issue 15): the tick
+ * finishes each. The crash loop found the first: a job's only run dead-lettered, the runtime
+ * killed before the job was marked, the job left active with nothing to run.
+ */
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
+const tenant = { tenant: "t", principal: "arn:aws:iam::1:user/operator" };
+const groupOf = (jobId: string) => Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+
+async function stackWithJob(name: string, job: (now: number) => Job) {
+  const clock = new OffsetClock();
+  const stack = await createTestStack(name, { clock });
+  const created = job(clock.now());
+  await stack.deps.jobs.createJob(created);
+  return { clock, stack, job: created };
+}
+
+async function leaseDue(deps: SchedulerDeps): Promise<Lease> {
+  for (let tries = 0; tries < 10; tries++) {
+    const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 1, waitSeconds: 1 });
+    if (lease) return lease;
+  }
+  throw new Error("nothing leased");
+}
+
+const statusOf = async (stack: TestStack, jobId: string) => (await stack.deps.jobs.getJob(jobId))?.status;
+/** The job's runs still in the repair index, whatever their check time. */
+async function inRepairIndex(stack: TestStack, jobId: string) {
+  const page = await stack.deps.runs.queryRepairCandidates(repairKeyOf(jobId), Number.MAX_SAFE_INTEGER, 100);
+  return page.items.filter((c) => c.jobId === jobId);
+}
+/** The tick, once the runs' check times have passed. */
+async function tickLater(stack: TestStack, clock: OffsetClock) {
+  clock.advance((stack.config.settings.repairGraceSeconds + 60) * 1000);
+  return repairRuns(stack.deps);
+}
+
+describe("a job's last run finished, its finisher killed before the job is marked", () => {
+  it.each([
+    ["succeeded", "succeeded"],
+    ["failed", "dead-lettered"],
+  ] as const)(
+    "%s: the tick's repair pass marks the job",
+    async (result, runStatus) => {
+      const { clock, stack, job } = await stackWithJob(`last-${result}`, (now) =>
+        oneOffJob(now + 1_000, now),
+      );
+      await sweepGroup(stack.deps, groupOf(job.jobId));
+      const lease = await leaseDue(stack.deps);
+
+      const killed = crashing(stack.deps, "jobs", "completeJob", false);
+      const body = { fence: lease.fence, result, retryable: false, final: lease.final };
+      await expect(completeRun(killed, worker, lease.runId, body)).rejects.toThrow("killed");
+      expect(await statusOf(stack, job.jobId)).toBe("active");
+      expect(await inRepairIndex(stack, job.jobId)).toMatchObject([{ status: runStatus }]);
+
+      expect(await tickLater(stack, clock)).toMatchObject({ settled: 1 });
+      expect(await statusOf(stack, job.jobId)).toBe("completed");
+      expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
+      expect(await repairRuns(stack.deps)).toMatchObject({ settled: 0 });
+    },
+    30_000,
+  );
+
+  it("not killed: the run leaves the repair index with the job marked", async () => {
+    const { stack, job } = await stackWithJob("last-ok", (now) => oneOffJob(now + 1_000, now));
+    await sweepGroup(stack.deps, groupOf(job.jobId));
+    const lease = await leaseDue(stack.deps);
+    await completeRun(stack.deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
+    expect(await statusOf(stack, job.jobId)).toBe("completed");
+    expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
+  }, 30_000);
+});
+
+describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
+  it("the tick's repair pass completes the job", async () => {
+    // Due ten minutes ago, at most a minute late: the sweeper was down.
+    const { clock, stack, job } = await stackWithJob("all-missed", (now) =>
+      oneOffJob(now - 10 * 60_000, now - 20 * 60_000, { maxLatenessMs: 60_000 }),
+    );
+    const killed = crashing(stack.deps, "jobs", "completeJob", false);
+    expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
+    expect(await statusOf(stack, job.jobId)).toBe("active");
+    expect(await inRepairIndex(stack, job.jobId)).toMatchObject([{ status: "missed" }]);
+
+    expect(await tickLater(stack, clock)).toMatchObject({ settled: 1 });
+    expect(await statusOf(stack, job.jobId)).toBe("completed");
+    expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
+  }, 30_000);
+});
+
+describe("a cancel killed before it recorded the job's overdue firings", () => {
+  it("the next sweep records each as cancelled and takes the job out of the due index", async () => {
+    const minute = 60_000;
+    const { stack, job } = await stackWithJob("cancel", (now) => {
+      const first = Math.floor(now / minute) * minute - 2 * minute; // three firings due, none swept
+      return oneOffJob(first, now - 10 * minute, {
+        schedule: { kind: "cron", cron: "* * * * *", timeZone: "UTC" },
+        nextRunAt: first,
+      });
+    });
+    const killed = crashing(stack.deps, "runs", "createRun", false);
+    await expect(controlJob(killed, tenant, job.jobId, "cancel")).rejects.toThrow("killed");
+    expect(await statusOf(stack, job.jobId)).toBe("cancelled");
+
+    await sweepGroup(stack.deps, groupOf(job.jobId));
+    const runs = await stack.deps.runs.listRecentRuns(job.jobId, 10);
+    expect(runs.map((r) => [r.scheduledFor - (job.nextRunAt ?? 0), r.status]).reverse()).toEqual([
+      [0, "cancelled"],
+      [minute, "cancelled"],
+      [2 * minute, "cancelled"],
+    ]);
+    expect((await stack.deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
+  }, 30_000);
+});
+
+describe("a retry recorded, its sender killed before the retry's message went out", () => {
+  it("the tick's repair pass re-sends it and it runs", async () => {
+    const { clock, stack, job } = await stackWithJob("retry", (now) =>
+      oneOffJob(now + 1_000, now, { retry: { baseMs: 1_000, capMs: 1_000 } }),
+    );
+    await sweepGroup(stack.deps, groupOf(job.jobId));
+    const lease = await leaseDue(stack.deps);
+    const killed = crashing(stack.deps, "queue", "send", false);
+    const failure = { fence: lease.fence, result: "failed", error: "boom" };
+    await expect(completeRun(killed, worker, lease.runId, failure)).rejects.toThrow("killed");
+
+    expect(await tickLater(stack, clock)).toMatchObject({ resent: 1 });
+    const retried = await leaseDue(stack.deps);
+    expect(retried).toMatchObject({ runId: lease.runId, attempt: 2 });
+    await completeRun(stack.deps, worker, retried.runId, { fence: retried.fence, result: "succeeded" });
+    expect(await statusOf(stack, job.jobId)).toBe("completed");
+  }, 30_000);
+});

@@ -1,0 +1,223 @@
+import { describe, expect, it } from "vitest";
+import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { getJob } from "../../lambdas/core/use-cases/get-job";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { crashing } from "../support/crashing";
+import { dueRun, type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+/**
+ * Every step that writes twice, killed between its writes (issue 15): the tick (its repair
+ * pass, or its sweep) finishes what was cut short. A kill is a port method that throws, once,
+ * before or after it wrote; later calls are the next invocation or the tick.
+ */
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const alice = { tenant: "a", principal: "arn:aws:iam::1:user/alice" };
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["a"] };
+
+async function leaseOne(deps: MemoryDeps) {
+  const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+  if (!lease) throw new Error("nothing leased");
+  return lease;
+}
+
+const statusOf = async (deps: MemoryDeps, jobId: string) => (await deps.jobs.getJob(jobId))?.status;
+const onlyRun = (deps: MemoryDeps) => {
+  const [run, ...more] = [...deps.runs.runs.values()];
+  if (!run || more.length > 0) throw new Error("expected exactly one run");
+  return run;
+};
+/** The minute ticks until the run's check time has passed, each with its repair pass. */
+async function ticksUntilRepaired(deps: MemoryDeps) {
+  let settled = 0;
+  for (let minute = 1; minute <= 5; minute++) {
+    deps.clock.set(NOW + minute * 60_000);
+    settled += (await repairRuns(deps)).settled;
+  }
+  return settled;
+}
+
+describe("a job's last run finished, its finisher killed before the job is marked", () => {
+  it.each([
+    ["a success", "succeeded"],
+    ["a dead letter", "failed"],
+  ] as const)("%s: the repair pass marks the job, once", async (_name, result) => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    expect(lease.final).toBe(true);
+
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    const body = { fence: lease.fence, result, retryable: false, final: lease.final };
+    await expect(completeRun(killed, worker, lease.runId, body)).rejects.toThrow("killed");
+    expect(await statusOf(deps, jobId)).toBe("active");
+    expect(onlyRun(deps).checkAt).toBeDefined(); // the trace the repair pass follows
+
+    expect(await ticksUntilRepaired(deps)).toBe(1);
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(onlyRun(deps)).toMatchObject({
+      status: result === "succeeded" ? "succeeded" : "dead-lettered",
+      checkAt: undefined,
+    });
+  });
+
+  it("killed after the job is marked, before the run leaves the repair index: the pass tidies up", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    const killed = crashing(deps, "runs", "settleFinalRun", false);
+    await expect(
+      completeRun(killed, worker, lease.runId, { fence: lease.fence, result: "succeeded" }),
+    ).rejects.toThrow("killed");
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(await ticksUntilRepaired(deps)).toBe(1);
+    expect(onlyRun(deps).checkAt).toBeUndefined();
+  });
+
+  it("dead-lettered by the lease step (every lease lapsed): the repair pass marks the job", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, { maxAttempts: 1, leaseSeconds: 30 }, alice);
+    const lease = await leaseOne(deps);
+    // The worker dies; its lease lapses and the message comes back.
+    deps.clock.set(NOW + 31_000);
+    deps.queue.ready.push({
+      message: { runId: lease.runId, jobId, scheduledFor: NOW, tenant: "a", type: "x" },
+      receiptHandle: "again",
+    });
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    await expect(leaseRuns(killed, worker, { workerId: "w", types: ["x"], max: 10 })).rejects.toThrow(
+      "killed",
+    );
+    expect(onlyRun(deps).status).toBe(RunStatus.DeadLettered);
+    expect(await statusOf(deps, jobId)).toBe("active");
+
+    expect(await ticksUntilRepaired(deps)).toBe(1);
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+
+  it("missed by the lease step (later than maxLateness): the repair pass marks the job", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, { maxLateness: "PT10S" }, alice);
+    deps.clock.set(NOW + 20_000); // delivered late
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    await expect(leaseRuns(killed, worker, { workerId: "w", types: ["x"], max: 10 })).rejects.toThrow(
+      "killed",
+    );
+    expect(onlyRun(deps).status).toBe(RunStatus.Missed);
+
+    expect(await ticksUntilRepaired(deps)).toBe(1);
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+
+  it("finishes a last run whether the completion echoes `final`, omits it, or gets it wrong", async () => {
+    for (const final of [true, undefined, false]) {
+      const deps = memoryDeps(NOW);
+      const jobId = await dueRun(deps, {}, alice);
+      const lease = await leaseOne(deps);
+      const body = { fence: lease.fence, result: "succeeded", ...(final === undefined ? {} : { final }) };
+      expect(await completeRun(deps, worker, lease.runId, body)).toMatchObject({ status: "succeeded" });
+      expect(await statusOf(deps, jobId)).toBe("completed");
+      expect(onlyRun(deps).checkAt).toBeUndefined();
+    }
+  });
+});
+
+describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
+  it("the repair pass completes the job from its final missed record", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + 10 * 60_000;
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      runAt: new Date(runAt).toISOString(),
+      maxLateness: "PT1M",
+    });
+    // The sweeper was down from before the run was due until 5 minutes after.
+    deps.clock.set(runAt + 5 * 60_000);
+    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    const swept = await sweepGroup(killed, group);
+    expect(swept.failedShards).toBe(1);
+    expect(onlyRun(deps)).toMatchObject({ status: "missed", final: true });
+    expect(await statusOf(deps, jobId)).toBe("active");
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBeUndefined();
+
+    deps.clock.set(runAt + 5 * 60_000 + deps.settings.repairGraceSeconds * 1000);
+    expect((await repairRuns(deps)).settled).toBe(1);
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(onlyRun(deps).checkAt).toBeUndefined();
+  });
+});
+
+describe("a cancel killed before it recorded the job's overdue firings", () => {
+  it("the next sweep records them as cancelled and takes the job out of the due index", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, { type: "x", cron: "* * * * *", timeZone: "UTC" });
+    deps.runs.runs.clear(); // whatever the create fired near-term: not what this test is about
+    const job = await deps.jobs.getJob(jobId);
+    const firstDue = job?.nextRunAt ?? 0;
+    // The sweeper is behind: three firings are due, none swept into runs.
+    deps.clock.set(firstDue + 2 * 60_000 + 5_000);
+    const killed = crashing(deps, "runs", "createRun", false);
+    await expect(controlJob(killed, alice, jobId, "cancel")).rejects.toThrow("killed");
+    expect(await statusOf(deps, jobId)).toBe("cancelled");
+    expect(deps.runs.runs.size).toBeLessThan(3); // killed mid-way: at least one record is missing
+    // The API shows no next run for a cancelled job, whatever the bookkeeping keeps.
+    expect((await getJob(deps, alice, jobId)).nextRunAt).toBeUndefined();
+
+    deps.clock.advance(60_000);
+    await sweepGroup(deps, Math.floor(shardOf(jobId) / SHARDS_PER_GROUP));
+    const runs = [...deps.runs.runs.values()].sort((a, b) => a.scheduledFor - b.scheduledFor);
+    expect(runs.map((r) => [r.scheduledFor - firstDue, r.status])).toEqual([
+      [0, "cancelled"],
+      [60_000, "cancelled"],
+      [120_000, "cancelled"],
+    ]);
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBeUndefined();
+    // And nothing more: a later sweep finds the job gone from the index.
+    deps.clock.advance(10 * 60_000);
+    await sweepGroup(deps, Math.floor(shardOf(jobId) / SHARDS_PER_GROUP));
+    expect(deps.runs.runs.size).toBe(3);
+  });
+
+  it("a cancel that is not killed records them at once and leaves nothing for the sweep", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, { type: "x", cron: "* * * * *", timeZone: "UTC" });
+    deps.runs.runs.clear();
+    const firstDue = (await deps.jobs.getJob(jobId))?.nextRunAt ?? 0;
+    deps.clock.set(firstDue + 60_000 + 5_000);
+    await controlJob(deps, alice, jobId, "cancel");
+    expect([...deps.runs.runs.values()].map((r) => r.status)).toEqual(["cancelled", "cancelled"]);
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBeUndefined();
+  });
+});
+
+describe("a retry recorded, its sender killed before the retry's message went out", () => {
+  it("the repair pass re-sends it once the retry's check time has passed; it runs again", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, { retry: { base: "PT2S", cap: "PT2S" } }, alice);
+    const lease = await leaseOne(deps);
+    deps.queue.sent.length = 0;
+    const killed = crashing(deps, "queue", "send", false);
+    await expect(
+      completeRun(killed, worker, lease.runId, { fence: lease.fence, result: "failed", error: "boom" }),
+    ).rejects.toThrow("killed");
+    expect(onlyRun(deps)).toMatchObject({ status: "pending", attempt: 1 });
+    expect(deps.queue.sent).toHaveLength(0); // the retry's message is lost
+
+    for (let minute = 1; deps.queue.sent.length === 0 && minute <= 5; minute++) {
+      deps.clock.set(NOW + minute * 60_000);
+      await repairRuns(deps);
+    }
+    expect(deps.queue.sent.map((s) => s.message.runId)).toEqual([lease.runId]);
+    deps.queue.deliverAll();
+    const retried = await leaseOne(deps);
+    expect(retried).toMatchObject({ runId: lease.runId, attempt: 2 });
+    await completeRun(deps, worker, retried.runId, { fence: retried.fence, result: "succeeded" });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+});
