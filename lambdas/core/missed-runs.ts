@@ -1,4 +1,5 @@
 import { formatInstant } from "./instant";
+import { countFirings } from "./schedule/count";
 import { firingsAfter, type Schedule } from "./schedule/schedule";
 
 /**
@@ -12,6 +13,11 @@ import { firingsAfter, type Schedule } from "./schedule/schedule";
  * whatever the policy. Every firing not run is returned with a reason, so each due run is
  * accounted for. A firing counts as missed when it is more than `graceMs` in the past: a run
  * the sweep finds a few seconds late is just late, not missed.
+ *
+ * A long backlog (more than CATCH_UP_CAP overdue firings: a job resumed after a month's pause,
+ * a long outage) is not recorded firing by firing: the firings its policy runs are planned as
+ * usual, and every older one is one summary record (count, first, last). Nothing is walked one
+ * by one that need not be, so the first run after a resume is on time however long the pause.
  */
 export const MissedRunPolicy = { CatchUp: "catch-up", RunOnce: "run-once", Skip: "skip" } as const;
 export type MissedRunPolicy = (typeof MissedRunPolicy)[keyof typeof MissedRunPolicy];
@@ -28,8 +34,11 @@ export interface MissedRunOptions {
 }
 
 export interface MissedFiring {
+  /** The firing; for a summary, the first it stands for. */
   readonly scheduledFor: number;
   readonly reason: string;
+  /** A summary of a long backlog: how many firings it stands for, and the last of them. */
+  readonly summary?: { readonly count: number; readonly through: number } | undefined;
 }
 
 export interface RunPlan {
@@ -52,10 +61,11 @@ export function planRuns(
   horizon: number = now + 1,
 ): RunPlan {
   const missedBefore = now - options.graceMs;
+  const backlog = longBacklog(schedule, lastHandled, missedBefore, keptAtMost(options.policy));
   const firings: number[] = [];
   let next: number | undefined;
   let truncated = false;
-  for (const { at } of firingsAfter(schedule, lastHandled)) {
+  for (const { at } of firingsAfter(schedule, backlog?.through ?? lastHandled)) {
     if (at >= horizon) {
       next = at;
       break;
@@ -91,8 +101,71 @@ export function planRuns(
     if (tooLate(at)) missed.push({ scheduledFor: at, reason: lateness });
     else create.push(at);
   }
+  if (backlog) {
+    // Older than every listed firing, so its oldest are the latest: too late all, some, or none.
+    const byPolicy = policyReason(options.policy, latest, truncated);
+    const reason = tooLate(backlog.through)
+      ? lateness
+      : tooLate(backlog.first)
+        ? `${lateness}, or ${byPolicy}`
+        : byPolicy;
+    missed.push({
+      scheduledFor: backlog.first,
+      reason,
+      summary: { count: backlog.count, through: backlog.through },
+    });
+  }
   missed.sort((a, b) => a.scheduledFor - b.scheduledFor);
   return { create, missed, next };
+}
+
+/** The most overdue firings a policy may run after one outage. */
+function keptAtMost(policy: MissedRunPolicy): number {
+  switch (policy) {
+    case MissedRunPolicy.CatchUp:
+      return CATCH_UP_CAP;
+    case MissedRunPolicy.RunOnce:
+      return 1;
+    case MissedRunPolicy.Skip:
+      return 0;
+  }
+}
+
+/**
+ * The part of a long backlog of overdue firings that a plan summarises: every firing after
+ * `lastHandled` and before `missedBefore` but the latest `kept` (which the policy may run).
+ * Undefined when there are no more than CATCH_UP_CAP overdue firings: those are listed.
+ */
+function longBacklog(
+  schedule: Schedule,
+  lastHandled: number,
+  missedBefore: number,
+  kept: number,
+): { first: number; through: number; count: number } | undefined {
+  const overdue: number[] = [];
+  for (const { at } of firingsAfter(schedule, lastHandled)) {
+    if (at >= missedBefore || overdue.length > CATCH_UP_CAP) break;
+    overdue.push(at);
+  }
+  const first = overdue[0];
+  if (first === undefined || overdue.length <= CATCH_UP_CAP) return undefined;
+  // The latest kept + 1 overdue firings: the oldest of them is the summary's last.
+  const [through, firstKept] = latestFirings(schedule, lastHandled, missedBefore, kept + 1);
+  if (through === undefined) return undefined;
+  return { first, through, count: countFirings(schedule, lastHandled, firstKept ?? missedBefore) };
+}
+
+/** The latest `k` firings strictly between `after` and `before`, oldest first, found backwards by a widening window. */
+function latestFirings(schedule: Schedule, after: number, before: number, k: number): number[] {
+  for (let span = 3_600_000; ; span *= 4) {
+    const from = Math.max(after, before - span);
+    const found: number[] = [];
+    for (const { at } of firingsAfter(schedule, from)) {
+      if (at >= before) break;
+      found.push(at);
+    }
+    if (found.length >= k || from === after) return found.slice(-k);
+  }
 }
 
 function keptByPolicy(policy: MissedRunPolicy, eligible: number[]): number[] {

@@ -1,6 +1,7 @@
 import { runIdOf } from "./ids";
 import { formatInstant } from "./instant";
 import type { DueJob } from "./job";
+import type { MissedFiring } from "./missed-runs";
 
 /**
  * A run: one execution of a job at one scheduled instant. Its key (job id, scheduled instant)
@@ -52,6 +53,12 @@ export interface Run {
   readonly replays?: number | undefined;
   readonly replayedAt?: number | undefined;
   readonly replayedBy?: string | undefined;
+  /**
+   * A missed record that stands for a long backlog of firings (see planRuns): how many, from
+   * scheduledFor through this instant.
+   */
+  readonly missedCount?: number | undefined;
+  readonly missedThrough?: number | undefined;
 }
 
 /** Why a run was recorded missed when its job was paused: a resume looks for it (control-job.ts). */
@@ -95,13 +102,13 @@ export function newRun(
 }
 
 /**
- * The record of a firing that will not run, with the reason. The record of a job's last
+ * The record of a firing that will not run, with the reason (or of a long backlog of them). The record of a job's last
  * firing is `final` and, like any finished last run, waits in the repair index (from `checkAt`)
  * until its job is marked.
  */
 export function missedRun(
   job: Pick<DueJob, "jobId" | "tenant" | "type">,
-  firing: { readonly scheduledFor: number; readonly reason: string },
+  firing: MissedFiring,
   now: number,
   last?: { readonly final: true; readonly checkAt: number },
 ): Run {
@@ -111,6 +118,7 @@ export function missedRun(
     finishedAt: now,
     error: firing.reason,
     checkAt: last?.checkAt,
+    ...(firing.summary ? { missedCount: firing.summary.count, missedThrough: firing.summary.through } : {}),
   };
 }
 

@@ -47,6 +47,9 @@ export function runView(run: Run) {
     leaseExpiresAt: optionalInstant(run.leaseExpiresAt),
     finishedAt: optionalInstant(run.finishedAt),
     error: run.error,
+    // A record standing for a long backlog of missed firings: scheduledFor through missedThrough.
+    missedCount: run.missedCount,
+    missedThrough: optionalInstant(run.missedThrough),
   };
 }
 

@@ -41,6 +41,13 @@ const run = z
     leaseExpiresAt: instant.optional(),
     finishedAt: instant.optional(),
     error: z.string().optional().meta({ description: "Last error, or why the run was missed" }),
+    missedCount: z.int().optional().meta({
+      description:
+        "On a missed record that stands for a long backlog (a long pause or outage): how many firings, from scheduledFor through missedThrough",
+    }),
+    missedThrough: instant
+      .optional()
+      .meta({ description: "The last firing a backlog's missed record stands for" }),
   })
   .meta({ id: "Run" });
 

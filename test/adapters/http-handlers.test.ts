@@ -207,9 +207,11 @@ describe("internal routes", () => {
       internal,
       workerEvent("POST /internal/leases/{runId}/complete", {
         pathParameters: { runId: "r_0123456789abcdefghjk_1000" },
-        body: { fence: 1, result: "succeeded" },
+        // The SDK echoes the lease's `final`: no read before the write.
+        body: { fence: 1, result: "succeeded", final: false },
       }),
     );
+    expect(db.commandCalls(GetCommand)).toHaveLength(0);
     expect(status).toBe(200);
     const update = db.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(update?.ConditionExpression).toMatch(/ AND tenant IN \(:tenant0\)$/);

@@ -35,6 +35,8 @@ const runItemSchema = z.object({
   replays: z.number().optional(),
   replayedAt: z.number().optional(),
   replayedBy: z.string().optional(),
+  missedCount: z.number().optional(),
+  missedThrough: z.number().optional(),
 });
 
 const repairItemSchema = runItemSchema

@@ -113,35 +113,74 @@ describe("planning in normal operation", () => {
     });
   });
 
-  it("runs at most the catch-up cap and records the older firings", () => {
+  it("lists a backlog of up to the catch-up cap firing by firing", () => {
+    const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
+    const p = planRuns(minutely, { policy: "run-once", graceMs: 0 }, T0, at(CATCH_UP_CAP) + 1_000);
+    expect(p.create).toEqual([at(CATCH_UP_CAP)]);
+    expect(p.missed).toHaveLength(CATCH_UP_CAP - 1);
+    expect(p.missed.every((m) => m.summary === undefined)).toBe(true);
+  });
+
+  it("runs at most the catch-up cap and records the older firings as one summary", () => {
     const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
     const p = planRuns(minutely, { policy: "catch-up", graceMs: 0 }, T0, at(300) + 1_000);
     expect(p.create).toHaveLength(CATCH_UP_CAP);
     expect(p.create[0]).toBe(at(300 - CATCH_UP_CAP + 1));
-    expect(p.missed).toHaveLength(300 - CATCH_UP_CAP);
-    expect(p.missed[0]?.reason).toContain("cap");
+    expect(p.missed).toEqual([
+      {
+        scheduledFor: at(1),
+        summary: { through: at(300 - CATCH_UP_CAP), count: 300 - CATCH_UP_CAP },
+        reason: expect.stringContaining("cap"),
+      },
+    ]);
   });
 
-  it("plans a backlog longer than one plan holds over several calls, keeping the latest for the last", () => {
+  it.each([
+    ["run-once", [at(43_200)], 43_199, at(43_199)],
+    ["skip", [], 43_200, at(43_200)],
+  ] as const)(
+    "%s: a 30-day backlog of a minute job is one plan: what runs, and one summary",
+    (policy, create, count, through) => {
+      const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
+      const now = at(43_200) + 1_000;
+      const p = planRuns(minutely, { policy, graceMs: 0 }, T0, now, now + 2 * MIN);
+      expect(p.create).toEqual([...create, at(43_201), at(43_202)]);
+      expect(p.missed).toEqual([
+        { scheduledFor: at(1), reason: expect.stringContaining(policy), summary: { through, count } },
+      ]);
+      expect(p.next).toBe(at(43_203));
+    },
+  );
+
+  it("gives a long backlog's summary the reasons that apply: maxLateness, the policy, or both", () => {
     const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
-    const now = at(MAX_FIRINGS_PER_PLAN + 500) + 1_000;
-    const first = planRuns(minutely, { policy: "run-once", graceMs: 0 }, T0, now);
-    expect(first.create).toEqual([]);
-    expect(first.missed).toHaveLength(MAX_FIRINGS_PER_PLAN);
-    expect(first.missed[0]?.reason).toContain("a later firing runs instead");
-    expect(first.next).toBe(at(MAX_FIRINGS_PER_PLAN + 1));
-    const second = planRuns(minutely, { policy: "run-once", graceMs: 0 }, at(MAX_FIRINGS_PER_PLAN), now);
-    expect(second.create).toEqual([at(MAX_FIRINGS_PER_PLAN + 500)]);
-    expect(second.missed).toHaveLength(499);
+    const now = at(1_000) + 1_000;
+    const plan = (maxLatenessMs: number) =>
+      planRuns(minutely, { policy: "run-once", graceMs: 0, maxLatenessMs }, T0, now);
+    // Every summarised firing is more than 10 s late; the latest runs (it is 1 s late).
+    expect(plan(10_000).missed).toEqual([
+      {
+        scheduledFor: at(1),
+        reason: "more than maxLateness (10 s) late",
+        summary: { through: at(999), count: 999 },
+      },
+    ]);
+    // The older ones are more than 30 minutes late; the newer ones are not run under run-once.
+    const both = plan(30 * MIN).missed[0]?.reason;
+    expect(both).toContain("maxLateness (1800 s)");
+    expect(both).toContain("run-once");
+    expect(plan(30 * MIN).create).toEqual([at(1_000)]);
+    // None of them is 100 days late.
+    expect(plan(100 * 24 * 60 * MIN).missed[0]?.reason).not.toContain("maxLateness");
   });
 
-  it("stops at the plan size without calling later on-time firings missed", () => {
+  it("plans a long backlog with later on-time firings in one call, none of them called missed", () => {
     const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
     const now = at(MAX_FIRINGS_PER_PLAN);
     const p = planRuns(minutely, { policy: "skip", graceMs: 5 * MIN }, T0, now, now + 10 * MIN);
-    // Firings from 5 minutes ago (10:00 + MAX - 5 min) onward are on time; the plan holds MAX.
-    expect(p.create).toEqual([-5, -4, -3, -2, -1, 0].map((d) => at(MAX_FIRINGS_PER_PLAN + d)));
-    expect(p.missed).toHaveLength(MAX_FIRINGS_PER_PLAN - 6);
-    expect(p.next).toBe(at(MAX_FIRINGS_PER_PLAN + 1));
+    // Firings from 5 minutes ago (10:00 + MAX - 5 min) onward are on time.
+    expect(p.create).toEqual(Array.from({ length: 15 }, (_, i) => at(MAX_FIRINGS_PER_PLAN - 5 + i)));
+    expect(p.missed).toMatchObject([{ summary: { count: MAX_FIRINGS_PER_PLAN - 6 } }]);
+    expect(p.next).toBe(at(MAX_FIRINGS_PER_PLAN + 10));
   });
 });
