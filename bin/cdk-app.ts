@@ -15,6 +15,8 @@ import { stackLimitsFrom } from "../lib/stack-limits";
  *   jobsched:tenantRunsPerSecond (0 = no limit), jobsched:retryBaseSeconds (10),
  *   jobsched:retryCapSeconds (3600), jobsched:maxPayloadBytes (262144, the most),
  *   jobsched:runRetentionDays (90; 0 = runs are kept for good),
+ *   jobsched:tenantCreatesPerSecond (200), jobsched:tenantMaxActiveJobs (100000),
+ *   jobsched:tenantMaxJobTypes (100) (per-tenant quotas; 0 = no limit),
  *   jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10),
  *   jobsched:workers: worker bindings, {"<worker role ARN>": ["<tenant>", ...]} (an object in
  *   cdk.json, or its JSON text with -c); a binding that names no tenant stops the synth;

@@ -12,11 +12,20 @@ export interface SignedFetchOptions {
   readonly endpoint: string;
   readonly region: string;
   readonly credentials: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  /**
+   * How often a `429` (a tenant quota, the API's throttle) is tried again after its
+   * `Retry-After` (at most MAX_RETRY_AFTER_SECONDS; 1 s when absent). Default 3; 0 hands it back.
+   */
+  readonly throttleRetries?: number;
 }
+
+/** The longest Retry-After a call waits out; a longer one is handed back to the caller. */
+export const MAX_RETRY_AFTER_SECONDS = 10;
 
 export interface JsonResponse {
   readonly status: number;
   readonly body: unknown;
+  readonly headers?: Headers;
 }
 
 export function createSignedFetch(options: SignedFetchOptions) {
@@ -57,13 +66,16 @@ export function createSignedFetch(options: SignedFetchOptions) {
       },
       body,
     });
-    const signed = await signer.sign(request);
-    const response = await fetch(url, {
-      method,
-      headers: signed.headers,
-      body,
-      signal: init.signal,
-    });
+    let response: Response;
+    for (let retries = options.throttleRetries ?? 3; ; retries--) {
+      // Signed again each time: a signature is only good for a few minutes.
+      const signed = await signer.sign(request);
+      response = await fetch(url, { method, headers: signed.headers, body, signal: init.signal });
+      const wait = Number(response.headers.get("retry-after") ?? "1");
+      if (response.status !== 429 || retries <= 0 || !(wait <= MAX_RETRY_AFTER_SECONDS)) break;
+      await response.arrayBuffer(); // let the connection go back to the pool
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait) * 1000 + Math.random() * 250));
+    }
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -71,7 +83,7 @@ export function createSignedFetch(options: SignedFetchOptions) {
     } catch {
       // not JSON: hand back the text
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed, headers: response.headers };
   };
 }
 

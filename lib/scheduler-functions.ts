@@ -72,6 +72,9 @@ export class SchedulerFunctions extends Construct {
       RETRY_CAP_SECONDS: String(props.settings.retryCapSeconds),
       MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),
       RUN_RETENTION_DAYS: String(props.settings.runRetentionDays),
+      TENANT_CREATES_PER_SECOND: String(props.settings.tenantCreatesPerSecond),
+      TENANT_MAX_ACTIVE_JOBS: String(props.settings.tenantMaxActiveJobs),
+      TENANT_MAX_JOB_TYPES: String(props.settings.tenantMaxJobTypes),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
     const make = (name: string, entry: string, role: FunctionRole, extra: Record<string, string> = {}) => {

@@ -110,14 +110,25 @@ async function shutdown(signal: string) {
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 
-/** The local settings; TENANT_RUNS_PER_SECOND in the environment sets the per-tenant limit. */
+/** The local settings, with the limits the environment sets. */
 function localSettings(): SchedulerSettings {
-  const limit = process.env.TENANT_RUNS_PER_SECOND;
-  if (limit === undefined || limit === "") return LOCAL_SETTINGS;
-  const perSecond = Number(limit);
-  if (!Number.isInteger(perSecond) || perSecond < 0) {
-    console.error("jobsched: TENANT_RUNS_PER_SECOND must be a whole number (0 = no limit)");
-    process.exit(2);
+  // Per-tenant limits that the environment may set for `npm start` (whole numbers; 0 = no limit).
+  const LOCAL_LIMITS = {
+    TENANT_RUNS_PER_SECOND: "tenantRunsPerSecond",
+    TENANT_CREATES_PER_SECOND: "tenantCreatesPerSecond",
+    TENANT_MAX_ACTIVE_JOBS: "tenantMaxActiveJobs",
+    TENANT_MAX_JOB_TYPES: "tenantMaxJobTypes",
+  } as const;
+  const settings: SchedulerSettings = { ...LOCAL_SETTINGS };
+  for (const [variable, key] of Object.entries(LOCAL_LIMITS)) {
+    const text = process.env[variable];
+    if (text === undefined || text === "") continue;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 0) {
+      console.error(`jobsched: ${variable} must be a whole number (0 = no limit)`);
+      process.exit(2);
+    }
+    Object.assign(settings, { [key]: value });
   }
-  return { ...LOCAL_SETTINGS, tenantRunsPerSecond: perSecond };
+  return settings;
 }

@@ -32,6 +32,9 @@ const environmentSchema = z.object({
     .max(MAX_PAYLOAD_BYTES)
     .default(CLOUD_SETTINGS.maxPayloadBytes),
   RUN_RETENTION_DAYS: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.runRetentionDays),
+  TENANT_CREATES_PER_SECOND: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantCreatesPerSecond),
+  TENANT_MAX_ACTIVE_JOBS: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantMaxActiveJobs),
+  TENANT_MAX_JOB_TYPES: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantMaxJobTypes),
   /** JSON object: principal or role ARN -> tenant name. Optional. */
   TENANT_MAPPING: z
     .string()
@@ -99,6 +102,9 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
       retryCapSeconds: e.RETRY_CAP_SECONDS,
       maxPayloadBytes: e.MAX_PAYLOAD_BYTES,
       runRetentionDays: e.RUN_RETENTION_DAYS,
+      tenantCreatesPerSecond: e.TENANT_CREATES_PER_SECOND,
+      tenantMaxActiveJobs: e.TENANT_MAX_ACTIVE_JOBS,
+      tenantMaxJobTypes: e.TENANT_MAX_JOB_TYPES,
     },
   };
 }

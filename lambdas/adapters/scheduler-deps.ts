@@ -8,6 +8,7 @@ import { createDocumentClient, createSqsClient } from "./clients";
 import { DynamoJobStore } from "./dynamo/dynamo-job-store";
 import { DynamoRateLimiter } from "./dynamo/dynamo-rate-limiter";
 import { DynamoRunStore } from "./dynamo/dynamo-run-store";
+import { DynamoTenantQuotas } from "./dynamo/dynamo-tenant-quotas";
 import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
 import { LaneDirectory } from "./sqs/lane-directory";
@@ -37,6 +38,7 @@ export function createSchedulerDeps(
     clock: systemClock,
     settings: config.settings,
     rateLimiter: new DynamoRateLimiter(db, config.tableName, config.settings.tenantRunsPerSecond),
+    quotas: new DynamoTenantQuotas(db, config.tableName, config.settings),
     random: Math.random,
     log,
     randomBytes: (size) => randomBytes(size),

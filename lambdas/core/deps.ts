@@ -1,7 +1,7 @@
 import type { SchedulerSettings } from "../definitions/settings";
 import type { Random } from "./backoff";
 import type { Clock } from "./clock";
-import type { JobStore, RateLimiter, RunQueue, RunStore, SweepQueue } from "./ports";
+import type { JobStore, RateLimiter, RunQueue, RunStore, SweepQueue, TenantQuotas } from "./ports";
 
 /** Structured logging as the core needs it; Powertools' Logger satisfies it. */
 export interface Log {
@@ -20,6 +20,8 @@ export interface SchedulerDeps {
   readonly settings: SchedulerSettings;
   /** Starts per tenant and second, when settings.tenantRunsPerSecond is set. */
   readonly rateLimiter: RateLimiter;
+  /** Per-tenant quotas on creating jobs. */
+  readonly quotas: TenantQuotas;
   /** Jitter for retry backoff. */
   readonly random: Random;
   readonly log: Log;

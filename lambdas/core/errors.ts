@@ -44,3 +44,16 @@ export class ConflictError extends DomainError {
 export class StaleFenceError extends DomainError {
   readonly code = "StaleFence";
 }
+
+/** A per-tenant quota refuses the request for now; `retryAfterSeconds` says when to try again. */
+export class QuotaExceededError extends DomainError {
+  readonly code = "QuotaExceeded";
+
+  constructor(
+    message: string,
+    field: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, field);
+  }
+}

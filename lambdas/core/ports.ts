@@ -296,3 +296,29 @@ export interface RunQueue {
 export interface RateLimiter {
   take(tenant: string, count: number, now: number): Promise<number>;
 }
+
+/** The per-tenant quotas a create counts against; each refusal names one. */
+export type TenantQuota = "creates-per-second" | "active-jobs" | "job-types";
+
+export type Admission =
+  | { readonly admitted: true }
+  | {
+      readonly admitted: false;
+      readonly quota: TenantQuota;
+      readonly limit: number;
+      /** When trying again may succeed. */
+      readonly retryAfterSeconds: number;
+    };
+
+/**
+ * Per-tenant quotas on creating jobs (settings: tenantCreatesPerSecond, tenantMaxActiveJobs,
+ * tenantMaxJobTypes; 0 lifts one). Active jobs are counted up when created and recounted
+ * from the jobs themselves when the count would refuse one, so a count can only err on the
+ * strict side between recounts and never lets a tenant past its quota.
+ */
+export interface TenantQuotas {
+  /** Counts one create of a job of `type` by `tenant`, or says which quota refuses it. */
+  admitCreate(tenant: string, type: string, now: number): Promise<Admission>;
+  /** Gives back an admitted create that stored nothing (its idempotency key's job existed). */
+  releaseCreate(tenant: string): Promise<void>;
+}

@@ -34,6 +34,12 @@ export interface SchedulerSettings {
    * replayed dead letter is kept until it finishes again. 0: kept for good.
    */
   readonly runRetentionDays: number;
+  /** Jobs one tenant may create a second; a create past it is answered 429. 0: no limit. */
+  readonly tenantCreatesPerSecond: number;
+  /** Jobs one tenant may have active or paused at once; 0: no limit. */
+  readonly tenantMaxActiveJobs: number;
+  /** Job types one tenant may use (each has a queue of its own); 0: no limit. */
+  readonly tenantMaxJobTypes: number;
 }
 
 const DEFAULT_LIMITS = {
@@ -41,6 +47,10 @@ const DEFAULT_LIMITS = {
   retryCapSeconds: 3_600,
   maxPayloadBytes: 262_144,
   runRetentionDays: 90,
+  // One quota item per tenant takes each create: DynamoDB allows 1,000 writes a second to an item.
+  tenantCreatesPerSecond: 200,
+  tenantMaxActiveJobs: 100_000,
+  tenantMaxJobTypes: 100,
 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {

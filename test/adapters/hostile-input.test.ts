@@ -34,6 +34,7 @@ import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
+import { placeholderProblems } from "../support/expression-rules";
 import {
   httpEvent,
   lambdaContext,
@@ -254,7 +255,10 @@ function itemProblems(item: Record<string, unknown>): string[] {
 /** What DynamoDB would refuse in one recorded write. */
 function writeProblems(call: string, input: Record<string, unknown>): string[] {
   const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
-  const fromValues = Object.keys(values).length > 0 ? itemProblems(values) : [];
+  const fromValues = [
+    ...(Object.keys(values).length > 0 ? itemProblems(values) : []),
+    ...placeholderProblems(input),
+  ];
   if (call === "PutItem") return [...itemProblems(input.Item as Record<string, unknown>), ...fromValues];
   if (call === "UpdateItem" || call === "DeleteItem") return fromValues;
   if (call === "TransactWriteItems") {
@@ -683,7 +687,12 @@ describe("hostile input, generated, on every route", () => {
               const error = (JSON.parse(result.body) as { error?: { message?: string } }).error;
               expect(error?.message, "a refusal says what is wrong").toMatch(/\S/);
             }
-            for (const query of queries) expect(startKeyProblems(query), JSON.stringify(query)).toEqual([]);
+            for (const query of queries) {
+              expect(
+                [...startKeyProblems(query), ...placeholderProblems(query)],
+                JSON.stringify(query),
+              ).toEqual([]);
+            }
             for (const write of writes) {
               expect(writeProblems(write.call, write.input as Record<string, unknown>), write.call).toEqual(
                 [],

@@ -1,3 +1,4 @@
+import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { parseRunId } from "../../lambdas/core/ids";
 import type { AcceptedJob, ChaosTenant, WorkerEvent } from "./chaos-events";
 
@@ -65,12 +66,18 @@ function minutesBetween(after: number, endAt: number): number[] {
   return out;
 }
 
-/** Firings that must have a run, may have one, and after which any run must be cancelled. */
+/**
+ * Firings that must have a run, may have one, and after which any run must be cancelled. A run
+ * is handed to a worker up to EARLY_HOLD_MS before it is due and held there (decision 0014):
+ * one handed over before the cancel was answered may still run, so only firings further than
+ * that past the answer must be cancelled.
+ */
 function expectations(job: AcceptedJob, state: JobState) {
+  const answered = (job.cancelAnsweredAt ?? Number.POSITIVE_INFINITY) + EARLY_HOLD_MS;
   if (job.schedule === "once") {
     const at = job.runAt as number;
     if (job.cancelSentAt !== undefined && job.cancelSentAt < at) {
-      const late = (job.cancelAnsweredAt ?? Number.POSITIVE_INFINITY) >= at;
+      const late = answered >= at;
       return { required: [], optional: [at], cancelledAfter: late ? Number.POSITIVE_INFINITY : at - 1 };
     }
     return { required: [at], optional: [], cancelledAfter: Number.POSITIVE_INFINITY };
@@ -83,7 +90,7 @@ function expectations(job: AcceptedJob, state: JobState) {
   return {
     required: all.filter((at) => at < sent),
     optional: all.filter((at) => at >= sent),
-    cancelledAfter: job.cancelAnsweredAt ?? Number.POSITIVE_INFINITY,
+    cancelledAfter: answered,
   };
 }
 

@@ -23,7 +23,11 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(stack: TestStack): Promise<TestApi> {
+/** `throttleRetries: 0` hands a 429 back to the test instead of waiting it out. */
+export async function startTestApi(
+  stack: TestStack,
+  options: { readonly throttleRetries?: number } = {},
+): Promise<TestApi> {
   const credentials = loadLocalCredentials();
   const { server, url } = await startHttpGateway(
     { api: createApiHandler(stack.deps), internal: createInternalHandler(stack.deps) },
@@ -32,7 +36,12 @@ export async function startTestApi(stack: TestStack): Promise<TestApi> {
   const client = (accessKeyId: string) => {
     const credential = credentials.byAccessKey.get(accessKeyId);
     if (!credential) throw new Error(`no dev credential ${accessKeyId}`);
-    return createSignedFetch({ endpoint: url, region: credentials.region, credentials: credential });
+    return createSignedFetch({
+      endpoint: url,
+      region: credentials.region,
+      credentials: credential,
+      ...(options.throttleRetries === undefined ? {} : { throttleRetries: options.throttleRetries }),
+    });
   };
   const [a, b] = [...credentials.byAccessKey.values()].filter((c) => c.kind === "tenant");
   return {

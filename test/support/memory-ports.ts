@@ -4,6 +4,7 @@ import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { type DueJob, isFiledDue, type Job, type JobStatus, type JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
 import type {
+  Admission,
   JobStore,
   LeaseGrant,
   Page,
@@ -17,6 +18,7 @@ import type {
   RunQueue,
   RunStore,
   SweepQueue,
+  TenantQuotas,
 } from "../../lambdas/core/ports";
 import { isLeasable, type Run, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -450,6 +452,65 @@ export class MemoryRunQueue implements RunQueue {
   }
 }
 
+/**
+ * The tenant quotas with the rules of the DynamoDB adapter, counted in memory: active jobs
+ * counted up per create (never down: `recount` stands in for the adapter's recount, reading
+ * the memory job store), creates per second, and the set of types.
+ */
+export class MemoryTenantQuotas implements TenantQuotas {
+  readonly active = new Map<string, number>();
+  readonly types = new Map<string, Set<string>>();
+  private readonly window = new Map<string, { second: number; creates: number }>();
+
+  constructor(
+    private readonly limits: () => Pick<
+      SchedulerSettings,
+      "tenantCreatesPerSecond" | "tenantMaxActiveJobs" | "tenantMaxJobTypes"
+    >,
+    private readonly jobs: MemoryJobStore,
+  ) {}
+
+  async admitCreate(tenant: string, type: string, now: number): Promise<Admission> {
+    const {
+      tenantCreatesPerSecond: rate,
+      tenantMaxActiveJobs: max,
+      tenantMaxJobTypes: maxTypes,
+    } = this.limits();
+    const types = this.types.get(tenant) ?? new Set<string>();
+    if (maxTypes > 0 && !types.has(type) && types.size >= maxTypes) {
+      return { admitted: false, quota: "job-types", limit: maxTypes, retryAfterSeconds: 3_600 };
+    }
+    const second = Math.floor(now / 1000);
+    const window = this.window.get(tenant);
+    const creates = window?.second === second ? window.creates : 0;
+    if (rate > 0 && creates >= rate) {
+      return { admitted: false, quota: "creates-per-second", limit: rate, retryAfterSeconds: 1 };
+    }
+    if (max > 0 && (this.active.get(tenant) ?? 0) >= max) {
+      this.recount(tenant);
+      if ((this.active.get(tenant) ?? 0) >= max) {
+        return { admitted: false, quota: "active-jobs", limit: max, retryAfterSeconds: 60 };
+      }
+    }
+    types.add(type);
+    this.types.set(tenant, types);
+    this.window.set(tenant, { second, creates: creates + 1 });
+    this.active.set(tenant, (this.active.get(tenant) ?? 0) + 1);
+    return { admitted: true };
+  }
+
+  async releaseCreate(tenant: string) {
+    this.active.set(tenant, Math.max(0, (this.active.get(tenant) ?? 0) - 1));
+  }
+
+  private recount(tenant: string) {
+    const live = [...this.jobs.jobs.values()].filter(
+      (j) => j.tenant === tenant && (j.status === "active" || j.status === "paused"),
+    );
+    this.active.set(tenant, live.length);
+  }
+}
+
 /** A per-second counter per tenant, as the DynamoDB limiter keeps. */
 export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly perSecond: () => number) {}
@@ -474,6 +535,7 @@ export class MemorySweepQueue implements SweepQueue {
 
 export interface MemoryDeps extends SchedulerDeps {
   readonly jobs: MemoryJobStore;
+  readonly quotas: MemoryTenantQuotas;
   readonly runs: MemoryRunStore;
   readonly queue: MemoryRunQueue;
   readonly sweeps: MemorySweepQueue;
@@ -485,18 +547,21 @@ export interface MemoryDeps extends SchedulerDeps {
 export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {}): MemoryDeps {
   const warnings: string[] = [];
   let seed = 1;
-  const merged = { ...LOCAL_SETTINGS, ...settings };
+  // The fake clock stands still: every create would fall in one second, so no create rate unless asked.
+  const merged = { ...LOCAL_SETTINGS, tenantCreatesPerSecond: 0, ...settings };
   const clock = new FixedClock(now);
   const queue = new MemoryRunQueue();
+  const jobs = new MemoryJobStore();
   queue.onEmptyWait = (seconds) => clock.advance(seconds * 1000);
   return {
-    jobs: new MemoryJobStore(),
+    jobs,
     runs: new MemoryRunStore(),
     queue,
     sweeps: new MemorySweepQueue(),
     clock,
     settings: merged,
     rateLimiter: new MemoryRateLimiter(() => merged.tenantRunsPerSecond),
+    quotas: new MemoryTenantQuotas(() => merged, jobs),
     // Jitter in the middle of its range, so backoff tests know the delay.
     random: () => 0.5,
     log: {

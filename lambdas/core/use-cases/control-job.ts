@@ -21,7 +21,8 @@ import { RECENT_RUNS } from "./get-job";
  *   started are recorded as missed when a worker would have got them.
  * - resume: the job returns to the index; firings that fell in the pause are handled by its
  *   missed-run policy at the next sweep (or at once, if one is due now).
- * - cancel: for good. No new run starts after the answer; a run already leased may finish.
+ * - cancel: for good. No run is leased after the answer; a run leased before it (handed over
+ *   up to EARLY_HOLD_MS ahead and held by the worker, decision 0014) may still start.
  *   Firings of an active job that were already due but not yet swept into runs (the sweeper
  *   was behind, or down) get a cancelled run each, so every due firing is accounted for.
  */

@@ -3,10 +3,11 @@ import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { durationMs } from "../duration";
-import { IdempotencyConflictError, ValidationError } from "../errors";
+import { IdempotencyConflictError, QuotaExceededError, ValidationError } from "../errors";
 import { jobIdForIdempotencyKey, newJobId, type RandomBytes } from "../ids";
 import { formatInstant } from "../instant";
 import { type DueJob, type Job, JobStatus } from "../job";
+import type { Admission } from "../ports";
 import { requireFutureRun, scheduleFromFields } from "../schedule/schedule-input";
 import { type CreateJobRequest, createJobRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -24,7 +25,8 @@ export interface CreateJobResult {
 
 /**
  * Validates and stores a job. The answer comes only after DynamoDB has the job, so an
- * accepted job is never lost. A job due before the next sweep could see it is fired here, so
+ * accepted job is never lost. The tenant's quotas are counted first; a refusal is a 429 with
+ * Retry-After, and writes no job. A job due before the next sweep could see it is fired here, so
  * "run in 5 seconds" runs in 5 seconds; if that fails the sweep still finds it in the index.
  */
 export async function createJob(
@@ -36,21 +38,56 @@ export async function createJob(
   const now = deps.clock.now();
   const job = buildJob(deps, caller, request, now);
 
+  const admission = await deps.quotas.admitCreate(job.tenant, job.type, now);
+  if (!admission.admitted) {
+    // A retry of a create that was stored before still gets its answer.
+    if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) return repeated(deps, job);
+    throw quotaError(admission);
+  }
   if ((await deps.jobs.createJob(job)) === "exists") {
-    const original = await deps.jobs.getJob(job.jobId);
-    if (original?.requestHash !== job.requestHash) {
-      throw new IdempotencyConflictError(
-        "idempotencyKey: already used for a different request; use a new key to create another job",
-        "idempotencyKey",
-      );
-    }
-    return { created: false, jobId: job.jobId, nextRunAt: nextInstantOf(original) };
+    await deps.quotas.releaseCreate(job.tenant);
+    return repeated(deps, job);
   }
 
   if (job.nextRunAt !== undefined && job.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
     await fireNearTerm(deps, { ...job, nextRunAt: job.nextRunAt });
   }
   return { created: true, jobId: job.jobId, nextRunAt: nextInstantOf(job) };
+}
+
+/** The answer to a create whose idempotency key's job is stored: that job, if the request matches. */
+async function repeated(deps: SchedulerDeps, job: Job): Promise<CreateJobResult> {
+  const original = await deps.jobs.getJob(job.jobId);
+  if (original?.requestHash !== job.requestHash) {
+    throw new IdempotencyConflictError(
+      "idempotencyKey: already used for a different request; use a new key to create another job",
+      "idempotencyKey",
+    );
+  }
+  return { created: false, jobId: job.jobId, nextRunAt: nextInstantOf(original) };
+}
+
+function quotaError(refusal: Extract<Admission, { admitted: false }>): QuotaExceededError {
+  switch (refusal.quota) {
+    case "creates-per-second":
+      return new QuotaExceededError(
+        `quota: at most ${refusal.limit} jobs created a second per tenant; slow down and retry`,
+        "quota.createsPerSecond",
+        refusal.retryAfterSeconds,
+      );
+    case "active-jobs":
+      return new QuotaExceededError(
+        `quota: at most ${refusal.limit} active or paused jobs per tenant; cancel some, or let them finish`,
+        "quota.activeJobs",
+        refusal.retryAfterSeconds,
+      );
+    case "job-types":
+      return new QuotaExceededError(
+        `type: at most ${refusal.limit} job types per tenant; reuse a type you have`,
+        "type",
+        refusal.retryAfterSeconds,
+      );
+  }
 }
 
 function buildJob(

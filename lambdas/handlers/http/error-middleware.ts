@@ -7,6 +7,7 @@ import {
   ForbiddenError,
   IdempotencyConflictError,
   NotFoundError,
+  QuotaExceededError,
   StaleFenceError,
   ValidationError,
 } from "../../core/errors";
@@ -19,6 +20,7 @@ export function statusOf(error: DomainError): number {
   if (error instanceof IdempotencyConflictError || error instanceof StaleFenceError) return 409;
   if (error instanceof ConflictError) return 409;
   if (error instanceof ForbiddenError) return 403;
+  if (error instanceof QuotaExceededError) return 429;
   return 500;
 }
 
@@ -33,7 +35,14 @@ export function httpErrors(
     onError: async (request) => {
       const error = request.error;
       if (error instanceof DomainError && statusOf(error) < 500) {
-        request.response = errorResponse(statusOf(error), error.code, error.message, error.field);
+        const response = errorResponse(statusOf(error), error.code, error.message, error.field);
+        request.response =
+          error instanceof QuotaExceededError
+            ? {
+                ...response,
+                headers: { ...response.headers, "retry-after": String(error.retryAfterSeconds) },
+              }
+            : response;
         return;
       }
       log.error("request failed", {

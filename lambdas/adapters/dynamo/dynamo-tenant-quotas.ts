@@ -1,0 +1,212 @@
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { Admission, TenantQuotas } from "../../core/ports";
+import type { SchedulerSettings } from "../../definitions/settings";
+import { TENANT_INDEX } from "../../definitions/table";
+import { applied, isConditionFailure } from "./conditions";
+
+/** A count that refused a create is recounted from the jobs at most this often per tenant. */
+export const RECOUNT_EVERY_MS = 10 * 60_000;
+/** When a tenant at its active-jobs quota may try again (jobs end, or a recount finds fewer). */
+const ACTIVE_JOBS_RETRY_SECONDS = 60;
+/** A job-type quota does not lift by itself: try again when the tenant's types have changed. */
+const JOB_TYPES_RETRY_SECONDS = 3_600;
+
+type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiveJobs" | "tenantMaxJobTypes">;
+
+/**
+ * Tenant quotas in two items per tenant (pk QUOTA#<tenant>):
+ * - sk COUNTS: `activeJobs` (counted up by each create) and this second's creates
+ *   (`#second`, `creates`): one conditional update a create, which both counts and checks;
+ * - sk TYPES: the string set of job types the tenant has used, written only when a type is
+ *   new to it (this process remembers the ones it has seen).
+ *
+ * Active jobs are not counted down when a job ends (that would be a write on every job's
+ * last step, and a step that can be cut short): when the count would refuse a create, the
+ * tenant's active and paused jobs are counted from the tenant index, at most every
+ * RECOUNT_EVERY_MS, and the difference added. Between recounts the count errs only on the
+ * strict side.
+ */
+export class DynamoTenantQuotas implements TenantQuotas {
+  private readonly knownTypes = new Map<string, Set<string>>();
+  /** The second of each tenant's last create here: a new second is likely a new window. */
+  private readonly lastSecond = new Map<string, number>();
+
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly limits: Limits,
+  ) {}
+
+  async admitCreate(tenant: string, type: string, now: number): Promise<Admission> {
+    const types = await this.admitType(tenant, type);
+    if (!types.admitted) return types;
+    if (this.limits.tenantCreatesPerSecond <= 0 && this.limits.tenantMaxActiveJobs <= 0) {
+      return { admitted: true };
+    }
+    const second = Math.floor(now / 1000);
+    const newWindow = this.lastSecond.get(tenant) !== second;
+    this.lastSecond.set(tenant, second);
+    // Counted in this second's window, or opening a new one: try the likelier first.
+    const attempts = newWindow ? [true, false] : [false, true];
+    for (const opening of attempts) {
+      if (await this.count(tenant, second, opening)) return { admitted: true };
+    }
+    return this.refusal(tenant, type, now);
+  }
+
+  async releaseCreate(tenant: string): Promise<void> {
+    if (this.limits.tenantMaxActiveJobs <= 0) return;
+    // Never below zero; a count already at zero has nothing to give back.
+    await applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: countsKey(tenant),
+          UpdateExpression: "ADD activeJobs :minusOne",
+          ConditionExpression: "activeJobs > :zero",
+          ExpressionAttributeValues: { ":minusOne": -1, ":zero": 0 },
+        }),
+      ),
+    );
+  }
+
+  /** One conditional update that counts the create if every quota allows it. */
+  private async count(tenant: string, second: number, opening: boolean): Promise<boolean> {
+    const rate = this.limits.tenantCreatesPerSecond;
+    const max = this.limits.tenantMaxActiveJobs;
+    const conditions: string[] = [];
+    const values: Record<string, number> = { ":one": 1 };
+    if (max > 0) {
+      conditions.push("(attribute_not_exists(activeJobs) OR activeJobs < :max)");
+      values[":max"] = max;
+    }
+    if (rate > 0 && opening) conditions.push("(attribute_not_exists(#second) OR #second < :second)");
+    if (rate > 0 && !opening) {
+      conditions.push("#second = :second AND #creates < :rate");
+      values[":rate"] = rate;
+    }
+    if (opening || rate > 0) values[":second"] = second;
+    // DynamoDB refuses names and values an expression does not use.
+    const update = opening
+      ? "SET #second = :second, #creates = :one ADD activeJobs :one"
+      : "ADD #creates :one, activeJobs :one";
+    const names = opening || rate > 0 ? NAMES : { "#creates": NAMES["#creates"] };
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: countsKey(tenant),
+          UpdateExpression: update,
+          ConditionExpression: conditions.join(" AND "),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Why neither update went through; a count at the active-jobs quota is recounted once. */
+  private async refusal(tenant: string, type: string, now: number): Promise<Admission> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: countsKey(tenant), ConsistentRead: true }),
+    );
+    const second = Math.floor(now / 1000);
+    const rate = this.limits.tenantCreatesPerSecond;
+    if (rate > 0 && Item?.second === second && Number(Item?.creates) >= rate) {
+      return { admitted: false, quota: "creates-per-second", limit: rate, retryAfterSeconds: 1 };
+    }
+    const max = this.limits.tenantMaxActiveJobs;
+    const recountedAt = Number(Item?.recountedAt ?? Number.NEGATIVE_INFINITY);
+    if (max > 0 && Number(Item?.activeJobs) >= max && now - recountedAt >= RECOUNT_EVERY_MS) {
+      await this.recount(tenant, Number(Item?.activeJobs), now);
+      return this.admitCreate(tenant, type, now);
+    }
+    if (max > 0 && Number(Item?.activeJobs) >= max) {
+      return {
+        admitted: false,
+        quota: "active-jobs",
+        limit: max,
+        retryAfterSeconds: ACTIVE_JOBS_RETRY_SECONDS,
+      };
+    }
+    // The window moved or a count changed between the updates and the read: one more round.
+    return (await this.count(tenant, second, true)) || (await this.count(tenant, second, false))
+      ? { admitted: true }
+      : { admitted: false, quota: "creates-per-second", limit: rate, retryAfterSeconds: 1 };
+  }
+
+  /**
+   * Counts the tenant's active and paused jobs and adds the difference to the stored count
+   * (not a plain SET: creates counted while the query ran would be lost, and the count would
+   * err on the lenient side).
+   */
+  private async recount(tenant: string, counted: number, now: number): Promise<void> {
+    let actual = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TENANT_INDEX.name,
+          KeyConditionExpression: "jobTenant = :tenant",
+          FilterExpression: "#status IN (:active, :paused)",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: { ":tenant": tenant, ":active": "active", ":paused": "paused" },
+          Select: "COUNT",
+          ExclusiveStartKey: start,
+        }),
+      );
+      actual += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: countsKey(tenant),
+        UpdateExpression: "SET recountedAt = :now ADD activeJobs :delta",
+        ExpressionAttributeValues: { ":now": now, ":delta": actual - counted },
+      }),
+    );
+  }
+
+  /** A type the tenant has used, or a new one within its quota (recorded then). */
+  private async admitType(tenant: string, type: string): Promise<Admission> {
+    const max = this.limits.tenantMaxJobTypes;
+    if (max <= 0) return { admitted: true };
+    let known = this.knownTypes.get(tenant);
+    if (!known) {
+      known = new Set();
+      this.knownTypes.set(tenant, known);
+    }
+    if (known.has(type)) return { admitted: true };
+    try {
+      const output = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: quotaPk(tenant), sk: "TYPES" },
+          UpdateExpression: "ADD #types :type",
+          ConditionExpression:
+            "attribute_not_exists(#types) OR contains(#types, :name) OR size(#types) < :max",
+          ExpressionAttributeNames: { "#types": "types" },
+          ExpressionAttributeValues: { ":type": new Set([type]), ":name": type, ":max": max },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      const stored = output?.Attributes?.types;
+      for (const name of stored instanceof Set ? stored : [type]) known.add(String(name));
+      return { admitted: true };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      return { admitted: false, quota: "job-types", limit: max, retryAfterSeconds: JOB_TYPES_RETRY_SECONDS };
+    }
+  }
+}
+
+/** Attribute names that are, or may become, DynamoDB reserved words. */
+const NAMES = { "#second": "second", "#creates": "creates" };
+const quotaPk = (tenant: string) => `QUOTA#${tenant}`;
+const countsKey = (tenant: string) => ({ pk: quotaPk(tenant), sk: "COUNTS" });

@@ -1,0 +1,146 @@
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { beforeEach, describe, expect, it } from "vitest";
+import { DynamoTenantQuotas, RECOUNT_EVERY_MS } from "../../lambdas/adapters/dynamo/dynamo-tenant-quotas";
+import { TENANT_INDEX } from "../../lambdas/definitions/table";
+import { placeholderProblems } from "../support/expression-rules";
+
+/** The quota adapter's requests, against a mocked DynamoDB (issue 15). */
+const db = mockClient(DynamoDBDocumentClient);
+const client = db as unknown as DynamoDBDocumentClient;
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0, 500);
+const SECOND = Math.floor(NOW / 1000);
+const limits = { tenantCreatesPerSecond: 2, tenantMaxActiveJobs: 10, tenantMaxJobTypes: 3 };
+const conditionFailed = () => new ConditionalCheckFailedException({ message: "no", $metadata: {} });
+
+const updates = () => db.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+/** Every request sent: each expression's placeholders given and used exactly (DynamoDB's rule). */
+function expectValidExpressions() {
+  for (const call of db.calls()) {
+    expect(placeholderProblems(call.args[0].input as Record<string, unknown>)).toEqual([]);
+  }
+}
+
+beforeEach(() => db.reset());
+
+describe("DynamoTenantQuotas", () => {
+  it("counts a create in one conditional update: a new second opens the window, the next adds to it", async () => {
+    db.on(UpdateCommand).resolves({});
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    const [types, opening, adding] = updates();
+    expect(types).toMatchObject({
+      Key: { pk: "QUOTA#a", sk: "TYPES" },
+      UpdateExpression: "ADD #types :type",
+    });
+    expect(opening).toMatchObject({
+      Key: { pk: "QUOTA#a", sk: "COUNTS" },
+      UpdateExpression: "SET #second = :second, #creates = :one ADD activeJobs :one",
+      ConditionExpression:
+        "(attribute_not_exists(activeJobs) OR activeJobs < :max) AND (attribute_not_exists(#second) OR #second < :second)",
+    });
+    expect(adding).toMatchObject({
+      UpdateExpression: "ADD #creates :one, activeJobs :one",
+      ConditionExpression:
+        "(attribute_not_exists(activeJobs) OR activeJobs < :max) AND #second = :second AND #creates < :rate",
+      ExpressionAttributeValues: { ":rate": 2, ":max": 10, ":second": SECOND, ":one": 1 },
+    });
+    expect(updates()).toHaveLength(3); // the type is remembered: written once
+    expectValidExpressions();
+  });
+
+  it("refuses for the rate when this second's count is full, with Retry-After 1", async () => {
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).rejects(conditionFailed());
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
+    db.on(GetCommand).resolves({ Item: { second: SECOND, creates: 2, activeJobs: 4 } });
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({
+      admitted: false,
+      quota: "creates-per-second",
+      limit: 2,
+      retryAfterSeconds: 1,
+    });
+    expectValidExpressions();
+  });
+
+  it("recounts a full active-jobs count from the tenant index, adds the difference, and admits if there is room", async () => {
+    let full = true;
+    db.on(UpdateCommand).callsFake((input: { Key: { sk: string }; UpdateExpression: string }) => {
+      if (input.Key.sk === "COUNTS" && input.UpdateExpression.includes("recountedAt")) full = false;
+      else if (input.Key.sk === "COUNTS" && full) throw conditionFailed();
+      return {};
+    });
+    db.on(GetCommand).resolves({ Item: { second: SECOND - 5, creates: 1, activeJobs: 10 } });
+    db.on(QueryCommand)
+      .resolvesOnce({ Count: 3, LastEvaluatedKey: { k: 1 } })
+      .resolves({ Count: 4 });
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    const query = db.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(query).toMatchObject({
+      IndexName: TENANT_INDEX.name,
+      Select: "COUNT",
+      FilterExpression: "#status IN (:active, :paused)",
+    });
+    expect(db.commandCalls(QueryCommand)).toHaveLength(2); // every page counted
+    expect(updates().find((u) => u.UpdateExpression?.includes("recountedAt"))).toMatchObject({
+      UpdateExpression: "SET recountedAt = :now ADD activeJobs :delta",
+      ExpressionAttributeValues: { ":now": NOW, ":delta": 7 - 10 },
+    });
+    expectValidExpressions();
+  });
+
+  it("does not recount more than once in RECOUNT_EVERY_MS: a full count refuses for a minute", async () => {
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).rejects(conditionFailed());
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
+    db.on(GetCommand).resolves({
+      Item: { second: SECOND - 5, creates: 1, activeJobs: 10, recountedAt: NOW - RECOUNT_EVERY_MS + 1 },
+    });
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({
+      admitted: false,
+      quota: "active-jobs",
+      retryAfterSeconds: 60,
+    });
+    expect(db.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+
+  it("refuses a type past the tenant's types, and adds a known one without a count of its own", async () => {
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).rejects(conditionFailed());
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    expect(await quotas.admitCreate("a", "new", NOW)).toMatchObject({
+      admitted: false,
+      quota: "job-types",
+      limit: 3,
+    });
+    expect(updates()[0]?.ConditionExpression).toBe(
+      "attribute_not_exists(#types) OR contains(#types, :name) OR size(#types) < :max",
+    );
+    expect(updates()).toHaveLength(1); // no count taken for a refused type
+  });
+
+  it("sends nothing when every quota is lifted; keeps every placeholder used with one lifted", async () => {
+    const none = new DynamoTenantQuotas(client, "t", {
+      tenantCreatesPerSecond: 0,
+      tenantMaxActiveJobs: 0,
+      tenantMaxJobTypes: 0,
+    });
+    expect(await none.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    await none.releaseCreate("a");
+    expect(db.calls()).toHaveLength(0);
+
+    db.on(UpdateCommand).resolves({});
+    for (const lifted of [
+      { ...limits, tenantCreatesPerSecond: 0 },
+      { ...limits, tenantMaxActiveJobs: 0 },
+    ]) {
+      const quotas = new DynamoTenantQuotas(client, "t", lifted);
+      await quotas.admitCreate("a", "x", NOW);
+      await quotas.admitCreate("a", "x", NOW);
+      await quotas.releaseCreate("a");
+    }
+    expectValidExpressions();
+  });
+});
