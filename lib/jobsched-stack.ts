@@ -2,6 +2,7 @@ import { Annotations, type CfnElement, Duration, Stack, type StackProps, Validat
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
+import { LANE_SEPARATOR } from "../lambdas/definitions/queues";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
 import { AccessPolicies } from "./access-policies";
@@ -102,7 +103,7 @@ function acknowledgeNagFindings(
     "The Lambdas query the jobs table's own four GSIs (due, repair, tenant, dead-letter); no wildcard actions.",
   );
   accept(
-    `IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${ids.runQueueName}*]`,
+    `IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${ids.runQueueName}${LANE_SEPARATOR}*]`,
     "The per-(tenant, type) run lanes are created at run time (decision 0009); the name prefix limits " +
       "the grant to this stack's run queues, and the actions are listed one by one.",
   );

@@ -1,10 +1,13 @@
+import { createHash } from "node:crypto";
 import { Duration, Stack } from "aws-cdk-lib";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import {
+  LANE_SEPARATOR,
   type QueueDefinition,
   RUN_DEAD_LETTER_QUEUE,
   RUN_QUEUE,
+  runQueueNameFor,
   SWEEP_DEAD_LETTER_QUEUE,
   SWEEP_QUEUE,
 } from "../lambdas/definitions/queues";
@@ -15,12 +18,13 @@ import {
  *
  * The run queue is the template of the per-(tenant, type) lanes the Lambdas create on first use
  * (lambdas/adapters/sqs/lane-directory.ts): lanes copy its attributes and are named after it,
- * `<run queue name>-<hash>`, so `laneArns` grants exactly this stack's lanes.
+ * `<run queue name>_<hash>`. Stack names hold no `_`, so `laneArns` grants exactly this stack's
+ * lanes, not the queues of a stack whose name merely starts the same way.
  */
 export class RunQueues extends Construct {
   readonly runQueue: Queue;
-  /** ARN pattern of the lanes (and the run queue itself). */
-  readonly laneArns: string;
+  /** The lanes' ARN pattern, and the run queue's ARN (the lanes' template). */
+  readonly laneArns: readonly string[];
   readonly runQueueName: string;
   readonly deadLetterQueue: Queue;
   readonly sweepQueue: Queue;
@@ -30,9 +34,14 @@ export class RunQueues extends Construct {
     super(scope, id);
     this.deadLetterQueue = this.queue("DeadLetters", RUN_DEAD_LETTER_QUEUE);
     const stack = Stack.of(this);
-    this.runQueueName = `${stack.stackName.slice(0, 40)}-runs`;
+    this.runQueueName = runQueueNameFor(stack.stackName, (text) =>
+      createHash("sha256").update(text).digest("hex"),
+    );
     this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue, this.runQueueName);
-    this.laneArns = stack.formatArn({ service: "sqs", resource: `${this.runQueueName}*` });
+    this.laneArns = [
+      stack.formatArn({ service: "sqs", resource: `${this.runQueueName}${LANE_SEPARATOR}*` }),
+      this.runQueue.queueArn,
+    ];
     this.sweepDeadLetterQueue = this.queue("SweepDeadLetters", SWEEP_DEAD_LETTER_QUEUE);
     this.sweepQueue = this.queue("Sweeps", SWEEP_QUEUE, this.sweepDeadLetterQueue);
   }

@@ -19,7 +19,7 @@ export interface SchedulerFunctionsProps {
   readonly table: TableV2;
   readonly runQueue: Queue;
   /** ARN pattern of the run lanes, created on demand (see RunQueues). */
-  readonly laneArns: string;
+  readonly laneArns: readonly string[];
   readonly sweepQueue: Queue;
   readonly settings: SchedulerSettings;
   /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
@@ -139,7 +139,7 @@ export class SchedulerFunctions extends Construct {
     // fires near-term jobs and replays, the sweeper sends due runs, the tick repaired ones, the
     // lease protocol retries. Only the lease protocol receives.
     const send = ["sqs:SendMessage", "sqs:CreateQueue", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"];
-    const lanes = (...actions: string[]) => new PolicyStatement({ actions, resources: [props.laneArns] });
+    const lanes = (...actions: string[]) => new PolicyStatement({ actions, resources: [...props.laneArns] });
     for (const fn of [this.api, this.tick, this.sweeper]) fn.addToRolePolicy(lanes(...send));
     this.internal.addToRolePolicy(
       lanes(...send, "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),

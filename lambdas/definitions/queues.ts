@@ -61,3 +61,26 @@ export const ALL_QUEUES: readonly QueueDefinition[] = [
   SWEEP_DEAD_LETTER_QUEUE,
   SWEEP_QUEUE,
 ];
+
+/**
+ * Between the run queue's name and a lane's hash in a lane's queue name
+ * (`<run queue name>_<hash>`). Stack names cannot hold it, so the IAM pattern
+ * `<run queue name>_*` matches this stack's lanes and no other stack's queue.
+ */
+export const LANE_SEPARATOR = "_";
+
+/** The most characters of a stack's name its run queue is named after (SQS names: 80 at most). */
+const STACK_NAME_IN_QUEUE = 40;
+
+/**
+ * The run queue's name for a stack: `<stack name>-runs`, a name longer than 40 characters cut
+ * to 31 and a hash of the whole name, so that two stacks alike in their first 40 characters
+ * still have queues (and lanes) of their own.
+ */
+export function runQueueNameFor(stackName: string, hash: (text: string) => string): string {
+  const prefix =
+    stackName.length <= STACK_NAME_IN_QUEUE
+      ? stackName
+      : `${stackName.slice(0, 31)}-${hash(stackName).slice(0, 8)}`;
+  return `${prefix}-runs`;
+}

@@ -711,6 +711,41 @@ describe("hostile input, generated, on every route", () => {
   }
 });
 
+describe("valid input, generated: accepted", () => {
+  it("POST /api/v1/jobs: every body whose payload DynamoDB's rules (implemented here) would store is 201", async () => {
+    stubAws(storedRun);
+    const accepted = fc
+      .record({
+        payload: fc.jsonValue({ maxDepth: 6 }),
+        cron: fc.boolean(),
+        idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 64 }), { nil: undefined }),
+      })
+      // Valid by the rules above (the payload is stored as a top-level attribute), and JSON's own.
+      .filter(({ payload }) => itemProblems({ payload }).length === 0 && !Object.is(payload, -0));
+    let tried = 0;
+    await fc.assert(
+      fc.asyncProperty(accepted, async ({ payload, cron, idempotencyKey }) => {
+        const body = cron
+          ? { type: "send-invoice", cron: "*/5 * * * *", timeZone: "Europe/London", payload, idempotencyKey }
+          : { type: "send-invoice", runAt: validRunAt(), payload, idempotencyKey };
+        writes = [];
+        const event = httpEvent("POST /api/v1/jobs", {
+          rawBody: JSON.stringify(body),
+          userArn: TEST_TENANT_ARN,
+        });
+        const result = (await api(event, lambdaContext)) as { statusCode: number; body: string };
+        expect(result.statusCode, result.body).toBe(201);
+        for (const write of writes) {
+          expect(writeProblems(write.call, write.input as Record<string, unknown>), write.call).toEqual([]);
+        }
+        tried += 1;
+      }),
+      { numRuns: 1_000, seed: 20261201 },
+    );
+    expect(tried).toBe(1_000);
+  }, 120_000);
+});
+
 /** JSON text of a generated value; values JSON cannot express go as their nearest text. */
 function safeStringify(value: unknown): string {
   try {

@@ -87,7 +87,7 @@ describe("SqsRunQueue: sending to lanes", () => {
     const created = sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input);
     expect(created).toHaveLength(3);
     expect(created[0]).toMatchObject({
-      QueueName: expect.stringMatching(/^jobsched-runs-[0-9a-f]{16}$/),
+      QueueName: expect.stringMatching(/^jobsched-runs_[0-9a-f]{16}$/),
       Attributes: { VisibilityTimeout: "30", RedrivePolicy: "{}" },
     });
     expect(new Set(created.map((c) => c.QueueName)).size).toBe(3);

@@ -166,10 +166,28 @@ describe("the production stack", () => {
         (p.Properties as { PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } })
           .PolicyDocument.Statement,
     );
-    const lanes = statements.filter((s) => JSON.stringify(s.Resource).includes(":Prod-runs*"));
+    const lanes = statements.filter((s) => JSON.stringify(s.Resource).includes(":Prod-runs_*"));
     expect(lanes).toHaveLength(4); // api, tick and sweeper send; internal sends and receives
     expect(lanes.filter((s) => [s.Action].flat().includes("sqs:ReceiveMessage"))).toHaveLength(1);
     for (const s of lanes) expect([s.Action].flat()).toContain("sqs:SendMessage");
+    // The pattern is `<run queue>_*`: no queue of a stack named "Prod-runs..." can match it (stack
+    // names have no underscore); the run queue itself, the lanes' template, by its own ARN.
+    expect(JSON.stringify(statements)).not.toMatch(/:Prod-runs\*/);
+    for (const s of lanes) expect(JSON.stringify(s.Resource)).toContain("Fn::GetAtt");
+  });
+
+  it("names the run queue after the stack, a long name cut and hashed so that no two stacks share it", () => {
+    const long = "Jobsched-production-eu-west-1-payments-team-a";
+    const twin = "Jobsched-production-eu-west-1-payments-team-b";
+    const names = [long, twin].map((name) => {
+      const queues = Template.fromStack(new JobschedStack(app(), name, {})).findResources("AWS::SQS::Queue");
+      return Object.values(queues)
+        .map((q) => (q.Properties as { QueueName?: string }).QueueName)
+        .find((n) => n?.endsWith("-runs"));
+    });
+    expect(names[0]).toMatch(/^Jobsched-production-eu-west-1-p-[0-9a-f]{8}-runs$/);
+    expect(names[1]).not.toBe(names[0]);
+    expect(names[0]?.length).toBeLessThanOrEqual(80 - 17); // room for `_` and a lane's hash
   });
 
   it("takes its settings from the CDK context", () => {

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { laneKeyOf } from "../../core/ports";
+import { LANE_SEPARATOR } from "../../definitions/queues";
 
 /**
  * Lanes: one SQS queue per (tenant, type), so a worker asking for type X never sees Y, and one
@@ -9,8 +10,9 @@ import { laneKeyOf } from "../../core/ports";
  *
  * A lane is created on first use, with the attributes of the stack's template run queue
  * (visibility timeout = default lease, retention, redrive to the run dead-letter queue,
- * encryption), named `<template queue name>-<hash of tenant and type>` so that IAM can grant
- * exactly the queues of this stack. Each lane is recorded in the table (pk LANE#<type>,
+ * encryption), named `<template queue name>_<hash of tenant and type>` so that IAM can grant
+ * exactly the queues of this stack: stack names have no `_`, so no other stack's queue name
+ * starts with this stack's run queue name and an underscore (decision 0009). Each lane is recorded in the table (pk LANE#<type>,
  * sk TENANT#<tenant>) so the lease step can find the lanes of the types a worker asks for.
  */
 export class LaneDirectory {
@@ -53,8 +55,7 @@ export class LaneDirectory {
     const name = queueNameOf(url);
     for (const key of [...this.created.keys()]) {
       const [tenant = "", type = ""] = key.split("\n");
-      if (`${queueNameOf(this.templateQueueUrl)}-${laneHash(tenant, type)}` === name)
-        this.created.delete(key);
+      if (laneQueueName(this.templateQueueUrl, tenant, type) === name) this.created.delete(key);
     }
     this.byType.clear();
   }
@@ -95,7 +96,7 @@ export class LaneDirectory {
   }
 
   private async create(tenant: string, type: string): Promise<string> {
-    const name = `${queueNameOf(this.templateQueueUrl)}-${laneHash(tenant, type)}`;
+    const name = laneQueueName(this.templateQueueUrl, tenant, type);
     const { QueueUrl } = await this.sqs.send(
       new CreateQueueCommand({ QueueName: name, Attributes: await this.templateAttributes() }),
     );
@@ -147,6 +148,13 @@ export const LANE_CACHE_MS = 2_000;
 
 const lanePk = (type: string) => `LANE#${type}`;
 
+/**
+ * A lane's queue name: the template (run) queue's name, `_`, a hash of tenant and type. The
+ * underscore is the one character stack names (and so this stack's other queue names) lack.
+ */
+export function laneQueueName(templateQueueUrl: string, tenant: string, type: string): string {
+  return `${queueNameOf(templateQueueUrl)}${LANE_SEPARATOR}${laneHash(tenant, type)}`;
+}
 function laneHash(tenant: string, type: string): string {
   return createHash("sha256").update(`${tenant}\n${type}`).digest("hex").slice(0, 16);
 }
