@@ -86,6 +86,27 @@ describe("a job's last run finished, its finisher killed before the job is marke
   }, 30_000);
 });
 
+describe("a sweep killed after creating a job's last run, before moving the job on", () => {
+  it("the run finishing before the next sweep still ends the job: the next sweep and the repair pass", async () => {
+    const { clock, stack, job } = await stackWithJob("last-unmoved", (now) => oneOffJob(now + 1_000, now));
+    const killed = crashing(stack.deps, "jobs", "advanceJob", false);
+    expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
+    const lease = await leaseDue(stack.deps);
+    await completeRun(stack.deps, worker, lease.runId, {
+      fence: lease.fence,
+      result: "succeeded",
+      final: true,
+    });
+    expect(await statusOf(stack, job.jobId)).toBe("active");
+    expect(await inRepairIndex(stack, job.jobId)).toMatchObject([{ status: "succeeded" }]);
+
+    await sweepGroup(stack.deps, groupOf(job.jobId));
+    expect(await tickLater(stack, clock)).toMatchObject({ settled: 1 });
+    expect(await statusOf(stack, job.jobId)).toBe("completed");
+    expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
+  }, 30_000);
+});
+
 describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
   it("the tick's repair pass completes the job", async () => {
     // Due ten minutes ago, at most a minute late: the sweeper was down.

@@ -127,6 +127,35 @@ describe("a job's last run finished, its finisher killed before the job is marke
   });
 });
 
+describe("a sweep killed after creating a job's last run, before moving the job on", () => {
+  it("the run finishing before the next sweep still ends the job, through the repair pass", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + 10 * 60_000;
+    const { jobId } = await createJob(deps, alice, { type: "x", runAt: new Date(runAt).toISOString() });
+    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+    deps.clock.set(runAt - 20_000);
+    const killed = crashing(deps, "jobs", "advanceJob", false);
+    expect((await sweepGroup(killed, group)).failedShards).toBe(1);
+    // The run was created and sent; its worker runs it and completes it at once.
+    deps.clock.set(runAt);
+    deps.queue.deliverAll();
+    const lease = await leaseOne(deps);
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded", final: true });
+    expect(await statusOf(deps, jobId)).toBe("active"); // it still shows its next run
+    expect(onlyRun(deps).checkAt).toBeDefined(); // so the run stays where the repair pass looks
+
+    deps.clock.set(runAt + 60_000);
+    await sweepGroup(deps, group); // moves the job past its last run (the run exists)
+    deps.clock.set(runAt + 60_000 + deps.settings.repairGraceSeconds * 1000);
+    for (let pass = 0; pass < 3 && (await statusOf(deps, jobId)) !== "completed"; pass++) {
+      await repairRuns(deps);
+      deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
+    }
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(onlyRun(deps).checkAt).toBeUndefined();
+  });
+});
+
 describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
   it("the repair pass completes the job from its final missed record", async () => {
     const deps = memoryDeps(NOW);

@@ -135,9 +135,10 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
   }
   if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) {
     // Only a job's last run stays here finished: until its job is marked (see endJobAfter).
-    // Its finisher may still be at it; marking twice is harmless.
-    await endJobAfter(deps, run, { final: true }, now);
-    return "settled";
+    // Its finisher may still be at it; marking twice is harmless. A job the sweep has not yet
+    // moved past this run is looked at again after the grace.
+    if (await endJobAfter(deps, run, { final: true }, now)) return "settled";
+    return (await deps.runs.rescheduleCheck(run, run.checkAt, now + graceMs)) ? "rescheduled" : "skipped";
   }
 
   const visibleAt = leaseLive ? leaseEnd : availableAt(run);
