@@ -64,15 +64,14 @@ export function planRuns(
   const backlog = longBacklog(schedule, lastHandled, missedBefore, keptAtMost(options.policy));
   const firings: number[] = [];
   let next: number | undefined;
-  let truncated = false;
   for (const { at } of firingsAfter(schedule, backlog?.through ?? lastHandled)) {
     if (at >= horizon) {
       next = at;
       break;
     }
     if (firings.length === MAX_FIRINGS_PER_PLAN) {
+      // Only on-time firings can be this many (at most keptAtMost overdue ones are listed).
       next = at;
-      truncated = at < missedBefore; // the batch holds only older misses; later calls see the rest
       break;
     }
     firings.push(at);
@@ -88,12 +87,12 @@ export function planRuns(
   const eligible = overdue.filter((at) => !tooLate(at));
   for (const at of overdue) if (tooLate(at)) missed.push({ scheduledFor: at, reason: lateness });
 
-  const kept = truncated ? [] : keptByPolicy(options.policy, eligible);
+  const kept = keptByPolicy(options.policy, eligible);
   const keptSet = new Set(kept);
   const latest = eligible.at(-1);
   for (const at of eligible) {
     if (keptSet.has(at)) continue;
-    missed.push({ scheduledFor: at, reason: policyReason(options.policy, latest, truncated) });
+    missed.push({ scheduledFor: at, reason: policyReason(options.policy, latest) });
   }
   create.push(...kept);
 
@@ -103,12 +102,11 @@ export function planRuns(
   }
   if (backlog) {
     // Older than every listed firing, so its oldest are the latest: too late all, some, or none.
-    const byPolicy = policyReason(options.policy, latest, truncated);
     const reason = tooLate(backlog.through)
       ? lateness
       : tooLate(backlog.first)
-        ? `${lateness}, or ${byPolicy}`
-        : byPolicy;
+        ? `${lateness}, or ${policyReason(options.policy, latest)}`
+        : policyReason(options.policy, latest);
     missed.push({
       scheduledFor: backlog.first,
       reason,
@@ -179,14 +177,16 @@ function keptByPolicy(policy: MissedRunPolicy, eligible: number[]): number[] {
   }
 }
 
-function policyReason(policy: MissedRunPolicy, latest: number | undefined, truncated: boolean): string {
+/**
+ * Why the policy did not run a firing. `latest` is the firing run-once runs: there is one
+ * whenever a firing was left out by the policy rather than by maxLateness, so call this only then.
+ */
+function policyReason(policy: MissedRunPolicy, latest: number | undefined): string {
   switch (policy) {
     case MissedRunPolicy.CatchUp:
       return `missed: more than the catch-up cap of ${CATCH_UP_CAP} runs`;
     case MissedRunPolicy.RunOnce:
-      return truncated
-        ? "missed: a later firing runs instead (missedRuns: run-once)"
-        : `missed: the run for ${formatInstant(latest as number)} stands for it (missedRuns: run-once)`;
+      return `missed: the run for ${formatInstant(latest as number)} stands for it (missedRuns: run-once)`;
     case MissedRunPolicy.Skip:
       return "missed: skipped (missedRuns: skip)";
   }

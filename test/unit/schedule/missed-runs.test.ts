@@ -174,6 +174,21 @@ describe("planning in normal operation", () => {
     expect(plan(100 * 24 * 60 * MIN).missed[0]?.reason).not.toContain("maxLateness");
   });
 
+  it("plans a long backlog whose every overdue firing is past maxLateness: one summary, the on-time one runs", () => {
+    const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
+    const now = at(1_000) + 1_000;
+    const p = planRuns(minutely, { policy: "run-once", graceMs: 60_000, maxLatenessMs: 30_000 }, T0, now);
+    expect(p.create).toEqual([at(1_000)]);
+    expect(p.missed).toEqual([
+      {
+        scheduledFor: at(1),
+        reason: "more than maxLateness (30 s) late",
+        summary: { through: at(998), count: 998 },
+      },
+      { scheduledFor: at(999), reason: "more than maxLateness (30 s) late" },
+    ]);
+  });
+
   it("plans a long backlog with later on-time firings in one call, none of them called missed", () => {
     const minutely: Schedule = { kind: "cron", cron: "* * * * *", timeZone: "UTC" };
     const now = at(MAX_FIRINGS_PER_PLAN);
