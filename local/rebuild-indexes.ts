@@ -1,4 +1,6 @@
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import type { Readable } from "node:stream";
 
 /**
@@ -12,7 +14,22 @@ import type { Readable } from "node:stream";
  * to a client, so this is the emulator's gap, closed here: every start drops each index and
  * writes it again from the items, with dynalite's own index code. Idempotent, so a kill during
  * the rebuild is mended by the next start.
+ *
+ * The same rebuild moves a data folder written before dynalite's index keys were patched
+ * (dynalite-index-keys.ts) to the new keys: entries under the old keys would never be deleted.
+ * A marker file in the folder names the key format its indexes were written with.
  */
+const INDEX_FORMAT = "index keys: whole table key (patches/dynalite+4.0.0.patch)\n";
+const FORMAT_FILE = "index-format";
+
+/** Whether the folder's indexes were written (or last rebuilt) with today's index keys. */
+export function indexFormatIsCurrent(path: string): boolean {
+  try {
+    return readFileSync(join(path, FORMAT_FILE), "utf8") === INDEX_FORMAT;
+  } catch {
+    return false;
+  }
+}
 interface TableDefinition {
   readonly TableName: string;
   readonly GlobalSecondaryIndexes?: ReadonlyArray<{ readonly IndexName: string }>;
@@ -78,6 +95,7 @@ export async function rebuildIndexes(path: string): Promise<{ tables: number; it
         items += 1;
       }
     }
+    writeFileSync(join(path, FORMAT_FILE), INDEX_FORMAT);
     return { tables: tables.length, items };
   } finally {
     await store.db.close();
