@@ -17,6 +17,7 @@ import { stackLimitsFrom } from "../lib/stack-limits";
  *   jobsched:runRetentionDays (90; 0 = runs are kept for good),
  *   jobsched:tenantCreatesPerSecond (200), jobsched:tenantMaxActiveJobs (100000),
  *   jobsched:tenantMaxJobTypes (100) (per-tenant quotas; 0 = no limit),
+ *   jobsched:idleLaneDays (7; an empty lane unused this long is deleted; 0 = never),
  *   jobsched:alarmEmail, jobsched:latenessAlarmSeconds (10),
  *   jobsched:workers: worker bindings, {"<worker role ARN>": ["<tenant>", ...]} (an object in
  *   cdk.json, or its JSON text with -c); a binding that names no tenant stops the synth;

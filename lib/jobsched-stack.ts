@@ -48,6 +48,7 @@ export class JobschedStack extends Stack {
       table,
       runQueue: queues.runQueue,
       laneArns: queues.laneArns,
+      laneArnPattern: queues.laneArnPattern,
       sweepQueue: queues.sweepQueue,
       settings,
       workerBindings,

@@ -23,6 +23,8 @@ import {
  */
 export class RunQueues extends Construct {
   readonly runQueue: Queue;
+  /** The lanes' ARN pattern (`<run queue name>_*`): this stack's lanes and nothing else. */
+  readonly laneArnPattern: string;
   /** The lanes' ARN pattern, and the run queue's ARN (the lanes' template). */
   readonly laneArns: readonly string[];
   readonly runQueueName: string;
@@ -38,10 +40,11 @@ export class RunQueues extends Construct {
       createHash("sha256").update(text).digest("hex"),
     );
     this.runQueue = this.queue("Runs", RUN_QUEUE, this.deadLetterQueue, this.runQueueName);
-    this.laneArns = [
-      stack.formatArn({ service: "sqs", resource: `${this.runQueueName}${LANE_SEPARATOR}*` }),
-      this.runQueue.queueArn,
-    ];
+    this.laneArnPattern = stack.formatArn({
+      service: "sqs",
+      resource: `${this.runQueueName}${LANE_SEPARATOR}*`,
+    });
+    this.laneArns = [this.laneArnPattern, this.runQueue.queueArn];
     this.sweepDeadLetterQueue = this.queue("SweepDeadLetters", SWEEP_DEAD_LETTER_QUEUE);
     this.sweepQueue = this.queue("Sweeps", SWEEP_QUEUE, this.sweepDeadLetterQueue);
   }

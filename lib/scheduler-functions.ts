@@ -20,6 +20,8 @@ export interface SchedulerFunctionsProps {
   readonly runQueue: Queue;
   /** ARN pattern of the run lanes, created on demand (see RunQueues). */
   readonly laneArns: readonly string[];
+  /** This stack's lanes only (not the run queue): what the tick may delete. */
+  readonly laneArnPattern: string;
   readonly sweepQueue: Queue;
   readonly settings: SchedulerSettings;
   /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
@@ -75,6 +77,7 @@ export class SchedulerFunctions extends Construct {
       TENANT_CREATES_PER_SECOND: String(props.settings.tenantCreatesPerSecond),
       TENANT_MAX_ACTIVE_JOBS: String(props.settings.tenantMaxActiveJobs),
       TENANT_MAX_JOB_TYPES: String(props.settings.tenantMaxJobTypes),
+      IDLE_LANE_DAYS: String(props.settings.idleLaneDays),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
     const make = (name: string, entry: string, role: FunctionRole, extra: Record<string, string> = {}) => {
@@ -131,8 +134,9 @@ export class SchedulerFunctions extends Construct {
     const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
     props.table.grant(this.api, ...read, ...write);
     props.table.grant(this.internal, ...read, ...write);
-    // The tick counts the dead letters (a Scan of the sparse dead-letter index).
-    props.table.grant(this.tick, ...read, ...write, "dynamodb:Scan");
+    // The tick counts the dead letters (a Scan of the sparse dead-letter index) and deletes idle
+    // lanes' records.
+    props.table.grant(this.tick, ...read, ...write, "dynamodb:Scan", "dynamodb:DeleteItem");
     props.table.grant(this.sweeper, ...read, ...write);
 
     // Every sender may create a lane on first use (copying the run queue's attributes): the API
@@ -145,5 +149,9 @@ export class SchedulerFunctions extends Construct {
       lanes(...send, "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
     );
     props.sweepQueue.grantSendMessages(this.tick);
+    // The tick deletes idle lanes: this stack's lanes only, never the run queue (their template).
+    this.tick.addToRolePolicy(
+      new PolicyStatement({ actions: ["sqs:DeleteQueue"], resources: [props.laneArnPattern] }),
+    );
   }
 }

@@ -112,12 +112,14 @@ process.on("SIGTERM", () => void shutdown("SIGTERM"));
 
 /** The local settings, with the limits the environment sets. */
 function localSettings(): SchedulerSettings {
-  // Per-tenant limits that the environment may set for `npm start` (whole numbers; 0 = no limit).
+  // Per-tenant limits and the idle-lane time that the environment may set for `npm start`
+  // (whole numbers; 0 = no limit, or lanes kept for good).
   const LOCAL_LIMITS = {
     TENANT_RUNS_PER_SECOND: "tenantRunsPerSecond",
     TENANT_CREATES_PER_SECOND: "tenantCreatesPerSecond",
     TENANT_MAX_ACTIVE_JOBS: "tenantMaxActiveJobs",
     TENANT_MAX_JOB_TYPES: "tenantMaxJobTypes",
+    IDLE_LANE_DAYS: "idleLaneDays",
   } as const;
   const settings: SchedulerSettings = { ...LOCAL_SETTINGS };
   for (const [variable, key] of Object.entries(LOCAL_LIMITS)) {

@@ -35,6 +35,7 @@ const environmentSchema = z.object({
   TENANT_CREATES_PER_SECOND: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantCreatesPerSecond),
   TENANT_MAX_ACTIVE_JOBS: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantMaxActiveJobs),
   TENANT_MAX_JOB_TYPES: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.tenantMaxJobTypes),
+  IDLE_LANE_DAYS: z.coerce.number().int().min(0).default(CLOUD_SETTINGS.idleLaneDays),
   /** JSON object: principal or role ARN -> tenant name. Optional. */
   TENANT_MAPPING: z
     .string()
@@ -105,6 +106,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
       tenantCreatesPerSecond: e.TENANT_CREATES_PER_SECOND,
       tenantMaxActiveJobs: e.TENANT_MAX_ACTIVE_JOBS,
       tenantMaxJobTypes: e.TENANT_MAX_JOB_TYPES,
+      idleLaneDays: e.IDLE_LANE_DAYS,
     },
   };
 }

@@ -287,6 +287,26 @@ export interface RunQueue {
    * is lost by it.
    */
   laneBacklog(tenant: string, type: string): Promise<number>;
+  /**
+   * Deletes the lanes no sender has used since `idleBefore` whose queues hold nothing (no
+   * visible, in-flight or delayed message); a later send creates the lane again. Stops starting
+   * work after `budgetMs`; what it did not reach waits for the next call.
+   */
+  retireIdleLanes(idleBefore: number, now: number, budgetMs: number): Promise<LaneRetirement>;
+}
+
+/** What one pass of idle-lane deletion did. */
+export interface LaneRetirement {
+  /** Lanes (registry entries) looked at. */
+  readonly examined: number;
+  /** Lanes deleted: their tenant and type. */
+  readonly retired: ReadonlyArray<{ readonly tenant: string; readonly type: string }>;
+  /** Idle lanes kept because their queue still held messages (e.g. a type no worker serves). */
+  readonly kept: number;
+  /** Lanes whose deletion failed (each message names the lane); the pass went on. */
+  readonly errors: readonly string[];
+  /** Whether every lane was looked at within the budget. */
+  readonly finished: boolean;
 }
 
 /**
@@ -321,4 +341,9 @@ export interface TenantQuotas {
   admitCreate(tenant: string, type: string, now: number): Promise<Admission>;
   /** Gives back an admitted create that stored nothing (its idempotency key's job existed). */
   releaseCreate(tenant: string): Promise<void>;
+  /**
+   * Gives a job type back to the tenant's types quota if none of its jobs of that type is
+   * active or paused (called when the type's lane was deleted as idle). True if given back.
+   */
+  releaseType(tenant: string, type: string): Promise<boolean>;
 }

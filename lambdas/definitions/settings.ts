@@ -40,6 +40,12 @@ export interface SchedulerSettings {
   readonly tenantMaxActiveJobs: number;
   /** Job types one tenant may use (each has a queue of its own); 0: no limit. */
   readonly tenantMaxJobTypes: number;
+  /**
+   * Days a lane (a tenant's queue for one job type) may go without a run sent to it before it
+   * is deleted, if it is empty; its type is then given back to the tenant's quota when no
+   * active or paused job has it. 0: lanes are kept for good; otherwise at least 1.
+   */
+  readonly idleLaneDays: number;
 }
 
 const DEFAULT_LIMITS = {
@@ -51,6 +57,7 @@ const DEFAULT_LIMITS = {
   tenantCreatesPerSecond: 200,
   tenantMaxActiveJobs: 100_000,
   tenantMaxJobTypes: 100,
+  idleLaneDays: 7,
 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {

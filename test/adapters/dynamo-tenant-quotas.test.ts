@@ -2,7 +2,11 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DynamoTenantQuotas, RECOUNT_EVERY_MS } from "../../lambdas/adapters/dynamo/dynamo-tenant-quotas";
+import {
+  DynamoTenantQuotas,
+  KNOWN_TYPES_MS,
+  RECOUNT_EVERY_MS,
+} from "../../lambdas/adapters/dynamo/dynamo-tenant-quotas";
 import { TENANT_INDEX } from "../../lambdas/definitions/table";
 import { placeholderProblems } from "../support/expression-rules";
 
@@ -142,5 +146,64 @@ describe("DynamoTenantQuotas", () => {
       await quotas.releaseCreate("a");
     }
     expectValidExpressions();
+  });
+});
+
+describe("DynamoTenantQuotas.releaseType", () => {
+  it("gives a type back when no page of the tenant's jobs has an active or paused one of it", async () => {
+    db.on(QueryCommand)
+      .resolvesOnce({ Count: 0, LastEvaluatedKey: { pk: "JOB#j1" } })
+      .resolvesOnce({ Count: 0 });
+    db.on(UpdateCommand).resolves({});
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+
+    expect(await quotas.releaseType("a", "x")).toBe(true);
+
+    const queries = db.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(queries).toHaveLength(2);
+    expect(queries[0]).toMatchObject({
+      IndexName: TENANT_INDEX.name,
+      FilterExpression: "#type = :type AND #status IN (:active, :paused)",
+      ExpressionAttributeValues: { ":tenant": "a", ":type": "x" },
+      Select: "COUNT",
+    });
+    expect(queries[1]?.ExclusiveStartKey).toEqual({ pk: "JOB#j1" });
+    expect(updates()).toEqual([
+      expect.objectContaining({
+        Key: { pk: "QUOTA#a", sk: "TYPES" },
+        UpdateExpression: "DELETE #types :type",
+        ExpressionAttributeValues: { ":type": new Set(["x"]) },
+      }),
+    ]);
+    expectValidExpressions();
+  });
+
+  it("keeps a type an active or paused job still has, and does nothing when the quota is lifted", async () => {
+    db.on(QueryCommand).resolves({ Count: 1, LastEvaluatedKey: { pk: "JOB#j1" } });
+    expect(await new DynamoTenantQuotas(client, "t", limits).releaseType("a", "x")).toBe(false);
+    expect(db.commandCalls(QueryCommand)).toHaveLength(1);
+    expect(updates()).toEqual([]);
+
+    db.reset();
+    const lifted = new DynamoTenantQuotas(client, "t", { ...limits, tenantMaxJobTypes: 0 });
+    expect(await lifted.releaseType("a", "x")).toBe(false);
+    expect(db.calls()).toHaveLength(0);
+  });
+
+  it("reads a tenant's types again after KNOWN_TYPES_MS, so a type given back elsewhere is counted again", async () => {
+    db.on(UpdateCommand).resolves({ Attributes: { types: new Set(["x"]) } });
+    let now = NOW;
+    const quotas = new DynamoTenantQuotas(
+      client,
+      "t",
+      { ...limits, tenantCreatesPerSecond: 0, tenantMaxActiveJobs: 0 },
+      () => now,
+    );
+    await quotas.admitCreate("a", "x", now);
+    await quotas.admitCreate("a", "x", now);
+    expect(updates()).toHaveLength(1); // known: not written again
+    now += KNOWN_TYPES_MS;
+    await quotas.admitCreate("a", "x", now);
+    expect(updates()).toHaveLength(2);
   });
 });

@@ -166,7 +166,10 @@ describe("the production stack", () => {
         (p.Properties as { PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } })
           .PolicyDocument.Statement,
     );
-    const lanes = statements.filter((s) => JSON.stringify(s.Resource).includes(":Prod-runs_*"));
+    const lanes = statements.filter(
+      (s) =>
+        JSON.stringify(s.Resource).includes(":Prod-runs_*") && ![s.Action].flat().includes("sqs:DeleteQueue"),
+    );
     expect(lanes).toHaveLength(4); // api, tick and sweeper send; internal sends and receives
     expect(lanes.filter((s) => [s.Action].flat().includes("sqs:ReceiveMessage"))).toHaveLength(1);
     for (const s of lanes) expect([s.Action].flat()).toContain("sqs:SendMessage");
@@ -174,6 +177,26 @@ describe("the production stack", () => {
     // names have no underscore); the run queue itself, the lanes' template, by its own ARN.
     expect(JSON.stringify(statements)).not.toMatch(/:Prod-runs\*/);
     for (const s of lanes) expect(JSON.stringify(s.Resource)).toContain("Fn::GetAtt");
+  });
+
+  it("lets the tick alone delete queues, and only this stack's lanes (idle lanes), never the run queue", () => {
+    const policies = Object.entries(template.findResources("AWS::IAM::Policy")).map(([id, p]) => ({
+      id,
+      statements: (
+        p.Properties as {
+          PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> };
+        }
+      ).PolicyDocument.Statement,
+    }));
+    const deleting = policies.flatMap(({ id, statements }) =>
+      statements.filter((s) => [s.Action].flat().includes("sqs:DeleteQueue")).map((s) => ({ id, s })),
+    );
+    expect(deleting).toHaveLength(1);
+    expect(deleting[0]?.id).toMatch(/Tick/);
+    expect([deleting[0]?.s.Action].flat()).toEqual(["sqs:DeleteQueue"]);
+    const resource = JSON.stringify(deleting[0]?.s.Resource);
+    expect(resource).toContain(":Prod-runs_*");
+    expect(resource).not.toContain("Fn::GetAtt"); // not the run queue
   });
 
   it("names the run queue after the stack, a long name cut and hashed so that no two stacks share it", () => {
@@ -187,7 +210,8 @@ describe("the production stack", () => {
     });
     expect(names[0]).toMatch(/^Jobsched-production-eu-west-1-p-[0-9a-f]{8}-runs$/);
     expect(names[1]).not.toBe(names[0]);
-    expect(names[0]?.length).toBeLessThanOrEqual(80 - 17); // room for `_` and a lane's hash
+    // Room for `_`, a lane's hash (16) and its generation (`-` and up to 7 digits).
+    expect(names[0]?.length).toBeLessThanOrEqual(80 - 17 - 8);
   });
 
   it("takes its settings from the CDK context", () => {

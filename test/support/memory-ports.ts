@@ -6,6 +6,7 @@ import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/key
 import type {
   Admission,
   JobStore,
+  LaneRetirement,
   LeaseGrant,
   Page,
   RateLimiter,
@@ -379,6 +380,16 @@ export class MemoryRunQueue implements RunQueue {
     this.sent.push(...messages);
   }
 
+  /** Lanes the next retireIdleLanes deletes, as a test sets them; and every call's arguments. */
+  idleLanes: Array<{ tenant: string; type: string }> = [];
+  readonly retireCalls: Array<{ idleBefore: number; now: number; budgetMs: number }> = [];
+  async retireIdleLanes(idleBefore: number, now: number, budgetMs: number): Promise<LaneRetirement> {
+    this.retireCalls.push({ idleBefore, now, budgetMs });
+    const retired = this.idleLanes;
+    this.idleLanes = [];
+    return { examined: retired.length, retired, kept: 0, errors: [], finished: true };
+  }
+
   /** Messages waiting in a lane, as the test sets them (SQS's approximate count); 0 by default. */
   readonly backlogs = new Map<string, number>();
   laneBacklogFails = false;
@@ -501,6 +512,15 @@ export class MemoryTenantQuotas implements TenantQuotas {
 
   async releaseCreate(tenant: string) {
     this.active.set(tenant, Math.max(0, (this.active.get(tenant) ?? 0) - 1));
+  }
+
+  async releaseType(tenant: string, type: string) {
+    const inUse = [...this.jobs.jobs.values()].some(
+      (j) => j.tenant === tenant && j.type === type && (j.status === "active" || j.status === "paused"),
+    );
+    if (inUse || this.limits().tenantMaxJobTypes <= 0) return false;
+    this.types.get(tenant)?.delete(type);
+    return true;
   }
 
   private recount(tenant: string) {

@@ -1,6 +1,14 @@
 import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import { SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import {
+  isLaneJanitorMinute,
+  LANE_JANITOR_BUDGET_MS,
+  LANE_JANITOR_MINUTE,
+  retireIdleLanes,
+} from "../../lambdas/core/use-cases/retire-idle-lanes";
 import { runTick } from "../../lambdas/core/use-cases/tick";
 import { createSweepHandler } from "../../lambdas/handlers/sweep";
 import { memoryDeps } from "../support/memory-ports";
@@ -40,5 +48,84 @@ describe("the sweeper", () => {
     const result = await handler(event("not json", JSON.stringify({ group: 9999, tickAt: 1 }), "{}"));
     expect(result).toEqual({ batchItemFailures: [] });
     expect(deps.warnings).toHaveLength(3);
+  });
+});
+
+describe("the hourly idle-lane pass", () => {
+  const DAY = 86_400_000;
+  const atMinute = (minute: number) => Date.UTC(2026, 10, 2, 9, minute, 0);
+
+  it("runs in the tick of minute LANE_JANITOR_MINUTE only, with the idle cut-off idleLaneDays back", async () => {
+    for (let minute = 0; minute < 60; minute++) {
+      const deps = memoryDeps(atMinute(minute), { idleLaneDays: 3 });
+      const result = await runTick(deps);
+      const ran = minute === LANE_JANITOR_MINUTE;
+      expect(deps.queue.retireCalls).toEqual(
+        ran
+          ? [
+              {
+                idleBefore: atMinute(minute) - 3 * DAY,
+                now: atMinute(minute),
+                budgetMs: LANE_JANITOR_BUDGET_MS,
+              },
+            ]
+          : [],
+      );
+      expect(result.lanes !== undefined).toBe(ran);
+      expect(isLaneJanitorMinute(atMinute(minute))).toBe(ran);
+    }
+  });
+
+  it("keeps every lane when idleLaneDays is 0", async () => {
+    const deps = memoryDeps(atMinute(LANE_JANITOR_MINUTE), { idleLaneDays: 0 });
+    expect(await retireIdleLanes(deps)).toBeUndefined();
+    expect(deps.queue.retireCalls).toEqual([]);
+  });
+
+  it("gives a deleted lane's type back only when no active or paused job of the tenant has it", async () => {
+    const deps = memoryDeps(atMinute(LANE_JANITOR_MINUTE), { tenantMaxJobTypes: 10 });
+    const caller = { tenant: "t1", principal: "p" } as const;
+    const runAt = new Date(atMinute(LANE_JANITOR_MINUTE) + DAY).toISOString();
+    const paused = await createJob(deps, caller, { type: "paused", runAt });
+    await controlJob(deps, caller, paused.jobId, "pause");
+    const cancelled = await createJob(deps, caller, { type: "cancelled", runAt });
+    await controlJob(deps, caller, cancelled.jobId, "cancel");
+    await createJob(deps, { tenant: "t2", principal: "q" }, { type: "cancelled", runAt });
+    deps.queue.idleLanes = [
+      { tenant: "t1", type: "paused" },
+      { tenant: "t1", type: "cancelled" },
+    ];
+
+    const result = await retireIdleLanes(deps);
+
+    expect(result?.retired).toHaveLength(2);
+    expect([...(deps.quotas.types.get("t1") ?? [])]).toEqual(["paused"]);
+    expect([...(deps.quotas.types.get("t2") ?? [])]).toEqual(["cancelled"]);
+  });
+
+  it("never fails the tick: a failing pass is logged, and a failing type release skips that type", async () => {
+    const deps = memoryDeps(atMinute(LANE_JANITOR_MINUTE));
+    deps.queue.retireIdleLanes = async () => {
+      throw new Error("SQS unavailable");
+    };
+    const result = await runTick(deps);
+    expect(result.lanes).toBeUndefined();
+    expect(deps.warnings).toContain("idle-lane pass failed");
+
+    const again = memoryDeps(atMinute(LANE_JANITOR_MINUTE));
+    again.queue.idleLanes = [
+      { tenant: "t1", type: "a" },
+      { tenant: "t1", type: "b" },
+    ];
+    let released = 0;
+    again.quotas.releaseType = async (_tenant, type) => {
+      if (type === "a") throw new Error("throttled");
+      released += 1;
+      return true;
+    };
+    const passed = await retireIdleLanes(again);
+    expect(passed?.retired).toHaveLength(2);
+    expect(released).toBe(1);
+    expect(again.warnings).toContain("could not give a job type back to its tenant's quota");
   });
 });

@@ -17,8 +17,11 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
  * Tenant quotas in two items per tenant (pk QUOTA#<tenant>):
  * - sk COUNTS: `activeJobs` (counted up by each create) and this second's creates
  *   (`#second`, `creates`): one conditional update a create, which both counts and checks;
- * - sk TYPES: the string set of job types the tenant has used, written only when a type is
- *   new to it (this process remembers the ones it has seen).
+ * - sk TYPES: the string set of job types the tenant uses, written only when a type is new
+ *   to it (this process remembers the ones it has seen, for KNOWN_TYPES_MS). A type goes
+ *   back when its lane was deleted as idle and no active or paused job has it (releaseType);
+ *   a process that still remembers it then admits it without writing it again, for at most
+ *   KNOWN_TYPES_MS, the one way the types count can err on the lenient side.
  *
  * Active jobs are not counted down when a job ends (that would be a write on every job's
  * last step, and a step that can be cut short): when the count would refuse a create, the
@@ -27,7 +30,8 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
  * strict side.
  */
 export class DynamoTenantQuotas implements TenantQuotas {
-  private readonly knownTypes = new Map<string, Set<string>>();
+  /** Per tenant, the types this process saw in its TYPES set, and when it read them. */
+  private readonly knownTypes = new Map<string, { types: Set<string>; at: number }>();
   /** The second of each tenant's last create here: a new second is likely a new window. */
   private readonly lastSecond = new Map<string, number>();
 
@@ -35,6 +39,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly limits: Limits,
+    private readonly now: () => number = Date.now,
   ) {}
 
   async admitCreate(tenant: string, type: string, now: number): Promise<Admission> {
@@ -178,11 +183,11 @@ export class DynamoTenantQuotas implements TenantQuotas {
     const max = this.limits.tenantMaxJobTypes;
     if (max <= 0) return { admitted: true };
     let known = this.knownTypes.get(tenant);
-    if (!known) {
-      known = new Set();
+    if (!known || this.now() - known.at >= KNOWN_TYPES_MS) {
+      known = { types: new Set(), at: this.now() };
       this.knownTypes.set(tenant, known);
     }
-    if (known.has(type)) return { admitted: true };
+    if (known.types.has(type)) return { admitted: true };
     try {
       const output = await this.db.send(
         new UpdateCommand({
@@ -197,14 +202,54 @@ export class DynamoTenantQuotas implements TenantQuotas {
         }),
       );
       const stored = output?.Attributes?.types;
-      for (const name of stored instanceof Set ? stored : [type]) known.add(String(name));
+      for (const name of stored instanceof Set ? stored : [type]) known.types.add(String(name));
       return { admitted: true };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       return { admitted: false, quota: "job-types", limit: max, retryAfterSeconds: JOB_TYPES_RETRY_SECONDS };
     }
   }
+
+  async releaseType(tenant: string, type: string): Promise<boolean> {
+    if (this.limits.tenantMaxJobTypes <= 0) return false;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TENANT_INDEX.name,
+          KeyConditionExpression: "jobTenant = :tenant",
+          FilterExpression: "#type = :type AND #status IN (:active, :paused)",
+          ExpressionAttributeNames: { "#type": "type", "#status": "status" },
+          ExpressionAttributeValues: {
+            ":tenant": tenant,
+            ":type": type,
+            ":active": "active",
+            ":paused": "paused",
+          },
+          Select: "COUNT",
+          ExclusiveStartKey: start,
+        }),
+      );
+      if ((page.Count ?? 0) > 0) return false;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: quotaPk(tenant), sk: "TYPES" },
+        UpdateExpression: "DELETE #types :type",
+        ExpressionAttributeNames: { "#types": "types" },
+        ExpressionAttributeValues: { ":type": new Set([type]) },
+      }),
+    );
+    this.knownTypes.get(tenant)?.types.delete(type);
+    return true;
+  }
 }
+
+/** How long a process trusts the types it read from a tenant's TYPES set. */
+export const KNOWN_TYPES_MS = RECOUNT_EVERY_MS;
 
 /** Attribute names that are, or may become, DynamoDB reserved words. */
 const NAMES = { "#second": "second", "#creates": "creates" };

@@ -1,8 +1,15 @@
-import { createHash } from "node:crypto";
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { laneKeyOf } from "../../core/ports";
-import { LANE_SEPARATOR } from "../../definitions/queues";
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { type LaneRetirement, laneKeyOf } from "../../core/ports";
+import { applied, isConditionFailure } from "../dynamo/conditions";
+import { LaneJanitor } from "./lane-janitor";
+import { laneEntryKey, lanePk, laneQueueName, queueNameOf } from "./lane-keys";
 
 /**
  * Lanes: one SQS queue per (tenant, type), so a worker asking for type X never sees Y, and one
@@ -10,15 +17,26 @@ import { LANE_SEPARATOR } from "../../definitions/queues";
  *
  * A lane is created on first use, with the attributes of the stack's template run queue
  * (visibility timeout = default lease, retention, redrive to the run dead-letter queue,
- * encryption), named `<template queue name>_<hash of tenant and type>` so that IAM can grant
- * exactly the queues of this stack: stack names have no `_`, so no other stack's queue name
- * starts with this stack's run queue name and an underscore (decision 0009). Each lane is recorded in the table (pk LANE#<type>,
- * sk TENANT#<tenant>) so the lease step can find the lanes of the types a worker asks for.
+ * encryption), named `<template queue name>_<hash of tenant and type>[-<generation>]` so that
+ * IAM can grant exactly the queues of this stack: stack names have no `_`, so no other stack's
+ * queue name starts with this stack's run queue name and an underscore (decision 0009).
+ *
+ * Each lane has two items (decision 0019):
+ * - its lookup record (pk LANE#<type>, sk TENANT#<tenant>), so the lease step finds the lanes of
+ *   the types a worker asks for;
+ * - its registry entry (pk LANES#<shard>, sk <tenant>\n<type>), which says when a sender last
+ *   used it and carries its life cycle, so that idle lanes can be found and deleted
+ *   (lane-janitor.ts). A sender touches the entry on its first send and then at most every
+ *   LANE_TOUCH_MS; a lane the janitor is deleting is replaced by the next generation (SQS
+ *   refuses a deleted queue's name for 60 s).
  */
 export class LaneDirectory {
-  private readonly created = new Map<string, Promise<string>>();
+  private readonly opened = new Map<string, { url: Promise<string>; at: number }>();
+  /** Lanes whose queue was found gone (a restarted local emulator): created again on next use. */
+  private readonly gone = new Set<string>();
   private readonly byType = new Map<string, { lanes: Promise<Lane[]>; at: number }>();
   private template: Promise<Record<string, string>> | undefined;
+  private janitor: LaneJanitor | undefined;
 
   constructor(
     private readonly sqs: SQSClient,
@@ -28,15 +46,18 @@ export class LaneDirectory {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The lane's queue URL; creates the queue and records it on this process's first use. */
+  /**
+   * The lane's queue URL. The first use in this process, and any use LANE_TOUCH_MS after the
+   * last touch, marks the lane used (or creates it); in between the URL is served from memory.
+   */
   laneFor(tenant: string, type: string): Promise<string> {
     const key = `${tenant}\n${type}`;
-    let url = this.created.get(key);
-    if (!url) {
-      url = this.create(tenant, type);
-      url.catch(() => this.created.delete(key)); // try again next time
-      this.created.set(key, url);
-    }
+    const now = this.now();
+    const open = this.opened.get(key);
+    if (open && now - open.at < LANE_TOUCH_MS) return open.url;
+    const url = this.open(tenant, type, now);
+    url.catch(() => this.opened.delete(key)); // try again next time
+    this.opened.set(key, { url, at: now });
     return url;
   }
 
@@ -50,14 +71,124 @@ export class LaneDirectory {
     return lists.flat().filter((lane) => served.has(lane.tenant));
   }
 
+  /** Deletes the lanes no sender has used since `idleBefore` whose queues are empty (lane-janitor.ts). */
+  async retireIdle(idleBefore: number, now: number, budgetMs: number): Promise<LaneRetirement> {
+    this.janitor ??= new LaneJanitor(this.sqs, this.db, this.tableName);
+    const result = await this.janitor.retireIdle(idleBefore, now, budgetMs);
+    for (const { tenant, type } of result.retired) this.opened.delete(`${tenant}\n${type}`);
+    if (result.retired.length > 0) this.byType.clear();
+    return result;
+  }
+
   /** A lane whose queue is gone (the local emulator restarted) is created again on next use. */
   forget(url: string): void {
     const name = queueNameOf(url);
-    for (const key of [...this.created.keys()]) {
+    const base = name.replace(/-\d+$/, "");
+    for (const key of [...this.opened.keys()]) {
       const [tenant = "", type = ""] = key.split("\n");
-      if (laneQueueName(this.templateQueueUrl, tenant, type) === name) this.created.delete(key);
+      if (laneQueueName(this.templateQueueUrl, tenant, type) === base) {
+        this.opened.delete(key);
+        this.gone.add(key);
+      }
     }
     this.byType.clear();
+  }
+
+  /** Marks a live lane used and returns its URL; creates the lane if there is none to touch. */
+  private async open(tenant: string, type: string, now: number): Promise<string> {
+    const key = `${tenant}\n${type}`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (!this.gone.has(key)) {
+        const touched = await this.touch(tenant, type, now);
+        if (touched) return touched;
+      }
+      const created = await this.create(tenant, type, now);
+      if (created) {
+        this.gone.delete(key);
+        return created;
+      }
+      // Another sender (or the janitor) changed the entry meanwhile: read it again.
+    }
+    throw new Error(`lane of tenant ${tenant} and type ${type}: its registry entry kept changing`);
+  }
+
+  /** Sets lastUsedAt (and cancels a janitor's claim) on a live lane's entry; its URL, if live. */
+  private async touch(tenant: string, type: string, now: number): Promise<string | undefined> {
+    try {
+      const output = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: laneEntryKey(tenant, type),
+          UpdateExpression: "SET lastUsedAt = :now REMOVE retiringAt",
+          ConditionExpression: "attribute_exists(queueUrl) AND attribute_not_exists(deleting)",
+          ExpressionAttributeValues: { ":now": now },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      const url = output?.Attributes?.queueUrl;
+      return typeof url === "string" ? url : undefined;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Creates the lane's queue and records it: the same generation again when the entry is live
+   * (its queue was found gone), the next one when the entry is being deleted or was deleted.
+   * Undefined when the entry changed between the read and the write.
+   */
+  private async create(tenant: string, type: string, now: number): Promise<string | undefined> {
+    const read = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: laneEntryKey(tenant, type), ConsistentRead: true }),
+    );
+    const entry = read?.Item;
+    const generation = Number(entry?.generation ?? 0);
+    const live = typeof entry?.queueUrl === "string" && entry.deleting !== true;
+    const next = entry === undefined || live ? generation : generation + 1;
+    const name = laneQueueName(this.templateQueueUrl, tenant, type, next);
+    const created = await this.sqs.send(
+      new CreateQueueCommand({ QueueName: name, Attributes: await this.templateAttributes() }),
+    );
+    const QueueUrl = created?.QueueUrl;
+    if (!QueueUrl) throw new Error(`SQS returned no URL for lane ${name}`);
+    // The lookup record first: an entry never names a queue the lease step cannot find.
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: lanePk(type), sk: `TENANT#${tenant}`, tenant, type, queueUrl: QueueUrl },
+      }),
+    );
+    this.byType.delete(type);
+    // A generation replacing one whose deletion the janitor had not finished hands it the old
+    // queue to delete (this role may not delete queues; the tick's may).
+    const unfinished = entry?.deleting === true ? entry.queueUrl : entry?.retiredUrl;
+    const recorded = await applied(() =>
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...laneEntryKey(tenant, type),
+            tenant,
+            type,
+            queueUrl: QueueUrl,
+            generation: next,
+            lastUsedAt: now,
+            ...(typeof unfinished === "string" && unfinished !== QueueUrl ? { retiredUrl: unfinished } : {}),
+          },
+          ...(entry === undefined
+            ? { ConditionExpression: "attribute_not_exists(pk)" }
+            : {
+                ConditionExpression: "generation = :generation AND lastUsedAt = :lastUsedAt",
+                ExpressionAttributeValues: {
+                  ":generation": entry.generation,
+                  ":lastUsedAt": entry.lastUsedAt,
+                },
+              }),
+        }),
+      ),
+    );
+    return recorded ? QueueUrl : undefined;
   }
 
   private lanesOfType(type: string): Promise<Lane[]> {
@@ -95,22 +226,6 @@ export class LaneDirectory {
     return lanes;
   }
 
-  private async create(tenant: string, type: string): Promise<string> {
-    const name = laneQueueName(this.templateQueueUrl, tenant, type);
-    const { QueueUrl } = await this.sqs.send(
-      new CreateQueueCommand({ QueueName: name, Attributes: await this.templateAttributes() }),
-    );
-    if (!QueueUrl) throw new Error(`SQS returned no URL for lane ${name}`);
-    await this.db.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: lanePk(type), sk: `TENANT#${tenant}`, tenant, type, queueUrl: QueueUrl },
-      }),
-    );
-    this.byType.delete(type);
-    return QueueUrl;
-  }
-
   private templateAttributes(): Promise<Record<string, string>> {
     this.template ??= this.sqs
       .send(
@@ -146,19 +261,5 @@ export interface Lane {
 /** How long the lease step trusts its list of lanes; a new lane is seen within this. */
 export const LANE_CACHE_MS = 2_000;
 
-const lanePk = (type: string) => `LANE#${type}`;
-
-/**
- * A lane's queue name: the template (run) queue's name, `_`, a hash of tenant and type. The
- * underscore is the one character stack names (and so this stack's other queue names) lack.
- */
-export function laneQueueName(templateQueueUrl: string, tenant: string, type: string): string {
-  return `${queueNameOf(templateQueueUrl)}${LANE_SEPARATOR}${laneHash(tenant, type)}`;
-}
-function laneHash(tenant: string, type: string): string {
-  return createHash("sha256").update(`${tenant}\n${type}`).digest("hex").slice(0, 16);
-}
-
-function queueNameOf(url: string): string {
-  return url.slice(url.lastIndexOf("/") + 1);
-}
+/** A sender marks a lane used at most this often (per process); the janitor's idle time is days. */
+export const LANE_TOUCH_MS = 6 * 3_600_000;

@@ -10,8 +10,15 @@ import {
 } from "@aws-sdk/client-sqs";
 import { z } from "zod";
 import { dueOf } from "../../core/delivery";
-import type { ReceivedRunMessage, ReceiveRequest, RunMessage, RunQueue } from "../../core/ports";
+import type {
+  LaneRetirement,
+  ReceivedRunMessage,
+  ReceiveRequest,
+  RunMessage,
+  RunQueue,
+} from "../../core/ports";
 import type { Lane, LaneDirectory } from "./lane-directory";
+import { isQueueGone } from "./queue-errors";
 
 /** SQS takes at most 10 messages per batch call. */
 const BATCH = 10;
@@ -50,12 +57,6 @@ function splitHandle(handle: string): { queueUrl: string; receiptHandle: string 
   return { queueUrl: handle.slice(0, space), receiptHandle: handle.slice(space + 1) };
 }
 
-function isQueueGone(error: unknown): boolean {
-  return (
-    error instanceof Error && /NonExistentQueue|QueueDoesNotExist/.test(`${error.name} ${error.message}`)
-  );
-}
-
 /**
  * RunQueue on SQS lanes (see LaneDirectory). A receive takes a fair share from each lane of the
  * requested types, the lanes in rotating order: a tenant with 5,000 ready runs gets no more of
@@ -70,6 +71,10 @@ export class SqsRunQueue implements RunQueue {
     private readonly sleep: (ms: number) => Promise<void> = (ms) =>
       new Promise((done) => setTimeout(done, ms)),
   ) {}
+
+  retireIdleLanes(idleBefore: number, now: number, budgetMs: number): Promise<LaneRetirement> {
+    return this.lanes.retireIdle(idleBefore, now, budgetMs);
+  }
 
   async laneBacklog(tenant: string, type: string): Promise<number> {
     const [lane] = await this.lanes.lanesOf([type], [tenant]);

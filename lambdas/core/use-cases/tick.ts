@@ -1,20 +1,34 @@
 import type { SchedulerDeps } from "../deps";
 import { SWEEP_GROUP_COUNT } from "../keys";
+import type { LaneRetirement } from "../ports";
 import { type RepairStats, repairRuns } from "./repair-runs";
+import { isLaneJanitorMinute, retireIdleLanes } from "./retire-idle-lanes";
 
 /**
  * The minute tick (EventBridge in AWS, a timer locally): fans the sweep out over the shard
  * groups, one message each, so no single invocation reads all 1,024 shards and a failed group
  * is retried on its own; then runs the repair pass, which reads only 16 small partitions,
- * and counts the dead letters (the depth an alarm watches).
+ * and counts the dead letters (the depth an alarm watches). Once an hour it also deletes idle
+ * lanes; a failure there is logged and never fails the tick.
  */
 export async function runTick(
   deps: SchedulerDeps,
   options: { readonly queueWasReset?: boolean } = {},
-): Promise<{ readonly groups: number; readonly repair: RepairStats; readonly deadLetters: number }> {
+): Promise<{
+  readonly groups: number;
+  readonly repair: RepairStats;
+  readonly deadLetters: number;
+  readonly lanes?: LaneRetirement | undefined;
+}> {
   const groups = Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g);
   await deps.sweeps.dispatch(groups, deps.clock.now());
   const repair = await repairRuns(deps, options);
   const deadLetters = await deps.runs.countDeadLetters();
-  return { groups: groups.length, repair, deadLetters };
+  const lanes = isLaneJanitorMinute(deps.clock.now())
+    ? await retireIdleLanes(deps).catch((error: unknown) => {
+        deps.log.error("idle-lane pass failed", { error: String(error) });
+        return undefined;
+      })
+    : undefined;
+  return { groups: groups.length, repair, deadLetters, lanes };
 }
