@@ -26,25 +26,33 @@ const dynaliteDb = require("dynalite/db/index.js") as {
   };
 };
 
+/** dynalite started on `path` (in memory without one), jobsched's table in it, then stopped. */
+async function withEmulatorTable<T>(
+  options: { path?: string },
+  table: string,
+  work: (db: DynamoDBDocumentClient) => Promise<T>,
+): Promise<T> {
+  const dynamo = await startDynamo(options);
+  const client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+  try {
+    await ensureTable(client, table);
+    return await work(DynamoDBDocumentClient.from(client));
+  } finally {
+    client.destroy();
+    await dynamo.close();
+  }
+}
+
 describe("rebuildIndexes", () => {
   const path = mkdtempSync(join(tmpdir(), "jobsched-rebuild-"));
   afterAll(() => rmSync(path, { recursive: true, force: true }));
 
-  async function withTable<T>(work: (db: DynamoDBDocumentClient) => Promise<T>): Promise<T> {
-    const dynamo = await startDynamo({ path });
-    const client = new DynamoDBClient({
-      endpoint: dynamo.endpoint,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    });
-    try {
-      await ensureTable(client, "rebuild");
-      return await work(DynamoDBDocumentClient.from(client));
-    } finally {
-      client.destroy();
-      await dynamo.close();
-    }
-  }
+  const withTable = <T>(work: (db: DynamoDBDocumentClient) => Promise<T>) =>
+    withEmulatorTable({ path }, "rebuild", work);
   const deadLetters = (db: DynamoDBDocumentClient) =>
     db.send(
       new QueryCommand({
@@ -171,15 +179,7 @@ describe("dynalite's index entries", () => {
   it("keeps both entries of two items with one index key whose table keys share dynalite's hash", {
     timeout: 30_000,
   }, async () => {
-    const dynamo = await startDynamo();
-    const client = new DynamoDBClient({
-      endpoint: dynamo.endpoint,
-      region: "us-east-1",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    });
-    try {
-      await ensureTable(client, "collide");
-      const db = DynamoDBDocumentClient.from(client);
+    await withEmulatorTable({}, "collide", async (db) => {
       const pks = twoKeysWithOneHash("JOB");
       expect(dynaliteHashOf(pks[0], "JOB")).toBe(dynaliteHashOf(pks[1], "JOB"));
       for (const pk of pks) {
@@ -215,9 +215,6 @@ describe("dynalite's index entries", () => {
       );
       const left = await due();
       expect(left.Items?.map((item) => item.pk)).toEqual([pks[1]]);
-    } finally {
-      client.destroy();
-      await dynamo.close();
-    }
+    });
   });
 });

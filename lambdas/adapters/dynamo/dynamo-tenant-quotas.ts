@@ -150,24 +150,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
    * err on the lenient side).
    */
   private async recount(tenant: string, counted: number, now: number): Promise<void> {
-    let actual = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: TENANT_INDEX.name,
-          KeyConditionExpression: "jobTenant = :tenant",
-          FilterExpression: "#status IN (:active, :paused)",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":tenant": tenant, ":active": "active", ":paused": "paused" },
-          Select: "COUNT",
-          ExclusiveStartKey: start,
-        }),
-      );
-      actual += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const actual = await this.liveJobs(tenant);
     await this.db.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -212,28 +195,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
 
   async releaseType(tenant: string, type: string): Promise<boolean> {
     if (this.limits.tenantMaxJobTypes <= 0) return false;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: TENANT_INDEX.name,
-          KeyConditionExpression: "jobTenant = :tenant",
-          FilterExpression: "#type = :type AND #status IN (:active, :paused)",
-          ExpressionAttributeNames: { "#type": "type", "#status": "status" },
-          ExpressionAttributeValues: {
-            ":tenant": tenant,
-            ":type": type,
-            ":active": "active",
-            ":paused": "paused",
-          },
-          Select: "COUNT",
-          ExclusiveStartKey: start,
-        }),
-      );
-      if ((page.Count ?? 0) > 0) return false;
-      start = page.LastEvaluatedKey;
-    } while (start);
+    if ((await this.liveJobs(tenant, type)) > 0) return false;
     await this.db.send(
       new UpdateCommand({
         TableName: this.tableName,
@@ -245,6 +207,38 @@ export class DynamoTenantQuotas implements TenantQuotas {
     );
     this.knownTypes.get(tenant)?.types.delete(type);
     return true;
+  }
+
+  /**
+   * The tenant's active and paused jobs (of `type` only, if given), from the tenant index;
+   * with a type it stops at the first page that finds one (whether any is all it is asked).
+   */
+  private async liveJobs(tenant: string, type?: string): Promise<number> {
+    const ofType = type !== undefined;
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TENANT_INDEX.name,
+          KeyConditionExpression: "jobTenant = :tenant",
+          FilterExpression: `${ofType ? "#type = :type AND " : ""}#status IN (:active, :paused)`,
+          ExpressionAttributeNames: { "#status": "status", ...(ofType ? { "#type": "type" } : {}) },
+          ExpressionAttributeValues: {
+            ":tenant": tenant,
+            ":active": "active",
+            ":paused": "paused",
+            ...(ofType ? { ":type": type } : {}),
+          },
+          Select: "COUNT",
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start && !(ofType && count > 0));
+    return count;
   }
 }
 
