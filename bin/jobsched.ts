@@ -3,6 +3,8 @@
  *
  *   jobsched preview ...              offline: the next runs of a schedule
  *   jobsched jobs create|get|list|runs|pause|resume|cancel ...
+ *   jobsched dlq list|replay ...      dead letters: list, replay one or all
+ *   jobsched worker ...               a worker that runs a command for each run it leases
  *
  * `jobs` commands call the API signed with SigV4, with credentials from the standard AWS chain
  * (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE / --profile, SSO, instance roles...).

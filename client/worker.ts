@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import { retryDelayMs } from "../lambdas/core/backoff";
-import type { Lease } from "../lambdas/core/use-cases/lease-runs";
+import { type Lease, leasesResponse } from "../lambdas/core/responses";
 import { createBatcher } from "./batcher";
 import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room";
 import { type HoldClock, RunHold, systemHoldClock } from "./run-hold";
@@ -266,14 +266,17 @@ export function createWorker(options: WorkerOptions): Worker {
           max,
           waitSeconds: 1,
         });
-        if (response.status === 200 && Array.isArray(response.body)) {
-          leases = response.body as LeasedRun[];
+        // Checked against the API's own schema: a body that is not leases is never run.
+        const parsed = response.status === 200 ? leasesResponse.safeParse(response.body) : undefined;
+        if (parsed?.success) {
+          leases = parsed.data;
           // Nothing to do: pause before asking again, longer each time (every request is billed).
           idleMs =
             leases.length > 0 ? 0 : Math.min(IDLE_PAUSE.capMs, Math.max(IDLE_PAUSE.baseMs, idleMs * 2));
           pauseMs = leases.length === max ? 0 : leases.length > 0 ? POLL_PAUSE_MS : idleMs;
         } else {
-          log(`[worker] lease request answered ${response.status}: ${JSON.stringify(response.body)}`);
+          const why = parsed?.error ? `leases not as the API defines them (${parsed.error.message})` : "";
+          log(`[worker] lease request answered ${response.status}: ${why || JSON.stringify(response.body)}`);
           pauseMs = 1_000;
         }
       } catch (error) {

@@ -1,10 +1,14 @@
 import { Duration } from "luxon";
 import { formatInstant } from "./instant";
 import type { Job, JobSummary } from "./job";
+import type { JobResponse, JobSummaryResponse, RunResponse, ScheduleResponse } from "./responses";
 import { type Run, runKeyOf } from "./run";
 import type { Schedule } from "./schedule/schedule";
 
-/** The JSON shapes the API returns: instants as ISO strings, no storage details. */
+/**
+ * The JSON shapes the API returns (defined in responses.ts): instants as ISO strings, no storage
+ * details.
+ */
 
 function optionalInstant(ms: number | undefined): string | undefined {
   return ms === undefined ? undefined : formatInstant(ms);
@@ -15,7 +19,7 @@ function isoDuration(ms: number): string {
 }
 
 /** A schedule as the API spells it. */
-export function scheduleView(schedule: Schedule) {
+export function scheduleView(schedule: Schedule): ScheduleResponse {
   switch (schedule.kind) {
     case "once":
       return { runAt: formatInstant(schedule.runAt) };
@@ -35,7 +39,7 @@ export function scheduleView(schedule: Schedule) {
   }
 }
 
-export function runView(run: Run) {
+export function runView(run: Run): RunResponse {
   return {
     runId: run.runId,
     runKey: runKeyOf(run.jobId, run.scheduledFor),
@@ -53,7 +57,7 @@ export function runView(run: Run) {
   };
 }
 
-export function jobSummaryView(job: JobSummary) {
+export function jobSummaryView(job: JobSummary): JobSummaryResponse {
   return {
     jobId: job.jobId,
     type: job.type,
@@ -66,7 +70,7 @@ export function jobSummaryView(job: JobSummary) {
   };
 }
 
-export function jobView(job: Job, recentRuns: readonly Run[]) {
+export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
   return {
     ...jobSummaryView(job),
     payload: job.payload,

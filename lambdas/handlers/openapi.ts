@@ -1,5 +1,22 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
+import {
+  completionResponse,
+  completionsResponse,
+  createJobResponse,
+  deadLetterResponse,
+  deadLettersPageResponse,
+  errorResponse,
+  gatewayRefusal,
+  heartbeatResponse,
+  heartbeatsResponse,
+  jobResponse,
+  jobsPageResponse,
+  leasesResponse,
+  previewResponse,
+  replayAllResponse,
+  runsPageResponse,
+} from "../core/responses";
 import { previewQuery } from "../core/schedule/preview";
 import {
   completeBatchRequest,
@@ -14,169 +31,25 @@ import {
 import { ROUTES } from "../definitions/routes";
 
 /**
- * The OpenAPI 3.1 document, generated from the same zod schemas that validate requests, so
- * the document cannot promise a field the API refuses. Served at GET /api/v1/openapi.json and
+ * The OpenAPI 3.1 document, generated from the zod schemas that validate requests
+ * (core/schemas.ts) and that type every response (core/responses.ts), so the document cannot
+ * promise a field the API refuses, nor leave out one it returns. Served at GET /api/v1/openapi.json and
  * linted in CI (npm run lint:openapi).
  */
-const instant = z.string().meta({ example: "2026-11-02T09:00:00Z" });
-const errorBody = z
-  .object({
-    error: z.object({
-      code: z.string().meta({ example: "ValidationError" }),
-      message: z.string(),
-      field: z.string().optional().meta({ description: "The offending input, as a dotted path" }),
-    }),
-  })
-  .meta({ id: "Error" });
-
-const run = z
-  .object({
-    runId: z.string(),
-    runKey: z.string().meta({ description: "jobId@scheduledFor: use it as an idempotency key downstream" }),
-    scheduledFor: instant,
-    status: z.enum(["pending", "leased", "succeeded", "dead-lettered", "cancelled", "missed"]),
-    attempt: z.int(),
-    fence: z.int(),
-    startedAt: instant.optional(),
-    leaseExpiresAt: instant.optional(),
-    finishedAt: instant.optional(),
-    error: z.string().optional().meta({ description: "Last error, or why the run was missed" }),
-    missedCount: z.int().optional().meta({
-      description:
-        "On a missed record that stands for a long backlog (a long pause or outage): how many firings, from scheduledFor through missedThrough",
-    }),
-    missedThrough: instant
-      .optional()
-      .meta({ description: "The last firing a backlog's missed record stands for" }),
-  })
-  .meta({ id: "Run" });
-
-const deadLetter = run
-  .extend({
-    jobId: z.string(),
-    type: z.string(),
-    deadLetteredAt: instant.optional(),
-    replays: z.int().meta({ description: "How often it was replayed before" }),
-  })
-  .meta({ id: "DeadLetter" });
-
-const scheduleFields = {
-  runAt: instant.optional(),
-  cron: z.string().optional(),
-  timeZone: z.string().optional(),
-  interval: z.object({ every: z.string() }).optional(),
-  startAt: instant.optional(),
-  endAt: instant.optional(),
-};
-const jobSummary = z
-  .object({
-    jobId: z.string(),
-    type: z.string(),
-    status: z.enum(["active", "paused", "cancelled", "completed"]),
-    ...scheduleFields,
-    nextRunAt: instant.optional(),
-    createdAt: instant,
-    updatedAt: instant,
-  })
-  .meta({ id: "JobSummary" });
-const job = jobSummary
-  .extend({
-    payload: z.unknown(),
-    missedRuns: z.enum(["catch-up", "run-once", "skip"]),
-    maxLateness: z.string().optional(),
-    maxAttempts: z.int(),
-    retry: z.object({ base: z.string(), cap: z.string() }),
-    leaseSeconds: z.int(),
-    idempotencyKey: z.string().optional(),
-    createdBy: z.string(),
-    audit: z.array(z.object({ action: z.string(), by: z.string(), at: instant })),
-    runs: z.array(run).meta({ description: "The most recent runs, newest first" }),
-  })
-  .meta({ id: "Job" });
-const lease = z
-  .object({
-    runId: z.string(),
-    runKey: z.string(),
-    jobId: z.string(),
-    type: z.string(),
-    scheduledFor: instant,
-    startAt: instant.meta({
-      description:
-        "Hold the run until this instant and start it then, never before: its scheduledFor (or a retry's " +
-        "time; now if that has passed). Leases are handed over as soon as they are granted, up to about 26 s ahead.",
-    }),
-    attempt: z.int(),
-    fence: z.int(),
-    leaseExpiresAt: instant.meta({
-      description:
-        "startAt plus the job's lease: a run not started by then must not be started (it runs again elsewhere)",
-    }),
-    final: z.boolean().meta({
-      description: "Whether this is the job's last run; echo it in the completion to save the server a read",
-    }),
-    payload: z.unknown(),
-  })
-  .meta({ id: "Lease" });
-
-const completionResult = z
-  .object({
-    runId: z.string(),
-    status: z.enum(["succeeded", "retrying", "dead-lettered"]),
-    retryAt: instant.optional().meta({ description: "When a retry will be leased" }),
-  })
-  .meta({ id: "CompletionResult" });
-const heartbeatResult = z
-  .object({ runId: z.string(), fence: z.int(), leaseExpiresAt: instant })
-  .meta({ id: "HeartbeatResult" });
-
-/** A batched call's per-item answer: the item's own HTTP status and its result or error. */
-function itemResults<T extends z.ZodType>(result: T, id: string) {
-  return z
-    .object({
-      results: z.array(
-        z
-          .object({
-            runId: z.string(),
-            status: z.int().meta({
-              description:
-                "This item's status, as the one-run route would answer: 200, 400 (bad item), 404, 409 (stale fence), 500 (retry the item)",
-            }),
-            result: result.optional().meta({ description: "With status 200" }),
-            error: errorBody.shape.error.optional().meta({ description: "With any other status" }),
-          })
-          .meta({ id: `${id}Item` }),
-      ),
-    })
-    .meta({ id, description: "One result per item, in the order of the request" });
-}
-const preview = z
-  .object({
-    timeZone: z.string(),
-    from: instant,
-    runs: z.array(
-      z.object({
-        at: instant,
-        local: z.string(),
-        dst: z.enum(["moved", "merged", "repeated"]).optional(),
-        scheduledLocal: z.array(z.string()).optional(),
-      }),
-    ),
-  })
-  .meta({ id: "Preview" });
-
+const errorBody = errorResponse;
 const jsonContent = (schema: z.ZodType, description: string) => ({
   description,
   content: { "application/json": { schema } },
 });
 const errors = {
   400: jsonContent(errorBody, "The request is invalid; error.field names the input"),
-  403: jsonContent(z.object({ message: z.string() }), "Unsigned, wrongly signed, expired, or not allowed"),
+  403: jsonContent(gatewayRefusal, "Unsigned, wrongly signed, expired, or not allowed"),
 };
 const notFound = { 404: jsonContent(errorBody, "No such job, or it belongs to another tenant") };
 const workerErrors = {
   ...errors,
   403: jsonContent(
-    z.union([z.object({ message: z.string() }), errorBody]),
+    z.union([gatewayRefusal, errorBody]),
     "Unsigned, wrongly signed, expired, or not a worker: the caller's principal has no worker binding (a tenant's never has)",
   ),
 };
@@ -197,8 +70,8 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     summary: "Schedule a job: once (runAt), by cron in a time zone, or every interval",
     request: { body: { content: { "application/json": { schema: createJobRequest } } } },
     responses: {
-      201: jsonContent(z.object({ jobId: z.string(), nextRunAt: instant.optional() }), "The job is stored"),
-      200: jsonContent(z.object({ jobId: z.string(), nextRunAt: instant.optional() }), "Idempotent repeat"),
+      201: jsonContent(createJobResponse, "The job is stored"),
+      200: jsonContent(createJobResponse, "Idempotent repeat"),
       ...errors,
       409: jsonContent(errorBody, "The idempotency key was used with a different body"),
     },
@@ -207,25 +80,25 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     summary: "The caller's jobs, newest first",
     request: { query: listJobsQuery },
     responses: {
-      200: jsonContent(z.object({ jobs: z.array(jobSummary), cursor: z.string().optional() }), "A page"),
+      200: jsonContent(jobsPageResponse, "A page"),
       ...errors,
     },
   },
   "GET /api/v1/jobs/{jobId}": {
     summary: "A job: definition, status, next run, recent runs, audit trail",
     request: { params: jobIdParam },
-    responses: { 200: jsonContent(job, "The job"), ...errors, ...notFound },
+    responses: { 200: jsonContent(jobResponse, "The job"), ...errors, ...notFound },
   },
   "DELETE /api/v1/jobs/{jobId}": {
     summary: "Cancel a job; no new run starts after the answer, runs already leased may finish",
     request: { params: jobIdParam },
-    responses: { 200: jsonContent(job, "The cancelled job"), ...errors, ...notFound, ...conflict },
+    responses: { 200: jsonContent(jobResponse, "The cancelled job"), ...errors, ...notFound, ...conflict },
   },
   "GET /api/v1/jobs/{jobId}/runs": {
     summary: "A job's run history, newest first",
     request: { params: jobIdParam, query: pageQuery },
     responses: {
-      200: jsonContent(z.object({ runs: z.array(run), cursor: z.string().optional() }), "A page"),
+      200: jsonContent(runsPageResponse, "A page"),
       ...errors,
       ...notFound,
     },
@@ -233,17 +106,17 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
   "POST /api/v1/jobs/{jobId}/pause": {
     summary: "Pause a job: it creates no runs until resumed",
     request: { params: jobIdParam },
-    responses: { 200: jsonContent(job, "The paused job"), ...errors, ...notFound, ...conflict },
+    responses: { 200: jsonContent(jobResponse, "The paused job"), ...errors, ...notFound, ...conflict },
   },
   "POST /api/v1/jobs/{jobId}/resume": {
     summary: "Resume a paused job; its missed-run policy handles firings that fell in the pause",
     request: { params: jobIdParam },
-    responses: { 200: jsonContent(job, "The resumed job"), ...errors, ...notFound, ...conflict },
+    responses: { 200: jsonContent(jobResponse, "The resumed job"), ...errors, ...notFound, ...conflict },
   },
   "GET /api/v1/schedules/preview": {
     summary: "The next runs of a schedule, marked where DST moved, merged or repeated them",
     request: { query: previewQuery },
-    responses: { 200: jsonContent(preview, "The next runs"), ...errors },
+    responses: { 200: jsonContent(previewResponse, "The next runs"), ...errors },
   },
   "GET /api/v1/openapi.json": {
     summary: "This document",
@@ -255,7 +128,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     request: { body: { content: { "application/json": { schema: leaseRequest } } } },
     responses: {
       200: jsonContent(
-        z.array(lease),
+        leasesResponse,
         "Leased runs, possibly none: only runs of the tenants the caller's worker binding names. " +
           "Fewer than max when their payloads would not fit the response (about 6 MB in all; the " +
           "others stay queued for the next request, untouched). Answered within about 22 s, whatever waitSeconds.",
@@ -271,7 +144,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     },
     responses: {
       200: jsonContent(
-        completionResult,
+        completionResponse,
         "Recorded: succeeded, retrying after the job's backoff, or dead-lettered (a repeat of the same fence and result gets the same answer)",
       ),
       ...workerErrors,
@@ -286,7 +159,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
       body: { content: { "application/json": { schema: heartbeatRequest } } },
     },
     responses: {
-      200: jsonContent(heartbeatResult, "The lease's new end"),
+      200: jsonContent(heartbeatResponse, "The lease's new end"),
       ...workerErrors,
       ...noSuchRun,
       409: jsonContent(errorBody, "The fence no longer holds a live lease"),
@@ -297,7 +170,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     request: { body: { content: { "application/json": { schema: completeBatchRequest } } } },
     responses: {
       200: jsonContent(
-        itemResults(completionResult, "CompletionResults"),
+        completionsResponse,
         "Each item answered as POST /internal/leases/{runId}/complete would (same fence rules, repeats " +
           "answered the same); an item's failure never fails the others",
       ),
@@ -309,7 +182,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     request: { body: { content: { "application/json": { schema: heartbeatBatchRequest } } } },
     responses: {
       200: jsonContent(
-        itemResults(heartbeatResult, "HeartbeatResults"),
+        heartbeatsResponse,
         "Each item answered as POST /internal/leases/{runId}/heartbeat would",
       ),
       ...workerErrors,
@@ -319,24 +192,14 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     summary: "The caller's dead-lettered runs with their last error, most recent first",
     request: { query: pageQuery },
     responses: {
-      200: jsonContent(
-        z.object({ deadLetters: z.array(deadLetter), cursor: z.string().optional() }),
-        "A page",
-      ),
+      200: jsonContent(deadLettersPageResponse, "A page"),
       ...errors,
     },
   },
   "POST /api/v1/dead-letters/replay": {
     summary: "Replay every one of the caller's dead letters",
     responses: {
-      200: jsonContent(
-        z.object({
-          replayed: z.int(),
-          skippedPaused: z.int().meta({ description: "Dead letters of paused jobs, left as they are" }),
-          complete: z.boolean().meta({ description: "false: the time budget ran out first; call again" }),
-        }),
-        "How many were replayed, and whether that was all",
-      ),
+      200: jsonContent(replayAllResponse, "How many were replayed, and whether that was all"),
       ...errors,
     },
   },
@@ -344,7 +207,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     summary: "Replay one dead letter: same run key, attempts reset, replay counted",
     request: { params: z.object({ runId: z.string() }) },
     responses: {
-      200: jsonContent(deadLetter, "The run, pending again"),
+      200: jsonContent(deadLetterResponse, "The run, pending again"),
       ...errors,
       404: jsonContent(errorBody, "No such dead letter"),
     },

@@ -4,11 +4,14 @@ import { createApiHandler } from "../../lambdas/handlers/api";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
 import { startHttpGateway } from "../../local/http-gateway";
 import { loadLocalCredentials } from "../../local/local-credentials";
+import { contractChecked } from "./response-contract";
 import type { TestStack } from "./stack";
 
 /**
  * The real handlers behind the local gateway (SigV4 checked), on a test stack, with a signed
- * client for each dev principal: what the integration tests call the API through.
+ * client for each dev principal: what the integration tests call the API through. Every
+ * handler answer is checked against the OpenAPI document (response-contract.ts): `close()`
+ * throws if one did not match.
  */
 export interface TestApi {
   readonly url: string;
@@ -29,8 +32,13 @@ export async function startTestApi(
   options: { readonly throttleRetries?: number } = {},
 ): Promise<TestApi> {
   const credentials = loadLocalCredentials();
+  // Every answer checked against the OpenAPI document; close() fails the test file on a mismatch.
+  const mismatches: string[] = [];
   const { server, url } = await startHttpGateway(
-    { api: createApiHandler(stack.deps), internal: createInternalHandler(stack.deps) },
+    {
+      api: contractChecked(createApiHandler(stack.deps), mismatches),
+      internal: contractChecked(createInternalHandler(stack.deps), mismatches),
+    },
     { port: 0, credentials },
   );
   const client = (accessKeyId: string) => {
@@ -51,7 +59,12 @@ export async function startTestApi(
     worker: client("AKIAJOBSCHEDWORKER01"),
     workerB: client("AKIAJOBSCHEDWORKERB1"),
     pool: client("AKIAJOBSCHEDPOOL0001"),
-    close: () => closeServer(server),
+    close: async () => {
+      await closeServer(server);
+      if (mismatches.length > 0) {
+        throw new Error(`responses the OpenAPI document does not describe:\n${mismatches.join("\n")}`);
+      }
+    },
   };
 }
 

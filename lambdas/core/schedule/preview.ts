@@ -30,19 +30,9 @@ export const previewQuery = z.strictObject({
     .default(10),
 });
 
-export interface PreviewRun {
-  readonly at: string;
-  readonly local: string;
-  readonly dst?: "moved" | "merged" | "repeated";
-  /** The local times the schedule named, when DST moved or merged them. */
-  readonly scheduledLocal?: string[];
-}
+import type { Preview, PreviewRun } from "../responses";
 
-export interface Preview {
-  readonly timeZone: string;
-  readonly from: string;
-  readonly runs: PreviewRun[];
-}
+export type { Preview, PreviewRun };
 
 export function previewSchedule(query: unknown, now: number): Preview {
   const q = parseWith(previewQuery, query, "query");

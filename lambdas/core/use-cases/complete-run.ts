@@ -6,17 +6,13 @@ import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import type { RunOutcome } from "../ports";
+import type { CompletionResult } from "../responses";
 import { type Run, RunStatus } from "../run";
 import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
 
-export interface CompletionResult {
-  readonly runId: string;
-  readonly status: "succeeded" | "retrying" | "dead-lettered";
-  /** For a retry: when it will be leased again. */
-  readonly retryAt?: string | undefined;
-}
+export type { CompletionResult };
 
 /**
  * Records a worker's outcome. Only the holder of the run's current fence may complete it: a

@@ -5,13 +5,14 @@ import { ConflictError, NotFoundError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import { JobStatus } from "../job";
+import type { DeadLetterResponse } from "../responses";
 import { type Run, RunStatus } from "../run";
 import { pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { runView } from "../views";
 
 /** A dead letter as the API shows it: the run, its job and type, its last error, its lineage. */
-export function deadLetterView(run: Run) {
+export function deadLetterView(run: Run): DeadLetterResponse {
   return {
     ...runView(run),
     jobId: run.jobId,

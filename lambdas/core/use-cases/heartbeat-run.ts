@@ -5,14 +5,11 @@ import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import type { Job } from "../job";
+import type { HeartbeatResult } from "../responses";
 import { heartbeatRequest } from "../schemas";
 import { parseWith } from "../validation";
 
-export interface HeartbeatResult {
-  readonly runId: string;
-  readonly fence: number;
-  readonly leaseExpiresAt: string;
-}
+export type { HeartbeatResult };
 
 /**
  * Extends a lease by its job's lease length from now: in DynamoDB (conditional on the fence

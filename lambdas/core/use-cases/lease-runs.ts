@@ -7,31 +7,14 @@ import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
+/** A lease as the worker gets it: defined with the other responses (responses.ts). */
+import type { Lease } from "../responses";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
 
-export interface Lease {
-  readonly runId: string;
-  readonly runKey: string;
-  readonly jobId: string;
-  readonly type: string;
-  readonly scheduledFor: string;
-  /**
-   * When the worker may start the run: its scheduledFor, a retry's time, or now if that has
-   * passed. A lease is handed over as soon as it is granted, up to EARLY_HOLD_MS ahead; the
-   * worker holds the run until this instant and never starts it before.
-   */
-  readonly startAt: string;
-  readonly attempt: number;
-  readonly fence: number;
-  /** startAt plus the job's lease: a run still held by then must not be started. */
-  readonly leaseExpiresAt: string;
-  /** Whether this is the job's last run; a completion echoes it (it saves the server a read). */
-  readonly final: boolean;
-  readonly payload: unknown;
-}
+export type { Lease };
 
 /**
  * Hands due runs to a worker. Each received message becomes a lease through one conditional

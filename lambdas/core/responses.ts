@@ -1,0 +1,204 @@
+import { z } from "zod";
+import { JobStatus } from "./job";
+import { MissedRunPolicy } from "./missed-runs";
+import { RunStatus } from "./run";
+
+/**
+ * Every response body of the API, defined once (issue 16). The views and use cases are typed
+ * by these schemas (a field they return that is not here fails the type check), the OpenAPI
+ * document is generated from them (lambdas/handlers/openapi.ts), the worker SDK parses leases
+ * with them, and the integration tests check every body the handlers return against the
+ * generated document.
+ *
+ * Objects stay open in the document (clients should ignore fields they do not know, so the API
+ * can add fields); the tests read them as closed.
+ */
+const instant = z.string().meta({ example: "2026-11-02T09:00:00Z" });
+const values = <T extends Record<string, string>>(object: T) =>
+  Object.values(object) as [T[keyof T], ...T[keyof T][]];
+
+export const errorResponse = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ example: "ValidationError" }),
+      message: z.string(),
+      field: z.string().optional().meta({ description: "The offending input, as a dotted path" }),
+    }),
+  })
+  .meta({ id: "Error" });
+
+/** What API Gateway (or the local gateway) answers for a request it refuses before a handler. */
+export const gatewayRefusal = z.object({ message: z.string() });
+
+const runFields = {
+  runId: z.string(),
+  runKey: z.string().meta({ description: "jobId@scheduledFor: use it as an idempotency key downstream" }),
+  scheduledFor: instant,
+  status: z.enum(values(RunStatus)),
+  attempt: z.int(),
+  fence: z.int(),
+  startedAt: instant.optional(),
+  leaseExpiresAt: instant.optional(),
+  finishedAt: instant.optional(),
+  error: z.string().optional().meta({ description: "Last error, or why the run was missed" }),
+  missedCount: z.int().optional().meta({
+    description:
+      "On a missed record that stands for a long backlog (a long pause or outage): how many firings, from scheduledFor through missedThrough",
+  }),
+  missedThrough: instant
+    .optional()
+    .meta({ description: "The last firing a backlog's missed record stands for" }),
+};
+export const runResponse = z.object(runFields).meta({ id: "Run" });
+export type RunResponse = z.output<typeof runResponse>;
+
+export const deadLetterResponse = z
+  .object({
+    ...runFields,
+    jobId: z.string(),
+    type: z.string(),
+    deadLetteredAt: instant.optional(),
+    replays: z.int().meta({ description: "How often it was replayed before" }),
+  })
+  .meta({ id: "DeadLetter" });
+export type DeadLetterResponse = z.output<typeof deadLetterResponse>;
+
+const scheduleFields = {
+  runAt: instant.optional(),
+  cron: z.string().optional(),
+  timeZone: z.string().optional(),
+  interval: z.object({ every: z.string() }).optional(),
+  startAt: instant.optional(),
+  endAt: instant.optional(),
+};
+export const scheduleResponse = z.object(scheduleFields);
+export type ScheduleResponse = z.output<typeof scheduleResponse>;
+
+const jobSummaryFields = {
+  jobId: z.string(),
+  type: z.string(),
+  status: z.enum(values(JobStatus)),
+  ...scheduleFields,
+  nextRunAt: instant.optional(),
+  createdAt: instant,
+  updatedAt: instant,
+};
+export const jobSummaryResponse = z.object(jobSummaryFields).meta({ id: "JobSummary" });
+export type JobSummaryResponse = z.output<typeof jobSummaryResponse>;
+
+export const jobResponse = z
+  .object({
+    ...jobSummaryFields,
+    payload: z.unknown(),
+    missedRuns: z.enum(values(MissedRunPolicy)),
+    maxLateness: z.string().optional(),
+    maxAttempts: z.int(),
+    retry: z.object({ base: z.string(), cap: z.string() }),
+    leaseSeconds: z.int(),
+    idempotencyKey: z.string().optional(),
+    createdBy: z.string(),
+    audit: z.array(z.object({ action: z.string(), by: z.string(), at: instant })),
+    runs: z.array(runResponse).meta({ description: "The most recent runs, newest first" }),
+  })
+  .meta({ id: "Job" });
+export type JobResponse = z.output<typeof jobResponse>;
+
+export const createJobResponse = z.object({ jobId: z.string(), nextRunAt: instant.optional() });
+
+export const jobsPageResponse = z.object({
+  jobs: z.array(jobSummaryResponse),
+  cursor: z.string().optional(),
+});
+export const runsPageResponse = z.object({ runs: z.array(runResponse), cursor: z.string().optional() });
+export const deadLettersPageResponse = z.object({
+  deadLetters: z.array(deadLetterResponse),
+  cursor: z.string().optional(),
+});
+
+export const replayAllResponse = z.object({
+  replayed: z.int(),
+  skippedPaused: z.int().meta({ description: "Dead letters of paused jobs, left as they are" }),
+  complete: z.boolean().meta({ description: "false: the time budget ran out first; call again" }),
+});
+export type ReplayAllResponse = z.output<typeof replayAllResponse>;
+
+export const leaseResponse = z
+  .object({
+    runId: z.string(),
+    runKey: z.string(),
+    jobId: z.string(),
+    type: z.string(),
+    scheduledFor: instant,
+    startAt: instant.meta({
+      description:
+        "Hold the run until this instant and start it then, never before: its scheduledFor (or a retry's " +
+        "time; now if that has passed). Leases are handed over as soon as they are granted, up to about 26 s ahead.",
+    }),
+    attempt: z.int(),
+    fence: z.int(),
+    leaseExpiresAt: instant.meta({
+      description:
+        "startAt plus the job's lease: a run not started by then must not be started (it runs again elsewhere)",
+    }),
+    final: z.boolean().meta({
+      description: "Whether this is the job's last run; echo it in the completion to save the server a read",
+    }),
+    payload: z.unknown(),
+  })
+  .meta({ id: "Lease" });
+export type Lease = z.output<typeof leaseResponse>;
+export const leasesResponse = z.array(leaseResponse);
+
+export const completionResponse = z
+  .object({
+    runId: z.string(),
+    status: z.enum(["succeeded", "retrying", "dead-lettered"]),
+    retryAt: instant.optional().meta({ description: "When a retry will be leased" }),
+  })
+  .meta({ id: "CompletionResult" });
+export type CompletionResult = z.output<typeof completionResponse>;
+
+export const heartbeatResponse = z
+  .object({ runId: z.string(), fence: z.int(), leaseExpiresAt: instant })
+  .meta({ id: "HeartbeatResult" });
+export type HeartbeatResult = z.output<typeof heartbeatResponse>;
+
+/** A batched call's per-item answer: the item's own HTTP status and its result or error. */
+function itemResults<T extends z.ZodType>(result: T, id: string) {
+  return z
+    .object({
+      results: z.array(
+        z
+          .object({
+            runId: z.string(),
+            status: z.int().meta({
+              description:
+                "This item's status, as the one-run route would answer: 200, 400 (bad item), 404, 409 (stale fence), 500 (retry the item)",
+            }),
+            result: result.optional().meta({ description: "With status 200" }),
+            error: errorResponse.shape.error.optional().meta({ description: "With any other status" }),
+          })
+          .meta({ id: `${id}Item` }),
+      ),
+    })
+    .meta({ id, description: "One result per item, in the order of the request" });
+}
+export const completionsResponse = itemResults(completionResponse, "CompletionResults");
+export type CompletionsResponse = z.output<typeof completionsResponse>;
+export const heartbeatsResponse = itemResults(heartbeatResponse, "HeartbeatResults");
+export type HeartbeatsResponse = z.output<typeof heartbeatsResponse>;
+
+export const previewRunResponse = z.object({
+  at: instant,
+  local: z.string(),
+  dst: z.enum(["moved", "merged", "repeated"]).optional(),
+  scheduledLocal: z
+    .array(z.string())
+    .optional()
+    .meta({ description: "The local times the schedule named, when DST moved or merged them" }),
+});
+export type PreviewRun = z.output<typeof previewRunResponse>;
+export const previewResponse = z
+  .object({ timeZone: z.string(), from: instant, runs: z.array(previewRunResponse) })
+  .meta({ id: "Preview" });
+export type Preview = z.output<typeof previewResponse>;

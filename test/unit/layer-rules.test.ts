@@ -1,0 +1,79 @@
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+/**
+ * The layer rules in biome.json, checked by linting probe files with the project's own
+ * configuration in a scratch folder: the core (every file under lambdas/core/, however deep)
+ * imports no AWS SDK, no adapter, no handler and nothing of the infrastructure or the tools.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const scratch = mkdtempSync(join(tmpdir(), "jobsched-layers-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+copyFileSync(join(ROOT, "biome.json"), join(scratch, "biome.json"));
+
+interface Report {
+  diagnostics: Array<{ category?: string; location?: { path?: string } }>;
+}
+
+/** The files among `probes` (path -> one import) that break a restricted-import rule. */
+function refused(probes: Record<string, string>): string[] {
+  const folder = mkdtempSync(join(scratch, "probe-"));
+  copyFileSync(join(scratch, "biome.json"), join(folder, "biome.json"));
+  for (const [path, from] of Object.entries(probes)) {
+    mkdirSync(join(folder, dirname(path)), { recursive: true });
+    writeFileSync(join(folder, path), `import { x } from "${from}";\n\nexport const y = x;\n`);
+  }
+  let output: string;
+  try {
+    output = execFileSync(
+      join(ROOT, "node_modules/.bin/biome"),
+      ["lint", "--vcs-enabled=false", "--reporter=json", "."],
+      {
+        cwd: folder,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      },
+    );
+  } catch (error) {
+    output = String((error as { stdout?: string }).stdout ?? "");
+  }
+  const report = JSON.parse(output) as Report;
+  return [
+    ...new Set(
+      report.diagnostics
+        .filter((d) => d.category === "lint/style/noRestrictedImports")
+        .map((d) => String(d.location?.path ?? "").replace(/^\.\//, "")),
+    ),
+  ].sort();
+}
+
+describe("the core's layer rules", () => {
+  it("refuse an adapter, a handler, the AWS SDK or the infrastructure from any file under lambdas/core/", () => {
+    const probes = {
+      "lambdas/core/direct.ts": "../adapters/logger",
+      "lambdas/core/use-cases/adapter.ts": "../../adapters/dynamo/conditions",
+      "lambdas/core/use-cases/handler.ts": "../../handlers/api",
+      "lambdas/core/schedule/sdk.ts": "@aws-sdk/client-dynamodb",
+      "lambdas/core/schedule/smithy.ts": "@smithy/types",
+      "lambdas/core/use-cases/cdk.ts": "aws-cdk-lib",
+      "lambdas/core/use-cases/local.ts": "../../../local/emulators",
+      "lambdas/core/use-cases/client.ts": "../../../client/worker",
+    };
+    expect(refused(probes)).toEqual(Object.keys(probes).sort());
+  });
+
+  it("let the core import itself, its definitions, zod and luxon, and let adapters import anything", () => {
+    expect(
+      refused({
+        "lambdas/core/use-cases/core.ts": "../schedule/cron",
+        "lambdas/core/use-cases/definitions.ts": "../../definitions/settings",
+        "lambdas/core/zod.ts": "zod",
+        "lambdas/core/schedule/luxon.ts": "luxon",
+        "lambdas/adapters/sdk.ts": "@aws-sdk/client-dynamodb",
+      }),
+    ).toEqual([]);
+  });
+});
