@@ -132,8 +132,30 @@ export function cancelledRun(
   return { ...missedRun(job, { scheduledFor, reason }, now), status: RunStatus.Cancelled };
 }
 
-/** A pending run, or a leased one whose lease has lapsed, may be leased again. */
-export function isLeasable(run: Run, now: number, startsAt = now): boolean {
-  if (run.status === RunStatus.Pending) return (run.retryAt ?? 0) <= startsAt;
-  return run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
+/**
+ * When a run may next be leased: a pending run from its scheduled instant (or its retry's), a
+ * leased one when its lease ends; never, once finished. The DynamoDB store keeps this instant
+ * on the row (`availableAt`) and leases with one comparison against it; the in-memory store
+ * calls this. The store conformance suite runs both on the same scenarios.
+ */
+export function leasableFrom(run: Run): number | undefined {
+  if (run.status === RunStatus.Pending) return availableAt(run);
+  if (run.status === RunStatus.Leased) return run.leaseExpiresAt ?? 0;
+  return undefined;
+}
+
+/** Whether a lease that starts the run at `startsAt` may be granted (RunStore.leaseRun). */
+export function isLeasableAt(run: Run, startsAt: number): boolean {
+  const from = leasableFrom(run);
+  return from !== undefined && from <= startsAt;
+}
+
+/**
+ * Whether a run may be ended without running (RunStore.abandonRun): it has not started (pending,
+ * whenever it is due), or its lease lapsed by `now`.
+ */
+export function isUnstartedOrLapsed(run: Run, now: number): boolean {
+  return (
+    run.status === RunStatus.Pending || (run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now)
+  );
 }

@@ -21,7 +21,7 @@ import type {
   SweepQueue,
   TenantQuotas,
 } from "../../lambdas/core/ports";
-import { isLeasable, type Run, RunStatus } from "../../lambdas/core/run";
+import { isLeasableAt, isUnstartedOrLapsed, type Run, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 
@@ -173,7 +173,7 @@ export class MemoryRunStore implements RunStore {
   async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (!current || !isLeasable(current, grant.now, grant.startsAt)) return undefined;
+    if (!current || !isLeasableAt(current, grant.startsAt)) return undefined;
     const leased: StoredRun = {
       ...current,
       status: RunStatus.Leased,
@@ -301,7 +301,7 @@ export class MemoryRunStore implements RunStore {
   ) {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
-    if (!current || !isLeasable(current, now)) return;
+    if (!current || !isUnstartedOrLapsed(current, now)) return;
     this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
   }
 

@@ -7,7 +7,7 @@ import {
   ValidationError,
 } from "../../lambdas/core/errors";
 import { parseInstant } from "../../lambdas/core/instant";
-import { isLeasable, RunStatus } from "../../lambdas/core/run";
+import { isLeasableAt, RunStatus } from "../../lambdas/core/run";
 import { firingsAfter } from "../../lambdas/core/schedule/schedule";
 import { zoneOf } from "../../lambdas/core/schedule/zone-time";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
@@ -88,7 +88,7 @@ describe("instants and zones", () => {
       checkAt: undefined,
       final: true,
     };
-    expect(isLeasable(run, NOW)).toBe(true);
+    expect(isLeasableAt(run, NOW)).toBe(true);
   });
 });
 

@@ -3,7 +3,7 @@ import { MAX_DELAY_SECONDS } from "../../lambdas/core/aws-limits";
 import { FixedClock } from "../../lambdas/core/clock";
 import { DELIVERY_LEAD_SECONDS, delaySecondsUntil, EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { formatInstant, parseInstant } from "../../lambdas/core/instant";
-import { isLeasable, newRun, RunStatus, runKeyOf } from "../../lambdas/core/run";
+import { isLeasableAt, isUnstartedOrLapsed, newRun, RunStatus, runKeyOf } from "../../lambdas/core/run";
 
 const T = Date.UTC(2026, 10, 2, 9, 0, 0);
 
@@ -64,10 +64,28 @@ describe("runs", () => {
 
   it("is leasable when pending, or leased with a lapsed lease, and never when finished", () => {
     const run = newRun(job, T, T, 30_000);
-    expect(isLeasable(run, T)).toBe(true);
+    expect(isLeasableAt(run, T)).toBe(true);
     const leased = { ...run, status: RunStatus.Leased, leaseExpiresAt: T + 30_000 };
-    expect(isLeasable(leased, T + 29_999)).toBe(false);
-    expect(isLeasable(leased, T + 30_000)).toBe(true);
-    expect(isLeasable({ ...run, status: RunStatus.Succeeded }, T)).toBe(false);
+    expect(isLeasableAt(leased, T + 29_999)).toBe(false);
+    expect(isLeasableAt(leased, T + 30_000)).toBe(true);
+    expect(isLeasableAt({ ...run, status: RunStatus.Succeeded }, T)).toBe(false);
+  });
+
+  it("is leasable from its scheduled instant or its retry's, whichever is later", () => {
+    const run = newRun(job, T + 5_000, T, 30_000);
+    expect(isLeasableAt(run, T + 4_999)).toBe(false);
+    expect(isLeasableAt(run, T + 5_000)).toBe(true);
+    const retry = { ...run, retryAt: T + 60_000 };
+    expect(isLeasableAt(retry, T + 59_999)).toBe(false);
+    expect(isLeasableAt(retry, T + 60_000)).toBe(true);
+  });
+
+  it("may be ended unrun while pending (due or not) or once its lease lapsed, never while held or finished", () => {
+    const run = newRun(job, T + 5_000, T, 30_000);
+    expect(isUnstartedOrLapsed(run, T)).toBe(true);
+    const leased = { ...run, status: RunStatus.Leased, leaseExpiresAt: T + 30_000 };
+    expect(isUnstartedOrLapsed(leased, T + 29_999)).toBe(false);
+    expect(isUnstartedOrLapsed(leased, T + 30_000)).toBe(true);
+    expect(isUnstartedOrLapsed({ ...run, status: RunStatus.Missed }, T)).toBe(false);
   });
 });

@@ -1,0 +1,307 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Job } from "../../lambdas/core/job";
+import { repairKeyOf } from "../../lambdas/core/keys";
+import type { JobStore, LeaseGrant, RunStore } from "../../lambdas/core/ports";
+import { newRun, type Run, RunStatus } from "../../lambdas/core/run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { MemoryJobStore, MemoryRunStore, memoryDeps } from "../support/memory-ports";
+import { createTestStack } from "../support/stack";
+
+/**
+ * The store conformance suite (issue 16): one set of scenarios, every conditional transition
+ * of a run and a job, run against the in-memory stores the core's unit tests use and the
+ * DynamoDB stores on dynalite. A rule the fake drifts from (as its lease rule once ignored a
+ * pending run's scheduled instant) fails here, on the fake's side.
+ */
+const T = Date.UTC(2026, 10, 2, 9, 0, 0);
+const GRACE = 30_000;
+const LEASE = 30_000;
+
+interface Stores {
+  readonly runs: RunStore;
+  readonly jobs: JobStore;
+}
+
+const kinds: Array<[string, () => Promise<Stores>]> = [
+  ["in memory", async () => ({ runs: new MemoryRunStore(), jobs: new MemoryJobStore() })],
+  [
+    "on DynamoDB (dynalite)",
+    async () => {
+      const stack = await createTestStack("conformance");
+      return { runs: stack.deps.runs, jobs: stack.deps.jobs };
+    },
+  ],
+];
+
+let sequence = 0;
+/** A pending run of a fresh job, due `dueIn` after T, created in the store. */
+async function pendingRun(
+  stores: Stores,
+  options: { dueIn?: number; final?: boolean; tenant?: string } = {},
+) {
+  sequence += 1;
+  const job = {
+    jobId: `j_conform${String(sequence).padStart(11, "0")}`,
+    tenant: options.tenant ?? "t1",
+    type: "x",
+  };
+  const run = newRun(job, T + (options.dueIn ?? 0), T, GRACE, options.final ?? false);
+  expect(await stores.runs.createRun(run)).toBe("created");
+  return run;
+}
+
+const grant = (startsAt: number, worker = "w1"): LeaseGrant => ({
+  workerId: worker,
+  startsAt,
+  leaseExpiresAt: startsAt + LEASE,
+  receiptHandle: `rh-${worker}-${startsAt}`,
+  now: startsAt,
+});
+
+const lease = (stores: Stores, run: Run, startsAt: number, worker?: string) =>
+  stores.runs.leaseRun(run.jobId, run.scheduledFor, grant(startsAt, worker));
+
+const succeed = (
+  stores: Stores,
+  run: Run,
+  fence: number,
+  options: { final?: boolean; tenants?: string[] } = {},
+) =>
+  stores.runs.finishRun(
+    run.jobId,
+    run.scheduledFor,
+    fence,
+    { status: RunStatus.Succeeded, error: undefined, now: T + 1_000, final: options.final ?? run.final },
+    options.tenants,
+  );
+
+const stored = (stores: Stores, run: Run) => stores.runs.getRun(run.jobId, run.scheduledFor);
+
+describe.each(kinds)("the run store %s", (_name, make) => {
+  let stores: Stores;
+  beforeAll(async () => {
+    stores = await make();
+  });
+
+  it("creates a run once: a second create of the same job and instant is `exists`", async () => {
+    const run = await pendingRun(stores);
+    expect(await stores.runs.createRun(run)).toBe("exists");
+    expect(await stored(stores, run)).toMatchObject({ status: "pending", attempt: 0, fence: 0 });
+  });
+
+  it("leases a pending run from its scheduled instant, not before; raises fence and attempt", async () => {
+    const run = await pendingRun(stores, { dueIn: 10_000 });
+    expect(await lease(stores, run, T + 9_999)).toBeUndefined();
+    const leased = await lease(stores, run, T + 10_000);
+    expect(leased).toMatchObject({
+      status: "leased",
+      fence: 1,
+      attempt: 1,
+      leaseExpiresAt: T + 10_000 + LEASE,
+    });
+    expect(await stored(stores, run)).toMatchObject({ status: "leased", fence: 1, startedAt: T + 10_000 });
+  });
+
+  it("never leases a held run; a lapsed lease is taken over with a higher fence", async () => {
+    const run = await pendingRun(stores);
+    await lease(stores, run, T);
+    expect(await lease(stores, run, T + LEASE - 1, "w2")).toBeUndefined();
+    const again = await lease(stores, run, T + LEASE, "w2");
+    expect(again).toMatchObject({ fence: 2, attempt: 2, workerId: "w2" });
+  });
+
+  it("extends a live lease held with its fence, and nothing else", async () => {
+    const run = await pendingRun(stores);
+    await lease(stores, run, T);
+    const { heartbeatRun } = stores.runs;
+    const beat = heartbeatRun.bind(stores.runs);
+    expect(await beat(run.jobId, run.scheduledFor, 1, T + 50_000, T + 10_000)).toEqual({
+      receiptHandle: `rh-w1-${T}`,
+    });
+    expect((await stored(stores, run))?.leaseExpiresAt).toBe(T + 50_000);
+    expect(await beat(run.jobId, run.scheduledFor, 2, T + 60_000, T + 10_000)).toBeUndefined(); // stale
+    expect(await beat(run.jobId, run.scheduledFor, 1, T + 90_000, T + 50_000)).toBeUndefined(); // lapsed
+    expect((await stored(stores, run))?.leaseExpiresAt).toBe(T + 50_000);
+  });
+
+  it("records an outcome only with the holding fence, the run's tenant and its `final`; once", async () => {
+    const run = await pendingRun(stores, { tenant: "t1" });
+    await lease(stores, run, T);
+    expect(await succeed(stores, run, 0)).toBeUndefined();
+    expect(await succeed(stores, run, 1, { tenants: ["t2"] })).toBeUndefined();
+    expect(await succeed(stores, run, 1, { final: true })).toBeUndefined();
+    expect(await succeed(stores, run, 1, { tenants: ["t1"] })).toEqual({
+      receiptHandle: `rh-w1-${T}`,
+      final: false,
+    });
+    expect(await stored(stores, run)).toMatchObject({ status: "succeeded", finishedAt: T + 1_000 });
+    expect(await succeed(stores, run, 1)).toBeUndefined(); // a repeat changes nothing
+    expect(await lease(stores, run, T + 100_000)).toBeUndefined(); // finished: never leased again
+  });
+
+  it("puts a failed attempt back for a retry, leased again from its retry time with a higher fence", async () => {
+    const run = await pendingRun(stores);
+    await lease(stores, run, T);
+    const plan = { error: "boom", retryAt: T + 20_000, checkAt: T + 50_000, now: T + 1_000 };
+    expect(await stores.runs.retryRun(run.jobId, run.scheduledFor, 0, plan)).toBeUndefined(); // stale
+    expect(await stores.runs.retryRun(run.jobId, run.scheduledFor, 1, plan)).toEqual({
+      receiptHandle: `rh-w1-${T}`,
+    });
+    expect(await stored(stores, run)).toMatchObject({
+      status: "pending",
+      retryAt: T + 20_000,
+      error: "boom",
+    });
+    expect(await lease(stores, run, T + 19_999)).toBeUndefined();
+    expect(await lease(stores, run, T + 20_000)).toMatchObject({ fence: 2, attempt: 2 });
+  });
+
+  it("dead-letters, lists the dead letter to its tenant only, and replays it once", async () => {
+    const run = await pendingRun(stores, { tenant: "dl-tenant" });
+    const before = await stores.runs.countDeadLetters();
+    await lease(stores, run, T);
+    const outcome = { status: RunStatus.DeadLettered, error: "gave up", now: T + 2_000, final: false };
+    expect(await stores.runs.finishRun(run.jobId, run.scheduledFor, 1, outcome)).toBeDefined();
+    expect((await stores.runs.listDeadLetters("dl-tenant", 10)).items.map((r) => r.runId)).toEqual([
+      run.runId,
+    ]);
+    expect((await stores.runs.listDeadLetters("someone-else", 10)).items).toEqual([]);
+    expect(await stores.runs.countDeadLetters()).toBe(before + 1);
+
+    const replay = { by: "ops", now: T + 3_000, checkAt: T + 33_000 };
+    const replayed = await stores.runs.replayRun(run.jobId, run.scheduledFor, replay);
+    expect(replayed).toMatchObject({ status: "pending", attempt: 0, replays: 1, replayedBy: "ops" });
+    expect(await stores.runs.replayRun(run.jobId, run.scheduledFor, replay)).toBeUndefined();
+    expect(await stores.runs.countDeadLetters()).toBe(before);
+    expect(await lease(stores, run, T + 3_000)).toMatchObject({ fence: 2, attempt: 1 });
+  });
+
+  it("replays only a dead-lettered run (or, asked so, a missed one)", async () => {
+    const run = await pendingRun(stores);
+    const replay = { by: "ops", now: T + 3_000, checkAt: T + 33_000 };
+    expect(await stores.runs.replayRun(run.jobId, run.scheduledFor, replay)).toBeUndefined();
+    await stores.runs.missRun(run.jobId, run.scheduledFor, { reason: "paused", now: T, final: false });
+    expect(await stores.runs.replayRun(run.jobId, run.scheduledFor, replay, "missed")).toMatchObject({
+      status: "pending",
+      replays: 1,
+    });
+  });
+
+  it("ends a run unrun (cancel, pause) while it has not started or its lease lapsed, never while held", async () => {
+    const future = await pendingRun(stores, { dueIn: 3_600_000 });
+    await stores.runs.abandonRun(future.jobId, future.scheduledFor, "cancelled", "job cancelled", T);
+    expect(await stored(stores, future)).toMatchObject({ status: "cancelled", error: "job cancelled" });
+
+    const held = await pendingRun(stores);
+    await lease(stores, held, T);
+    await stores.runs.abandonRun(held.jobId, held.scheduledFor, "missed", "paused", T + LEASE - 1);
+    expect(await stored(stores, held)).toMatchObject({ status: "leased" });
+    await stores.runs.abandonRun(held.jobId, held.scheduledFor, "missed", "paused", T + LEASE);
+    expect(await stored(stores, held)).toMatchObject({ status: "missed", error: "paused" });
+  });
+
+  it("records a missed firing only for a run that never started, with the `final` it has", async () => {
+    const run = await pendingRun(stores);
+    const miss = { reason: "too late", now: T + 5_000, final: false };
+    expect(await stores.runs.missRun(run.jobId, run.scheduledFor, { ...miss, final: true })).toBeUndefined();
+    expect(await stores.runs.missRun(run.jobId, run.scheduledFor, miss)).toMatchObject({ status: "missed" });
+
+    const started = await pendingRun(stores);
+    await lease(stores, started, T);
+    expect(await stores.runs.missRun(started.jobId, started.scheduledFor, miss)).toBeUndefined();
+  });
+
+  it("keeps a finished last run a repair candidate until it is settled; an unfinished one stays", async () => {
+    const run = await pendingRun(stores, { final: true });
+    await lease(stores, run, T);
+    await succeed(stores, run, 1, { final: true });
+    const candidates = async (of: Run) =>
+      (await stores.runs.queryRepairCandidates(repairKeyOf(of.jobId), T + 3_600_000, 100)).items.map(
+        (c) => c.runId,
+      );
+    expect(await candidates(run)).toContain(run.runId);
+    await stores.runs.settleFinalRun(run.jobId, run.scheduledFor);
+    expect(await candidates(run)).not.toContain(run.runId);
+
+    const open = await pendingRun(stores, { final: true });
+    await stores.runs.settleFinalRun(open.jobId, open.scheduledFor);
+    expect(await candidates(open)).toContain(open.runId);
+  });
+
+  it("moves a repair check only from the check time it was read with", async () => {
+    const run = await pendingRun(stores);
+    const candidate = { ...run, checkAt: run.checkAt ?? 0 };
+    expect(await stores.runs.rescheduleCheck(candidate, candidate.checkAt + 1, T + 99_000)).toBe(false);
+    expect(await stores.runs.rescheduleCheck(candidate, candidate.checkAt, T + 99_000)).toBe(true);
+    expect((await stored(stores, run))?.checkAt).toBe(T + 99_000);
+  });
+
+  it("pages a job's runs newest first", async () => {
+    const first = await pendingRun(stores);
+    const later = newRun(first, first.scheduledFor + 60_000, T, GRACE);
+    await stores.runs.createRun(later);
+    const page = await stores.runs.listRuns(first.jobId, 1);
+    expect(page.items.map((r) => r.runId)).toEqual([later.runId]);
+    const next = await stores.runs.listRuns(first.jobId, 1, page.cursor);
+    expect(next.items.map((r) => r.runId)).toEqual([first.runId]);
+  });
+});
+
+describe.each(kinds)("the job store %s", (_name, make) => {
+  let stores: Stores;
+  beforeAll(async () => {
+    stores = await make();
+  });
+
+  /** A recurring job as the create use case builds it, stored fresh. */
+  async function storedJob(): Promise<Job> {
+    const deps = memoryDeps(T);
+    const { jobId } = await createJob(
+      deps,
+      { tenant: "t1", principal: "p" },
+      {
+        type: "x",
+        cron: "*/5 * * * *",
+        timeZone: "UTC",
+        idempotencyKey: `conformance-${++sequence}`, // a job id of its own
+      },
+    );
+    const job = await deps.jobs.getJob(jobId);
+    if (!job) throw new Error("no job");
+    expect(await stores.jobs.createJob(job)).toBe("created");
+    return job;
+  }
+
+  it("creates a job once", async () => {
+    const job = await storedJob();
+    expect(await stores.jobs.createJob(job)).toBe("exists");
+    expect(await stores.jobs.getJob(job.jobId)).toMatchObject({ jobId: job.jobId, status: "active" });
+  });
+
+  it("advances an active job only from the next run it was read with", async () => {
+    const job = await storedJob();
+    const from = job.nextRunAt ?? 0;
+    expect(await stores.jobs.advanceJob(job.jobId, from + 1, from + 300_000, T)).toBe(false);
+    expect(await stores.jobs.advanceJob(job.jobId, from, from + 300_000, T)).toBe(true);
+    expect(await stores.jobs.advanceJob(job.jobId, from, from + 300_000, T)).toBe(false);
+    expect((await stores.jobs.getJob(job.jobId))?.nextRunAt).toBe(from + 300_000);
+  });
+
+  it("completes an active job only once it has no next run", async () => {
+    const job = await storedJob();
+    expect(await stores.jobs.completeJob(job.jobId, T)).toBe(false);
+    await stores.jobs.advanceJob(job.jobId, job.nextRunAt ?? 0, undefined, T);
+    expect(await stores.jobs.completeJob(job.jobId, T + 1)).toBe(true);
+    expect(await stores.jobs.completeJob(job.jobId, T + 2)).toBe(false);
+    expect((await stores.jobs.getJob(job.jobId))?.status).toBe("completed");
+  });
+
+  it("replaces a job (pause, resume, cancel) only if it was not changed since it was read", async () => {
+    const job = await storedJob();
+    const paused = { ...job, status: "paused" as const, updatedAt: T + 10 };
+    expect(await stores.jobs.replaceJob(paused, job.updatedAt + 1)).toBe(false);
+    expect(await stores.jobs.replaceJob(paused, job.updatedAt)).toBe(true);
+    expect(await stores.jobs.replaceJob({ ...job, updatedAt: T + 20 }, job.updatedAt)).toBe(false);
+    expect((await stores.jobs.getJob(job.jobId))?.status).toBe("paused");
+  });
+});
