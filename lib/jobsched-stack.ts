@@ -3,9 +3,10 @@ import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
 import { LANE_SEPARATOR } from "../lambdas/definitions/queues";
-import { CLOUD_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
-import { parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
+import { CLOUD_SETTINGS, type SchedulerSettings, settingsFrom } from "../lambdas/definitions/settings";
+import { parseTenantMapping, parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
 import { AccessPolicies } from "./access-policies";
+import { cloudSettings } from "./app-config";
 import { SchedulerHttpApi } from "./http-api";
 import { JobsTable } from "./jobs-table";
 import { Observability } from "./observability";
@@ -25,6 +26,11 @@ export interface JobschedStackProps extends StackProps {
    * tenant stops the synth. Without any, no principal may call /internal/*.
    */
   readonly workers?: unknown;
+  /**
+   * Principal or role ARN -> tenant, for principals that should share a tenant, as an object or
+   * its JSON text (CDK context jobsched:tenantMapping): the API and lease functions' TENANT_MAPPING.
+   */
+  readonly tenantMapping?: unknown;
   /** Log retention, API throttling, reserved concurrency (lib/stack-limits.ts). */
   readonly limits?: StackLimits;
 }
@@ -33,7 +39,16 @@ export interface JobschedStackProps extends StackProps {
 export class JobschedStack extends Stack {
   constructor(scope: Construct, id: string, props: JobschedStackProps = {}) {
     super(scope, id, props);
-    const settings = { ...CLOUD_SETTINGS, ...props.settings };
+    // Settings given in code are held to the same schema as the context's.
+    const given = props.settings ?? {};
+    const settings = cloudSettings(
+      settingsFrom(
+        (key) => (given[key] === undefined ? undefined : String(given[key])),
+        CLOUD_SETTINGS,
+        (key) => `settings.${key}`,
+      ),
+    );
+    const tenantMapping = parseTenantMapping(props.tenantMapping ?? {}, "context jobsched:tenantMapping");
     const limits = props.limits ?? DEFAULT_STACK_LIMITS;
     const workerBindings = parseWorkerBindings(props.workers ?? {}, "context jobsched:workers");
     if (workerBindings.size === 0) {
@@ -52,6 +67,7 @@ export class JobschedStack extends Stack {
       sweepQueue: queues.sweepQueue,
       settings,
       workerBindings,
+      tenantMapping,
       limits,
     });
     const http = new SchedulerHttpApi(

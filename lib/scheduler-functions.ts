@@ -9,7 +9,7 @@ import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_SECONDS } from "../lambdas/definitions/functions";
-import type { SchedulerSettings } from "../lambdas/definitions/settings";
+import { type SchedulerSettings, settingsEnvironment } from "../lambdas/definitions/settings";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 import type { StackLimits } from "./stack-limits";
 
@@ -24,6 +24,8 @@ export interface SchedulerFunctionsProps {
   readonly laneArnPattern: string;
   readonly sweepQueue: Queue;
   readonly settings: SchedulerSettings;
+  /** Principal -> tenant (TENANT_MAPPING of the API and lease functions); empty: none set. */
+  readonly tenantMapping: Readonly<Record<string, string>>;
   /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
   readonly workerBindings: WorkerBindings;
   readonly limits: StackLimits;
@@ -64,20 +66,7 @@ export class SchedulerFunctions extends Construct {
       TABLE_NAME: props.table.tableName,
       RUN_QUEUE_URL: props.runQueue.queueUrl,
       SWEEP_QUEUE_URL: props.sweepQueue.queueUrl,
-      TICK_SECONDS: String(props.settings.tickSeconds),
-      LOOKAHEAD_SECONDS: String(props.settings.lookaheadSeconds),
-      LEASE_SECONDS: String(props.settings.leaseSeconds),
-      REPAIR_GRACE_SECONDS: String(props.settings.repairGraceSeconds),
-      TENANT_RUNS_PER_SECOND: String(props.settings.tenantRunsPerSecond),
-      LEASES_PER_SECOND: String(props.settings.leasesPerSecond),
-      RETRY_BASE_SECONDS: String(props.settings.retryBaseSeconds),
-      RETRY_CAP_SECONDS: String(props.settings.retryCapSeconds),
-      MAX_PAYLOAD_BYTES: String(props.settings.maxPayloadBytes),
-      RUN_RETENTION_DAYS: String(props.settings.runRetentionDays),
-      TENANT_CREATES_PER_SECOND: String(props.settings.tenantCreatesPerSecond),
-      TENANT_MAX_ACTIVE_JOBS: String(props.settings.tenantMaxActiveJobs),
-      TENANT_MAX_JOB_TYPES: String(props.settings.tenantMaxJobTypes),
-      IDLE_LANE_DAYS: String(props.settings.idleLaneDays),
+      ...settingsEnvironment(props.settings),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
     const make = (name: string, entry: string, role: FunctionRole, extra: Record<string, string> = {}) => {
@@ -115,9 +104,15 @@ export class SchedulerFunctions extends Construct {
       });
     };
 
-    this.api = make("Api", "api.ts", "api");
+    // The callers' tenants: the API and the lease protocol map principals to them.
+    const mapping: Record<string, string> =
+      Object.keys(props.tenantMapping).length > 0
+        ? { TENANT_MAPPING: JSON.stringify(props.tenantMapping) }
+        : {};
+    this.api = make("Api", "api.ts", "api", mapping);
     // Only the lease protocol needs the worker bindings.
     this.internal = make("Internal", "internal.ts", "internal", {
+      ...mapping,
       WORKER_BINDINGS: serializeWorkerBindings(props.workerBindings),
     });
     this.tick = make("Tick", "tick.ts", "tick");

@@ -3,7 +3,12 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
-import { LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
+import {
+  envNameOf,
+  LOCAL_SETTINGS,
+  type SchedulerSettings,
+  settingsFrom,
+} from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
@@ -110,27 +115,15 @@ async function shutdown(signal: string) {
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 
-/** The local settings, with the limits the environment sets. */
+/**
+ * The local settings: LOCAL_SETTINGS, each overridden by its environment variable as the Lambdas
+ * read it (TENANT_MAX_JOB_TYPES, IDLE_LANE_DAYS, LEASE_SECONDS...), through the same schema.
+ */
 function localSettings(): SchedulerSettings {
-  // Per-tenant limits and the idle-lane time that the environment may set for `npm start`
-  // (whole numbers; 0 = no limit, or lanes kept for good).
-  const LOCAL_LIMITS = {
-    TENANT_RUNS_PER_SECOND: "tenantRunsPerSecond",
-    TENANT_CREATES_PER_SECOND: "tenantCreatesPerSecond",
-    TENANT_MAX_ACTIVE_JOBS: "tenantMaxActiveJobs",
-    TENANT_MAX_JOB_TYPES: "tenantMaxJobTypes",
-    IDLE_LANE_DAYS: "idleLaneDays",
-  } as const;
-  const settings: SchedulerSettings = { ...LOCAL_SETTINGS };
-  for (const [variable, key] of Object.entries(LOCAL_LIMITS)) {
-    const text = process.env[variable];
-    if (text === undefined || text === "") continue;
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < 0) {
-      console.error(`jobsched: ${variable} must be a whole number (0 = no limit)`);
-      process.exit(2);
-    }
-    Object.assign(settings, { [key]: value });
+  try {
+    return settingsFrom((key) => process.env[envNameOf(key)], LOCAL_SETTINGS, envNameOf);
+  } catch (error) {
+    console.error(`jobsched: ${(error as Error).message}`);
+    process.exit(2);
   }
-  return settings;
 }

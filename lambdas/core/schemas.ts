@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PAYLOAD_LIMIT_BYTES } from "../definitions/settings";
 import { documentSize } from "./document-limits";
 
 /**
@@ -8,7 +9,7 @@ import { documentSize } from "./document-limits";
  */
 
 /** Largest accepted payload, measured as UTF-8 JSON. Well under SQS and DynamoDB limits. */
-export const MAX_PAYLOAD_BYTES = 256 * 1024;
+export const MAX_PAYLOAD_BYTES = PAYLOAD_LIMIT_BYTES;
 export const DEFAULT_MAX_ATTEMPTS = 5;
 export const MAX_ATTEMPTS_LIMIT = 100;
 /**

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * Timing settings shared by the CDK stack (which passes them to the Lambdas as environment
  * variables) and the local runtime. The local runtime ticks every 15 s rather than every
@@ -82,3 +84,75 @@ export const LOCAL_SETTINGS: SchedulerSettings = {
   leasesPerSecond: 400,
   ...DEFAULT_LIMITS,
 };
+
+/** SQS's largest message, and so the largest payload a setting may allow (core/schemas.ts). */
+export const PAYLOAD_LIMIT_BYTES = 262_144;
+
+const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce
+    .number({ message: "must be a number" })
+    .int("must be a whole number")
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+
+/**
+ * The one schema of the settings: each one's bounds, read the same way from the Lambdas'
+ * environment (SETTING_NAME, see envNameOf), the CDK context (jobsched:settingName) and the
+ * local runtime's environment. Values arrive as text and are coerced.
+ */
+export const settingsSchema = z
+  .object({
+    tickSeconds: whole(1),
+    lookaheadSeconds: whole(1),
+    leaseSeconds: whole(1, 43_200),
+    repairGraceSeconds: whole(1),
+    tenantRunsPerSecond: whole(0),
+    leasesPerSecond: whole(1),
+    retryBaseSeconds: whole(1),
+    retryCapSeconds: whole(1),
+    maxPayloadBytes: whole(1, PAYLOAD_LIMIT_BYTES),
+    runRetentionDays: whole(0),
+    tenantCreatesPerSecond: whole(0),
+    tenantMaxActiveJobs: whole(0),
+    tenantMaxJobTypes: whole(0),
+    idleLaneDays: whole(0),
+  } satisfies Record<keyof SchedulerSettings, z.ZodType>)
+  .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
+    message: "must not be less than retryBaseSeconds",
+    path: ["retryCapSeconds"],
+  });
+
+/** A setting's environment variable: tickSeconds -> TICK_SECONDS. */
+export function envNameOf(key: keyof SchedulerSettings): string {
+  return key.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase();
+}
+
+export const SETTING_KEYS = Object.keys(CLOUD_SETTINGS) as ReadonlyArray<keyof SchedulerSettings>;
+
+/**
+ * The settings from a source of text values (an environment, a CDK context), each missing one
+ * taken from `defaults`. Throws one error naming every bad value by the source's own name.
+ */
+export function settingsFrom(
+  read: (key: keyof SchedulerSettings) => string | undefined,
+  defaults: SchedulerSettings,
+  nameOf: (key: keyof SchedulerSettings) => string,
+): SchedulerSettings {
+  const input: Record<string, unknown> = { ...defaults };
+  for (const key of SETTING_KEYS) {
+    const text = read(key);
+    if (text !== undefined && text !== "") input[key] = text;
+  }
+  const parsed = settingsSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const key = issue.path[0] as keyof SchedulerSettings | undefined;
+    return `${key === undefined ? "settings" : nameOf(key)}: ${issue.message}`;
+  });
+  throw new Error(problems.join("; "));
+}
+
+/** The settings as the Lambdas' environment variables (what the stack sets). */
+export function settingsEnvironment(settings: SchedulerSettings): Record<string, string> {
+  return Object.fromEntries(SETTING_KEYS.map((key) => [envNameOf(key), String(settings[key])]));
+}

@@ -70,3 +70,29 @@ export function parseWorkerBindings(input: unknown, source: string): WorkerBindi
 export function serializeWorkerBindings(bindings: WorkerBindings): string {
   return JSON.stringify(Object.fromEntries(bindings));
 }
+
+const tenantMappingSchema = z.record(workerPrincipal, tenantName);
+
+/**
+ * The tenant mapping (TENANT_MAPPING; CDK context `jobsched:tenantMapping`): principal or role
+ * ARN -> the tenant it acts for, for principals that should share a tenant. A JSON object, or
+ * that object already parsed; errors name the source and the offending entry.
+ */
+export function parseTenantMapping(input: unknown, source: string): Readonly<Record<string, string>> {
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = input.trim() === "" ? {} : JSON.parse(input);
+    } catch {
+      throw new Error(`${source}: not valid JSON (expected {"<principal ARN>": "<tenant>"})`);
+    }
+  }
+  const parsed = tenantMappingSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` "${issue.path.map(String).join(".")}"` : "";
+    const message = issue?.code === "invalid_key" ? issue.issues[0]?.message : issue?.message;
+    throw new Error(`${source}${where}: ${message ?? "invalid tenant mapping"}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,68 @@
+import { App } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { describe, expect, it } from "vitest";
+import { CLOUD_SETTINGS } from "../../lambdas/definitions/settings";
+import { stackPropsFromContext } from "../../lib/app-config";
+import { JobschedStack } from "../../lib/jobsched-stack";
+
+/** The CDK app's context, read by lib/app-config.ts through the one settings schema (issue 16). */
+const fromContext = (context: Record<string, unknown>) => stackPropsFromContext((name) => context[name]);
+
+describe("the CDK context", () => {
+  it("gives the defaults when nothing is set, and each setting by its own key, as text or number", () => {
+    expect(fromContext({}).settings).toEqual(CLOUD_SETTINGS);
+    const props = fromContext({
+      "jobsched:leaseSeconds": "45",
+      "jobsched:idleLaneDays": 0,
+      "jobsched:tickSeconds": 120,
+    });
+    expect(props.settings).toEqual({
+      ...CLOUD_SETTINGS,
+      leaseSeconds: 45,
+      idleLaneDays: 0,
+      tickSeconds: 120,
+    });
+  });
+
+  it("stops the synth on a value the Lambdas would refuse, naming the context key", () => {
+    expect(() => fromContext({ "jobsched:leaseSeconds": "-1" })).toThrow(
+      /context jobsched:leaseSeconds: must be at least 1/,
+    );
+    expect(() => fromContext({ "jobsched:tickSeconds": 30 })).toThrow(
+      /context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s/,
+    );
+    expect(() => fromContext({ "jobsched:latenessAlarmSeconds": "never" })).toThrow(/latenessAlarmSeconds/);
+    expect(() => fromContext({ "jobsched:logRetentionDays": 8 })).toThrow(/logRetentionDays/);
+  });
+
+  it("holds settings given in code to the same schema", () => {
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    expect(() => new JobschedStack(app, "Bad", { settings: { maxPayloadBytes: 10_000_000 } })).toThrow(
+      /settings.maxPayloadBytes: must be at most 262144/,
+    );
+  });
+
+  it("passes jobsched:tenantMapping to the API and lease functions, and refuses one that is not valid", () => {
+    const mapping = { "arn:aws:iam::123456789012:role/cron": "billing" };
+    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const stack = new JobschedStack(
+      app,
+      "Mapped",
+      fromContext({ "jobsched:tenantMapping": JSON.stringify(mapping) }),
+    );
+    const functions = Template.fromStack(stack).findResources("AWS::Lambda::Function", {
+      Properties: {
+        Environment: { Variables: Match.objectLike({ TENANT_MAPPING: JSON.stringify(mapping) }) },
+      },
+    });
+    expect(
+      Object.keys(functions)
+        .map((id) => id.replace(/Functions|[0-9A-F]{8}$/g, ""))
+        .sort(),
+    ).toEqual(["Api", "Internal"]);
+    expect(
+      () =>
+        new JobschedStack(new App(), "Bad", { tenantMapping: { "arn:aws:iam::123456789012:role/x": "" } }),
+    ).toThrow(/context jobsched:tenantMapping ".*": a tenant name must not be empty/);
+  });
+});

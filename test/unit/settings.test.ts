@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { configFromEnvironment } from "../../lambdas/adapters/environment";
+import {
+  CLOUD_SETTINGS,
+  envNameOf,
+  LOCAL_SETTINGS,
+  SETTING_KEYS,
+  settingsEnvironment,
+  settingsFrom,
+} from "../../lambdas/definitions/settings";
+
+/** The one settings schema, as the Lambdas, the CDK app and the local runtime read it (issue 16). */
+const base = { TABLE_NAME: "t", RUN_QUEUE_URL: "https://q/runs", SWEEP_QUEUE_URL: "https://q/sweeps" };
+
+describe("the settings schema", () => {
+  it("names each setting's variable after the setting", () => {
+    expect(envNameOf("tickSeconds")).toBe("TICK_SECONDS");
+    expect(envNameOf("tenantMaxJobTypes")).toBe("TENANT_MAX_JOB_TYPES");
+    expect(new Set(SETTING_KEYS.map(envNameOf)).size).toBe(SETTING_KEYS.length);
+  });
+
+  it("carries every setting from the stack's environment to the Lambdas unchanged", () => {
+    const tuned = { ...CLOUD_SETTINGS, leaseSeconds: 45, idleLaneDays: 0, maxPayloadBytes: 1_000 };
+    expect(configFromEnvironment({ ...base, ...settingsEnvironment(tuned) }).settings).toEqual(tuned);
+    expect(configFromEnvironment(base).settings).toEqual(CLOUD_SETTINGS);
+  });
+
+  it("takes defaults for what is not set, and refuses bad values naming them as their source does", () => {
+    expect(settingsFrom(() => undefined, LOCAL_SETTINGS, envNameOf)).toEqual(LOCAL_SETTINGS);
+    const values: Record<string, string> = {
+      leaseSeconds: "0",
+      maxPayloadBytes: "300000",
+      tenantMaxJobTypes: "1.5",
+      idleLaneDays: "soon",
+    };
+    const read = (key: string) => values[key];
+    expect(() => settingsFrom(read, CLOUD_SETTINGS, (key) => `context jobsched:${key}`)).toThrow(
+      /context jobsched:leaseSeconds: must be at least 1.*context jobsched:maxPayloadBytes: must be at most 262144.*context jobsched:tenantMaxJobTypes: must be a whole number.*context jobsched:idleLaneDays: must be a number/,
+    );
+    expect(() =>
+      configFromEnvironment({ ...base, RETRY_BASE_SECONDS: "60", RETRY_CAP_SECONDS: "30" }),
+    ).toThrow(/jobsched is misconfigured: RETRY_CAP_SECONDS: must not be less than retryBaseSeconds/);
+  });
+
+  it("reads TENANT_MAPPING with the same rules as the stack", () => {
+    const mapping = { "arn:aws:iam::123456789012:role/cron": "billing" };
+    expect(configFromEnvironment({ ...base, TENANT_MAPPING: JSON.stringify(mapping) }).tenantMapping).toEqual(
+      mapping,
+    );
+    expect(() => configFromEnvironment({ ...base, TENANT_MAPPING: '{"not-an-arn": "x"}' })).toThrow(
+      /TENANT_MAPPING "not-an-arn": must be an IAM principal ARN/,
+    );
+  });
+});
