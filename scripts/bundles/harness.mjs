@@ -1,0 +1,169 @@
+// Runs on Node.js 22 (the Lambda runtime's major version), started by scripts/test-bundles.ts:
+// imports the synthesized Lambda bundles (cdk.out) and drives one one-off job through them,
+// against the emulators the runner started: create (API), tick, sweep (sweeper), lease and
+// complete (lease protocol), then reads the job back (API). Only the AWS SDK sits beside the
+// bundles, as the Lambda runtime provides it. Prints one line per step; exits 1 on a failure.
+import { randomUUID } from "node:crypto";
+import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+
+const bundles = JSON.parse(process.env.JOBSCHED_BUNDLES ?? "{}");
+const TENANT = process.env.JOBSCHED_TENANT;
+const WORKER = process.env.JOBSCHED_WORKER;
+
+function context(functionName) {
+  const started = Date.now();
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+    memoryLimitInMB: "256",
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: "bundle-test",
+    getRemainingTimeInMillis: () => Math.max(0, 29_000 - (Date.now() - started)),
+  };
+}
+
+/** An HTTP API (payload 2.0) event as IAM auth delivers it. */
+function httpEvent(routeKey, userArn, { body, pathParameters } = {}) {
+  const [method, path] = routeKey.split(" ");
+  return {
+    version: "2.0",
+    routeKey,
+    rawPath: path,
+    rawQueryString: "",
+    headers: { "content-type": "application/json" },
+    pathParameters,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: "000000000000",
+      apiId: "bundle",
+      domainName: "bundle",
+      domainPrefix: "bundle",
+      http: { method, path, protocol: "HTTP/1.1", sourceIp: "127.0.0.1", userAgent: "bundle-test" },
+      requestId: randomUUID(),
+      routeKey,
+      stage: "$default",
+      time: "",
+      timeEpoch: Date.now(),
+      authorizer: {
+        iam: { accessKey: "AKIA", accountId: "000000000000", callerId: "AID", userArn, userId: "AID" },
+      },
+    },
+  };
+}
+
+async function handlerOf(name) {
+  const module = await import(bundles[name]);
+  if (typeof module.handler !== "function") throw new Error(`${name}: the bundle exports no handler`);
+  return module.handler;
+}
+
+function check(condition, step, detail) {
+  if (!condition) {
+    console.error(`FAIL ${step}: ${JSON.stringify(detail)}`);
+    process.exit(1);
+  }
+  console.log(`ok   ${step}`);
+}
+
+const api = await handlerOf("api");
+const internal = await handlerOf("internal");
+const tick = await handlerOf("tick");
+const sweeper = await handlerOf("sweeper");
+console.log(`node ${process.version}: 4 bundles loaded`);
+
+const created = await api(
+  httpEvent("POST /api/v1/jobs", TENANT, {
+    body: { type: "bundle", runAt: new Date(Date.now() + 1_000).toISOString(), payload: { hello: "node22" } },
+  }),
+  context("api"),
+);
+const { jobId } = JSON.parse(created.body ?? "{}");
+check(created.statusCode === 201 && typeof jobId === "string", "api: create a one-off job", created);
+
+const ticked = await tick({}, context("tick"));
+check(ticked && ticked.groups > 0, "tick: fan the sweep out", ticked);
+
+// The sweeper gets the tick's messages as the SQS event source would hand them over.
+const sqs = new SQSClient({
+  region: "us-east-1",
+  endpoint: process.env.SQS_ENDPOINT,
+  credentials: { accessKeyId: "local", secretAccessKey: "local" },
+});
+let swept = 0;
+for (let round = 0; round < 20; round++) {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: process.env.SWEEP_QUEUE_URL,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 0,
+    }),
+  );
+  if (Messages.length === 0) break;
+  const result = await sweeper(
+    {
+      Records: Messages.map((m) => ({
+        messageId: m.MessageId,
+        receiptHandle: m.ReceiptHandle,
+        body: m.Body,
+        attributes: {},
+        messageAttributes: {},
+        md5OfBody: m.MD5OfBody ?? "",
+        eventSource: "aws:sqs",
+        eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:sweeps",
+        awsRegion: "us-east-1",
+      })),
+    },
+    context("sweeper"),
+  );
+  check((result?.batchItemFailures ?? []).length === 0, `sweeper: sweep ${Messages.length} groups`, result);
+  for (const m of Messages) {
+    await sqs.send(
+      new DeleteMessageCommand({ QueueUrl: process.env.SWEEP_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
+    );
+  }
+  swept += Messages.length;
+}
+check(swept > 0, "sweeper: every group swept", { swept });
+
+let leases = [];
+for (let attempt = 0; attempt < 10 && leases.length === 0; attempt++) {
+  const answer = await internal(
+    httpEvent("POST /internal/leases", WORKER, {
+      body: { workerId: "bundle-test", types: ["bundle"], max: 1, waitSeconds: 2 },
+    }),
+    context("internal"),
+  );
+  check(answer.statusCode === 200, "internal: lease request answered", answer);
+  leases = JSON.parse(answer.body ?? "[]");
+}
+const [lease] = leases;
+check(
+  lease?.jobId === jobId && lease.payload?.hello === "node22",
+  "internal: the run leased with its payload",
+  leases,
+);
+
+const completed = await internal(
+  httpEvent("POST /internal/leases/{runId}/complete", WORKER, {
+    pathParameters: { runId: lease.runId },
+    body: { fence: lease.fence, result: "succeeded", final: lease.final },
+  }),
+  context("internal"),
+);
+check(
+  completed.statusCode === 200 && JSON.parse(completed.body ?? "{}").status === "succeeded",
+  "internal: the run completed",
+  completed,
+);
+
+const job = await api(
+  httpEvent("GET /api/v1/jobs/{jobId}", TENANT, { pathParameters: { jobId } }),
+  context("api"),
+);
+const view = JSON.parse(job.body ?? "{}");
+check(job.statusCode === 200 && view.status === "completed", "api: the job reads back completed", view);
+console.log("all bundles handled their events on", process.version);
