@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { workspaceAliases } from "./vitest.workspace-aliases";
 
 /**
  * Two projects: `unit` tests the pure core with a fake clock and in-memory ports (no emulator,
@@ -6,13 +7,14 @@ import { defineConfig } from "vitest/config";
  * end-to-end and CDK tests, with dynalite and fauxqs started once by the global setup.
  */
 export default defineConfig({
+  resolve: { alias: workspaceAliases },
   test: {
     setupFiles: ["test/support/setup-env.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     coverage: {
       provider: "v8",
-      include: ["lambdas/core/**/*.ts"],
+      include: ["lambdas/core/**/*.ts", "packages/contract/src/**/*.ts"],
       reporter: ["text-summary", "text"],
       // The core's own tests must cover it: `npm run test:coverage` runs the unit project only.
       thresholds: { lines: 95, branches: 95, functions: 95, statements: 95 },

@@ -13,12 +13,11 @@
 
 import { spawn } from "node:child_process";
 import { fromNodeProviderChain } from "@aws-sdk/credential-providers";
+import { createSignedFetch, createWorker, type LeasedRun, PermanentError } from "@jobsched/worker";
 import { Command, CommanderError, Option } from "commander";
-import { createSignedFetch } from "../client/signed-fetch";
-import { table } from "../client/tables";
-import { createWorker, type LeasedRun, PermanentError } from "../client/worker";
 import { ValidationError } from "../lambdas/core/errors";
 import { type Preview, previewSchedule } from "../lambdas/core/schedule/preview";
+import { table } from "./tables";
 
 interface GlobalOptions {
   endpoint: string;

@@ -1,4 +1,4 @@
-import { createWorker, PermanentError } from "../client/worker";
+import { createWorker, PermanentError } from "@jobsched/worker";
 import type { LocalCredential } from "./local-credentials";
 
 /**

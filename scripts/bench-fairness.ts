@@ -21,12 +21,12 @@
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
-import { AHEAD_MS, leaseRoom } from "../client/lease-room";
-import { RunHold } from "../client/run-hold";
 import { createDocumentClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { MAX_LEAD_SECONDS } from "../lambdas/core/delivery";
 import { type Lease, leaseRuns } from "../lambdas/core/use-cases/lease-runs";
+import { AHEAD_MS, leaseRoom } from "../packages/worker/src/lease-room";
+import { RunHold } from "../packages/worker/src/run-hold";
 import {
   completionBatcher,
   oneOffJob,

@@ -26,11 +26,11 @@ import {
   SendMessageBatchCommand,
 } from "@aws-sdk/client-sqs";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { RunHold } from "../client/run-hold";
 import { createDocumentClient, createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { MAX_LEAD_SECONDS } from "../lambdas/core/delivery";
 import { type Lease, leaseRuns } from "../lambdas/core/use-cases/lease-runs";
+import { RunHold } from "../packages/worker/src/run-hold";
 import {
   completionBatcher,
   oneOffJob,

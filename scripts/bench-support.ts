@@ -1,5 +1,4 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { createBatcher } from "../client/batcher";
 import { toJobItem } from "../lambdas/adapters/dynamo/job-item";
 import type { WorkerCaller } from "../lambdas/core/caller";
 import type { SchedulerDeps } from "../lambdas/core/deps";
@@ -11,6 +10,7 @@ import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../lambd
 import { bootstrapStack } from "../local/bootstrap";
 import { startEmulatorProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
+import { createBatcher } from "../packages/worker/src/batcher";
 import { oneOffJob as buildJob } from "../test/support/jobs";
 
 /** Helpers the benchmark scripts share: bulk job creation and percentiles. */

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { createSignedFetch } from "../client/signed-fetch";
+import { createSignedFetch } from "@jobsched/worker";
 import { loadLocalCredentials } from "../local/local-credentials";
 import { startLocalRuntime } from "../local/spawn-runtime";
 

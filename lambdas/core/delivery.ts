@@ -1,3 +1,4 @@
+import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
 import { MAX_DELAY_SECONDS } from "./aws-limits";
 import type { RunMessage } from "./ports";
 
@@ -7,7 +8,7 @@ import type { RunMessage } from "./ports";
  * once; the worker holds the run until it is due. The database work of a spike is then done in
  * the seconds before it instead of after (decision 0014).
  */
-export const DELIVERY_LEAD_SECONDS = 5;
+export { DELIVERY_LEAD_SECONDS };
 
 /**
  * The longest lead: a second this dense or denser becomes visible this early. Bounded so that a

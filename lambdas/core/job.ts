@@ -1,3 +1,4 @@
+import { JobStatus } from "@jobsched/contract";
 import type { BackoffPolicy } from "./backoff";
 import type { MissedRunPolicy } from "./missed-runs";
 import type { Schedule } from "./schedule/schedule";
@@ -6,13 +7,7 @@ import type { Schedule } from "./schedule/schedule";
  * A job: the definition a tenant submitted, and where it stands. Runs are separate records
  * (run.ts); a job only remembers the next instant it still has to create a run for.
  */
-export const JobStatus = {
-  Active: "active",
-  Paused: "paused",
-  Cancelled: "cancelled",
-  Completed: "completed",
-} as const;
-export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
+export { JobStatus };
 
 /** Who changed a job's state, and when. The job keeps the most recent MAX_AUDIT_ENTRIES. */
 export interface AuditEntry {

@@ -1,3 +1,4 @@
+import { MissedRunPolicy } from "@jobsched/contract";
 import { formatInstant } from "./instant";
 import { countFirings } from "./schedule/count";
 import { firingsAfter, type Schedule } from "./schedule/schedule";
@@ -19,8 +20,7 @@ import { firingsAfter, type Schedule } from "./schedule/schedule";
  * usual, and every older one is one summary record (count, first, last). Nothing is walked one
  * by one that need not be, so the first run after a resume is on time however long the pause.
  */
-export const MissedRunPolicy = { CatchUp: "catch-up", RunOnce: "run-once", Skip: "skip" } as const;
-export type MissedRunPolicy = (typeof MissedRunPolicy)[keyof typeof MissedRunPolicy];
+export { MissedRunPolicy };
 
 /** The most missed firings one job runs under `catch-up` after one outage. */
 export const CATCH_UP_CAP = 100;

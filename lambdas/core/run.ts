@@ -1,3 +1,4 @@
+import { RunStatus } from "@jobsched/contract";
 import { runIdOf } from "./ids";
 import { formatInstant } from "./instant";
 import type { DueJob } from "./job";
@@ -5,25 +6,10 @@ import type { MissedFiring } from "./missed-runs";
 
 /**
  * A run: one execution of a job at one scheduled instant. Its key (job id, scheduled instant)
- * is unique, so two sweepers can never both create the 09:00 run.
- *
- *   pending --lease--> leased --complete(succeeded)--> succeeded
- *      ^                |  ^ \--complete(failed, retryable, attempts left)--> pending, retryAt
- *      |                |  +--- lease lapsed: leased again with a higher fence
- *      |                +--complete(failed, permanent or last attempt)--> dead-lettered
- *      +------------------------- replay (attempts reset, lineage kept) ------------+
+ * is unique, so two sweepers can never both create the 09:00 run. Its states (RunStatus) are
+ * part of the API contract (packages/contract/src/statuses.ts).
  */
-export const RunStatus = {
-  Pending: "pending",
-  Leased: "leased",
-  Succeeded: "succeeded",
-  /** Failed for good (a permanent error, or no attempts left); waits for an operator's replay. */
-  DeadLettered: "dead-lettered",
-  Cancelled: "cancelled",
-  /** Never started: its firing was missed (outage, pause, maxLateness); `error` says why. */
-  Missed: "missed",
-} as const;
-export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+export { RunStatus };
 
 export interface Run {
   readonly runId: string;

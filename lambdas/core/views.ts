@@ -1,7 +1,7 @@
+import type { JobResponse, JobSummaryResponse, RunResponse, ScheduleResponse } from "@jobsched/contract";
 import { Duration } from "luxon";
 import { formatInstant } from "./instant";
 import type { Job, JobSummary } from "./job";
-import type { JobResponse, JobSummaryResponse, RunResponse, ScheduleResponse } from "./responses";
 import { type Run, runKeyOf } from "./run";
 import type { Schedule } from "./schedule/schedule";
 

@@ -1,5 +1,4 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
-import { z } from "zod";
 import {
   completionResponse,
   completionsResponse,
@@ -16,7 +15,8 @@ import {
   previewResponse,
   replayAllResponse,
   runsPageResponse,
-} from "../core/responses";
+} from "@jobsched/contract";
+import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
 import {
   completeBatchRequest,
@@ -44,6 +44,10 @@ const jsonContent = (schema: z.ZodType, description: string) => ({
 const errors = {
   400: jsonContent(errorBody, "The request is invalid; error.field names the input"),
   403: jsonContent(gatewayRefusal, "Unsigned, wrongly signed, expired, or not allowed"),
+  429: jsonContent(
+    gatewayRefusal,
+    "Throttled by the API stage (jobsched:apiRateLimit / apiBurstLimit): retry with backoff",
+  ),
 };
 const notFound = { 404: jsonContent(errorBody, "No such job, or it belongs to another tenant") };
 const workerErrors = {
@@ -74,6 +78,14 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
       200: jsonContent(createJobResponse, "Idempotent repeat"),
       ...errors,
       409: jsonContent(errorBody, "The idempotency key was used with a different body"),
+      429: {
+        ...jsonContent(
+          z.union([errorBody, gatewayRefusal]),
+          "A tenant quota refuses the create (error.field names it: quota.createsPerSecond, quota.activeJobs, type), " +
+            "or the API stage throttled the call; nothing is stored. Retry after Retry-After seconds.",
+        ),
+        headers: z.object({ "retry-after": z.string().meta({ description: "Seconds to wait (quotas)" }) }),
+      },
     },
   },
   "GET /api/v1/jobs": {
@@ -210,6 +222,7 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
       200: jsonContent(deadLetterResponse, "The run, pending again"),
       ...errors,
       404: jsonContent(errorBody, "No such dead letter"),
+      409: jsonContent(errorBody, "Its job is paused: resume the job, then replay"),
     },
   },
 };

@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { createWorker, PermanentError } from "../../client/worker";
+import { createWorker, PermanentError } from "@jobsched/worker";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events";
 

@@ -1,5 +1,5 @@
+import type { SignedFetch } from "@jobsched/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SignedFetch } from "../../client/signed-fetch";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { createTestStack, type TestStack } from "../support/stack";
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createSignedFetch } from "@jobsched/worker";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSignedFetch } from "../../client/signed-fetch";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
 

@@ -1,7 +1,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Lease } from "@jobsched/contract";
+import { type CompletionReport, createWorker, type LeasedRun, PermanentError } from "@jobsched/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CompletionReport, createWorker, type LeasedRun, PermanentError } from "../../client/worker";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { createTestStack, type TestStack } from "../support/stack";
@@ -118,18 +119,21 @@ describe("createWorker's hold and batching, against a scripted lease server", ()
   }, async () => {
     // Prepare: three leases handed over at once, due 1.5 s to 1.7 s from now.
     const due = Date.now() + 1_500;
-    const leases = [0, 100, 200].map((offset, i) => ({
-      runId: `r_0123456789abcdefghj${i}_1000`,
-      runKey: `j_0123456789abcdefghj${i}@x`,
-      jobId: `j_0123456789abcdefghj${i}`,
-      type: "held",
-      scheduledFor: new Date(due + offset).toISOString(),
-      startAt: new Date(due + offset).toISOString(),
-      attempt: 1,
-      fence: 1,
-      leaseExpiresAt: new Date(due + offset + 30_000).toISOString(),
-      payload: null,
-    }));
+    const leases = [0, 100, 200].map(
+      (offset, i): Lease => ({
+        runId: `r_0123456789abcdefghj${i}_1000`,
+        runKey: `j_0123456789abcdefghj${i}@x`,
+        jobId: `j_0123456789abcdefghj${i}`,
+        type: "held",
+        scheduledFor: new Date(due + offset).toISOString(),
+        startAt: new Date(due + offset).toISOString(),
+        attempt: 1,
+        fence: 1,
+        leaseExpiresAt: new Date(due + offset + 30_000).toISOString(),
+        final: false,
+        payload: null,
+      }),
+    );
     let leased = false;
     const calls: Array<{ url: string; body: Record<string, unknown> }> = [];
     const server = createServer((request, response) => {
@@ -152,7 +156,7 @@ describe("createWorker's hold and batching, against a scripted lease server", ()
             results: items.map((item) => ({
               runId: item.runId,
               status: 200,
-              result: { status: "succeeded" },
+              result: { runId: item.runId, status: "succeeded" },
             })),
           }),
         );
@@ -193,7 +197,9 @@ describe("createWorker's hold and batching, against a scripted lease server", ()
     expect(completionCalls).toHaveLength(1);
     // The three handlers end on one timer: their completions share a batch, in any order.
     expect(completionCalls[0]?.body.completions).toEqual(
-      expect.arrayContaining(leases.map((lease) => ({ runId: lease.runId, fence: 1, result: "succeeded" }))),
+      expect.arrayContaining(
+        leases.map((lease) => ({ runId: lease.runId, fence: 1, result: "succeeded", final: false })),
+      ),
     );
     expect(completionCalls[0]?.body.completions).toHaveLength(3);
     expect(reports.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -204,7 +210,7 @@ describe("createWorker against a lease server that is down for a while", () => {
   it("keeps retrying a completion well past the eight tries of its other calls, so the outcome is not lost", {
     timeout: 20_000,
   }, async () => {
-    const lease = {
+    const lease: Lease = {
       runId: "r_0123456789abcdefghjk_1000",
       runKey: "j_0123456789abcdefghjk@1970-01-01T00:00:01Z",
       jobId: "j_0123456789abcdefghjk",
@@ -214,6 +220,7 @@ describe("createWorker against a lease server that is down for a while", () => {
       attempt: 1,
       fence: 1,
       leaseExpiresAt: new Date(Date.now() + 30_000).toISOString(),
+      final: false,
       payload: null,
     };
     let leased = false;
@@ -233,7 +240,11 @@ describe("createWorker against a lease server that is down for a while", () => {
       // Down (a restart, then another) for the first 20 tries.
       return completionTries <= 20
         ? answer(503, { message: "Service Unavailable" })
-        : answer(200, { results: [{ runId: lease.runId, status: 200, result: { status: "succeeded" } }] });
+        : answer(200, {
+            results: [
+              { runId: lease.runId, status: 200, result: { runId: lease.runId, status: "succeeded" } },
+            ],
+          });
     });
     await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
     const { port } = server.address() as AddressInfo;

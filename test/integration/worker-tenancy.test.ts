@@ -1,5 +1,5 @@
+import type { SignedFetch } from "@jobsched/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SignedFetch } from "../../client/signed-fetch";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { ROUTES } from "../../lambdas/definitions/routes";

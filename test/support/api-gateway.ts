@@ -1,5 +1,5 @@
 import type { Server } from "node:http";
-import { createSignedFetch, type SignedFetch } from "../../client/signed-fetch";
+import { createSignedFetch, type SignedFetch } from "@jobsched/worker";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
 import { startHttpGateway } from "../../local/http-gateway";

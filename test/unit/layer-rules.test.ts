@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from "vitest";
 /**
  * The layer rules in biome.json, checked by linting probe files with the project's own
  * configuration in a scratch folder: the core (every file under lambdas/core/, however deep)
- * imports no AWS SDK, no adapter, no handler and nothing of the infrastructure or the tools.
+ * imports no AWS SDK, no adapter, no handler and nothing of the infrastructure or the tools;
+ * the packages (packages/*) import none of the server's or the tools' files.
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const scratch = mkdtempSync(join(tmpdir(), "jobsched-layers-"));
@@ -60,7 +61,7 @@ describe("the core's layer rules", () => {
       "lambdas/core/schedule/smithy.ts": "@smithy/types",
       "lambdas/core/use-cases/cdk.ts": "aws-cdk-lib",
       "lambdas/core/use-cases/local.ts": "../../../local/emulators",
-      "lambdas/core/use-cases/client.ts": "../../../client/worker",
+      "lambdas/core/use-cases/sdk-package.ts": "@jobsched/worker",
     };
     expect(refused(probes)).toEqual(Object.keys(probes).sort());
   });
@@ -72,7 +73,35 @@ describe("the core's layer rules", () => {
         "lambdas/core/use-cases/definitions.ts": "../../definitions/settings",
         "lambdas/core/zod.ts": "zod",
         "lambdas/core/schedule/luxon.ts": "luxon",
+        "lambdas/core/contract.ts": "@jobsched/contract",
         "lambdas/adapters/sdk.ts": "@aws-sdk/client-dynamodb",
+      }),
+    ).toEqual([]);
+  });
+});
+
+describe("the packages' layer rules", () => {
+  it("keep the SDK and the contract free of the server's and the tools' files", () => {
+    const probes = {
+      "packages/worker/src/server.ts": "../../../lambdas/core/run",
+      "packages/worker/src/local.ts": "../../../local/emulators",
+      "packages/worker/src/sdk.ts": "@aws-sdk/client-sqs",
+      "packages/worker/src/document.ts": "@aws-sdk/lib-dynamodb",
+      "packages/contract/src/smithy.ts": "@smithy/types",
+      "packages/contract/src/worker.ts": "@jobsched/worker",
+      "packages/contract/src/core.ts": "../../../lambdas/core/schemas",
+    };
+    expect(refused(probes)).toEqual(Object.keys(probes).sort());
+  });
+
+  it("let the SDK import the contract, smithy, the credential chain and its own modules", () => {
+    expect(
+      refused({
+        "packages/worker/src/contract.ts": "@jobsched/contract",
+        "packages/worker/src/smithy.ts": "@smithy/signature-v4",
+        "packages/worker/src/credentials.ts": "@aws-sdk/credential-providers",
+        "packages/worker/src/own.ts": "./run-hold.js",
+        "packages/contract/src/zod.ts": "zod",
       }),
     ).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "../../client/lease-room";
-import { type HoldClock, RunHold, START_MARGIN_MS } from "../../client/run-hold";
+import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "../../packages/worker/src/lease-room";
+import { type HoldClock, RunHold, START_MARGIN_MS } from "../../packages/worker/src/run-hold";
 
 /**
  * The worker SDK's hold on a fake clock: leases arrive ahead of their runs' time; the hold

@@ -30,7 +30,7 @@ export const previewQuery = z.strictObject({
     .default(10),
 });
 
-import type { Preview, PreviewRun } from "../responses";
+import type { Preview, PreviewRun } from "@jobsched/contract";
 
 export type { Preview, PreviewRun };
 

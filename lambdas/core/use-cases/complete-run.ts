@@ -1,3 +1,4 @@
+import type { CompletionResult } from "@jobsched/contract";
 import { retryDelayMs } from "../backoff";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { delaySecondsUntil, runMessageOf } from "../delivery";
@@ -6,7 +7,6 @@ import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import type { RunOutcome } from "../ports";
-import type { CompletionResult } from "../responses";
 import { type Run, RunStatus } from "../run";
 import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";

@@ -1,3 +1,4 @@
+import type { DeadLetterResponse } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -5,7 +6,6 @@ import { ConflictError, NotFoundError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import { JobStatus } from "../job";
-import type { DeadLetterResponse } from "../responses";
 import { type Run, RunStatus } from "../run";
 import { pageQuery } from "../schemas";
 import { parseWith } from "../validation";

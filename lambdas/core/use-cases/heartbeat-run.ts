@@ -1,3 +1,4 @@
+import type { HeartbeatResult } from "@jobsched/contract";
 import { batchOf, forEachItem, type ItemOutcome, withoutRunId } from "../batch";
 import { servesTenant, type WorkerCaller } from "../caller";
 import type { SchedulerDeps } from "../deps";
@@ -5,7 +6,6 @@ import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import type { Job } from "../job";
-import type { HeartbeatResult } from "../responses";
 import { heartbeatRequest } from "../schemas";
 import { parseWith } from "../validation";
 

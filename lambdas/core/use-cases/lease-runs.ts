@@ -1,3 +1,5 @@
+/** A lease as the worker gets it: defined with the other responses (responses.ts). */
+import type { Lease } from "@jobsched/contract";
 import { RUN_QUEUE } from "../../definitions/queues";
 import { API_GATEWAY_TIMEOUT_MS, MAX_DELAY_SECONDS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
@@ -7,8 +9,6 @@ import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
-/** A lease as the worker gets it: defined with the other responses (responses.ts). */
-import type { Lease } from "../responses";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";

@@ -1,11 +1,9 @@
 import { z } from "zod";
-import { JobStatus } from "./job";
-import { MissedRunPolicy } from "./missed-runs";
-import { RunStatus } from "./run";
+import { JobStatus, MissedRunPolicy, RunStatus } from "./statuses.js";
 
 /**
- * Every response body of the API, defined once (issue 16). The views and use cases are typed
- * by these schemas (a field they return that is not here fails the type check), the OpenAPI
+ * Every response body of the API, defined once (issue 16). The server's views and use cases
+ * (lambdas/core) are typed by these schemas (a field they return that is not here fails the type check), the OpenAPI
  * document is generated from them (lambdas/handlers/openapi.ts), the worker SDK parses leases
  * with them, and the integration tests check every body the handlers return against the
  * generated document.

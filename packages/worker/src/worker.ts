@@ -1,11 +1,18 @@
 import { hostname } from "node:os";
+import {
+  type CompletionsResponse,
+  completionsResponse,
+  type HeartbeatsResponse,
+  heartbeatsResponse,
+  type Lease,
+  leasesResponse,
+  retryDelayMs,
+} from "@jobsched/contract";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
-import { retryDelayMs } from "../lambdas/core/backoff";
-import { type Lease, leasesResponse } from "../lambdas/core/responses";
-import { createBatcher } from "./batcher";
-import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room";
-import { type HoldClock, RunHold, systemHoldClock } from "./run-hold";
-import { createSignedFetch, type JsonResponse } from "./signed-fetch";
+import { createBatcher } from "./batcher.js";
+import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room.js";
+import { type HoldClock, RunHold, systemHoldClock } from "./run-hold.js";
+import { createSignedFetch, type JsonResponse } from "./signed-fetch.js";
 
 /**
  * The jobsched worker SDK. `createWorker` leases runs of the given types, holds each until its
@@ -70,6 +77,8 @@ export interface Worker {
   readonly done: Promise<void>;
   /** Stops leasing, lets the runs in hand finish and complete them, then resolves `done`. */
   stop(): Promise<void>;
+  /** The same as stop(): drains, then resolves once every run in hand is completed. */
+  close(): Promise<void>;
   /** Runs in hand right now. */
   inFlight(): number;
 }
@@ -101,21 +110,17 @@ const COMPLETION_PATIENCE_MS = 300_000;
 const BATCH_WINDOW_MS = 5;
 const BATCH_MAX_ITEMS = 100;
 
-/** One item of a batched call's answer. */
-interface ItemResult {
-  readonly runId: string;
-  readonly status: number;
-  readonly result?: unknown;
-  readonly error?: { readonly code: string; readonly message: string };
-}
+/** One item of a batched call's answer, as the contract defines it. */
+type ItemResult = CompletionsResponse["results"][number] | HeartbeatsResponse["results"][number];
 
-function itemResultsOf(body: unknown, count: number): ItemResult[] | undefined {
-  const results = (body as { results?: unknown } | null)?.results;
-  if (!Array.isArray(results) || results.length !== count) return undefined;
-  const ok = results.every(
-    (r) => typeof r === "object" && r !== null && typeof (r as ItemResult).status === "number",
-  );
-  return ok ? (results as ItemResult[]) : undefined;
+/** The items of a batched call's answer, checked against the contract; one per item sent. */
+function itemResultsOf(
+  schema: typeof completionsResponse | typeof heartbeatsResponse,
+  body: unknown,
+  count: number,
+): ItemResult[] | undefined {
+  const parsed = schema.safeParse(body);
+  return parsed.success && parsed.data.results.length === count ? parsed.data.results : undefined;
 }
 
 export function createWorker(options: WorkerOptions): Worker {
@@ -158,13 +163,19 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   /** A batched call: each item's own status (the call's status for all, if it failed as a whole). */
-  function batchedCall(path: string, key: string, patienceMs?: number) {
+  function batchedCall(
+    path: string,
+    key: string,
+    schema: typeof completionsResponse | typeof heartbeatsResponse,
+    patienceMs?: number,
+  ) {
     return createBatcher<Record<string, unknown>, ItemResult>({
       windowMs: BATCH_WINDOW_MS,
       maxItems: BATCH_MAX_ITEMS,
       send: async (items) => {
         const response = await post(path, { [key]: items }, patienceMs);
-        const results = response.status === 200 ? itemResultsOf(response.body, items.length) : undefined;
+        const results =
+          response.status === 200 ? itemResultsOf(schema, response.body, items.length) : undefined;
         if (results) return results;
         return items.map((item) => ({
           runId: String(item.runId),
@@ -174,8 +185,13 @@ export function createWorker(options: WorkerOptions): Worker {
       },
     });
   }
-  const heartbeat = batchedCall("/internal/heartbeats", "heartbeats");
-  const sendCompletion = batchedCall("/internal/completions", "completions", COMPLETION_PATIENCE_MS);
+  const heartbeat = batchedCall("/internal/heartbeats", "heartbeats", heartbeatsResponse);
+  const sendCompletion = batchedCall(
+    "/internal/completions",
+    "completions",
+    completionsResponse,
+    COMPLETION_PATIENCE_MS,
+  );
 
   /** A completion, its item retried on a 5xx answer for up to COMPLETION_PATIENCE_MS. */
   async function complete(item: Record<string, unknown>): Promise<ItemResult> {
@@ -309,6 +325,9 @@ export function createWorker(options: WorkerOptions): Worker {
     async stop() {
       stopping.abort();
       await this.done;
+    },
+    close() {
+      return this.stop();
     },
     inFlight: () => hold.inHand(),
   };

@@ -1,4 +1,4 @@
-import { DELIVERY_LEAD_SECONDS } from "../lambdas/core/delivery";
+import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
 
 /** The most runs one lease request asks for; more room means more requests in flight. */
 export const MAX_PER_LEASE = 50;

@@ -1,0 +1,10 @@
+/**
+ * @jobsched/worker: the jobsched worker SDK. `createWorker` leases runs of some job types,
+ * holds each until its start, runs your handler, heartbeats and reports the outcome;
+ * `createSignedFetch` calls the API signed with SigV4 (IAM auth), for the tools around it.
+ */
+
+export type { JsonResponse, SignedFetch, SignedFetchOptions } from "./signed-fetch.js";
+export { createSignedFetch, MAX_RETRY_AFTER_SECONDS } from "./signed-fetch.js";
+export type { CompletionReport, LeasedRun, RunContext, Worker, WorkerOptions } from "./worker.js";
+export { createWorker, PermanentError } from "./worker.js";

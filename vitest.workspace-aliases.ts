@@ -1,0 +1,7 @@
+import { fileURLToPath } from "node:url";
+
+/** The workspace packages from their sources in tests (tsconfig.json's `paths`, for vite). */
+export const workspaceAliases = {
+  "@jobsched/contract": fileURLToPath(new URL("./packages/contract/src/index.ts", import.meta.url)),
+  "@jobsched/worker": fileURLToPath(new URL("./packages/worker/src/index.ts", import.meta.url)),
+};
