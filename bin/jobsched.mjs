@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// Entry point for the `jobsched` command: loads the TypeScript CLI through tsx, so the
-// project needs no build step.
-import { register } from "tsx/esm/api";
+// Entry point for the `jobsched` command: the bundled CLI (dist/jobsched.mjs), which `npm ci`,
+// `npm start` and `npm test` build (scripts/build-cli.mjs). It needs no dev dependency to run.
+import { existsSync } from "node:fs";
 
-register();
-const { main } = await import("./jobsched.ts");
-process.exitCode = await main(process.argv.slice(2));
+const bundle = new URL("../dist/jobsched.mjs", import.meta.url);
+if (!existsSync(bundle)) {
+  console.error("jobsched: the CLI is not built yet: run `npm run build:cli` (npm ci does it)");
+  process.exit(1);
+}
+await import(bundle.href);

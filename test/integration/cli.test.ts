@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -155,5 +155,30 @@ describe("jobsched worker and jobsched dlq", () => {
     } finally {
       child.kill("SIGTERM");
     }
+  });
+});
+
+describe("the built CLI", () => {
+  it("runs from a folder with no node_modules: the bundle carries its dependencies", async () => {
+    const alone = mkdtempSync(join(tmpdir(), "jobsched-cli-alone-"));
+    copyFileSync(resolve(import.meta.dirname, "../../dist/jobsched.mjs"), join(alone, "jobsched.mjs"));
+    const { stdout } = await run(
+      process.execPath,
+      [
+        join(alone, "jobsched.mjs"),
+        "preview",
+        "--cron",
+        "30 2 * * *",
+        "--tz",
+        "Europe/Paris",
+        "--count",
+        "1",
+        "--from",
+        "2026-03-29T00:00:00Z",
+      ],
+      { cwd: alone, env: { PATH: process.env.PATH ?? "" } },
+    );
+    expect(stdout).toContain("2026-03-29T01:00:00Z");
+    expect(stdout).toContain("moved by DST");
   });
 });

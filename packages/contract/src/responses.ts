@@ -102,16 +102,20 @@ export const jobResponse = z
 export type JobResponse = z.output<typeof jobResponse>;
 
 export const createJobResponse = z.object({ jobId: z.string(), nextRunAt: instant.optional() });
+export type CreateJobResponse = z.output<typeof createJobResponse>;
 
 export const jobsPageResponse = z.object({
   jobs: z.array(jobSummaryResponse),
   cursor: z.string().optional(),
 });
+export type JobsPageResponse = z.output<typeof jobsPageResponse>;
 export const runsPageResponse = z.object({ runs: z.array(runResponse), cursor: z.string().optional() });
+export type RunsPageResponse = z.output<typeof runsPageResponse>;
 export const deadLettersPageResponse = z.object({
   deadLetters: z.array(deadLetterResponse),
   cursor: z.string().optional(),
 });
+export type DeadLettersPageResponse = z.output<typeof deadLettersPageResponse>;
 
 export const replayAllResponse = z.object({
   replayed: z.int(),

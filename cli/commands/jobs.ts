@@ -1,0 +1,104 @@
+import type { CreateJobResponse, JobResponse, JobsPageResponse, RunsPageResponse } from "@jobsched/contract";
+import type { Command } from "commander";
+import { type CliContext, CliError, moreLine } from "../context";
+import { jobsTable, jobTable, runsTable } from "../render";
+
+/** `jobsched jobs create|get|list|runs|pause|resume|cancel`: signed calls to the jobs API. */
+export function jobsCommand(program: Command, cli: CliContext): void {
+  const jobs = program.command("jobs").description("create and control jobs (signed API calls)");
+  const path = (jobId: string, suffix = "") => `/api/v1/jobs/${encodeURIComponent(jobId)}${suffix}`;
+
+  jobs
+    .command("create")
+    .description("schedule a job: give one of --run-at, --cron, --interval")
+    .requiredOption("--type <type>", "job type, e.g. send-invoice")
+    .option("--run-at <instant>", "run once at this ISO 8601 instant")
+    .option("--cron <expr>", "cron expression")
+    .option("--tz, --time-zone <zone>", "IANA time zone of the cron expression")
+    .option("--interval <every>", "fixed interval: 15m, 2h, PT15M")
+    .option("--start-at <instant>", "first instant a recurring job may run")
+    .option("--end-at <instant>", "last instant a recurring job may run")
+    .option("--payload <json>", "JSON payload handed to the worker")
+    .option("--idempotency-key <key>", "makes retrying the create safe")
+    .option("--missed-runs <policy>", "catch-up | run-once | skip")
+    .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
+    .option("--max-attempts <n>", "1-100")
+    .option("--lease-seconds <n>", "5-42600 (11 h 50 min)")
+    .action(async (o: Record<string, string | undefined>) => {
+      let payload: unknown;
+      if (o.payload !== undefined) {
+        try {
+          payload = JSON.parse(o.payload);
+        } catch {
+          throw new CliError("--payload is not valid JSON");
+        }
+      }
+      const number = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+      const body = Object.fromEntries(
+        Object.entries({
+          type: o.type,
+          runAt: o.runAt,
+          cron: o.cron,
+          timeZone: o.timeZone,
+          interval: o.interval === undefined ? undefined : { every: o.interval },
+          startAt: o.startAt,
+          endAt: o.endAt,
+          payload,
+          idempotencyKey: o.idempotencyKey,
+          missedRuns: o.missedRuns,
+          maxLateness:
+            o.maxLateness === undefined
+              ? undefined
+              : /^\d+$/.test(o.maxLateness)
+                ? Number(o.maxLateness)
+                : o.maxLateness,
+          maxAttempts: number(o.maxAttempts),
+          leaseSeconds: number(o.leaseSeconds),
+        }).filter(([, v]) => v !== undefined),
+      );
+      cli.print(
+        await cli.call<CreateJobResponse>("POST", "/api/v1/jobs", { body }),
+        (b) => `${b.jobId}  next run ${b.nextRunAt ?? "-"}`,
+      );
+    });
+  jobs
+    .command("get <jobId>")
+    .description("a job with its most recent runs")
+    .action(async (jobId: string) => cli.print(await cli.call<JobResponse>("GET", path(jobId)), jobTable));
+  jobs
+    .command("list")
+    .description("your jobs, newest first")
+    .option("--status <status>", "active | paused | cancelled | completed")
+    .option("--type <type>", "only this job type")
+    .option("--limit <n>", "page size, 1-100")
+    .option("--cursor <cursor>", "the next page, from a previous answer")
+    .action(async (o: Record<string, string | undefined>) =>
+      cli.print(
+        await cli.call<JobsPageResponse>("GET", "/api/v1/jobs", { query: o }),
+        (b) => `${jobsTable(b.jobs)}${moreLine(b.cursor)}`,
+      ),
+    );
+  jobs
+    .command("runs <jobId>")
+    .description("a job's run history, newest first")
+    .option("--limit <n>", "page size, 1-100")
+    .option("--cursor <cursor>", "the next page")
+    .action(async (jobId: string, o: Record<string, string | undefined>) =>
+      cli.print(
+        await cli.call<RunsPageResponse>("GET", path(jobId, "/runs"), { query: o }),
+        (b) => `${runsTable(b.runs)}${moreLine(b.cursor)}`,
+      ),
+    );
+  for (const [name, method, suffix] of [
+    ["pause", "POST", "/pause"],
+    ["resume", "POST", "/resume"],
+    ["cancel", "DELETE", ""],
+  ] as const) {
+    jobs
+      .command(`${name} <jobId>`)
+      .description(`${name} a job`)
+      .action(async (jobId: string) =>
+        cli.print(await cli.call<JobResponse>(method, path(jobId, suffix)), jobTable),
+      );
+  }
+}

@@ -1,0 +1,68 @@
+import type {
+  JobResponse,
+  JobSummaryResponse,
+  Preview,
+  RunResponse,
+  ScheduleResponse,
+} from "@jobsched/contract";
+import { table } from "./tables";
+
+/** The human forms of the API's answers, typed by the contract's response schemas. */
+const str = (v: unknown) => (v === undefined || v === null ? "" : String(v));
+
+export function previewTable(preview: Preview): string {
+  const rows = preview.runs.map((run) => {
+    const note =
+      run.dst === "moved"
+        ? `moved by DST (scheduled ${run.scheduledLocal?.join(", ")})`
+        : run.dst === "merged"
+          ? `DST merged ${run.scheduledLocal?.join(", ")} into one run`
+          : run.dst === "repeated"
+            ? "local time happens twice; runs at the first"
+            : "";
+    return [run.at, run.local, note];
+  });
+  return rows.length === 0
+    ? "(no runs at or after --from)"
+    : table(["UTC", `local (${preview.timeZone})`, ""], rows);
+}
+
+export function scheduleText(job: ScheduleResponse): string {
+  if (job.cron) return `cron ${job.cron}`;
+  if (job.interval) return `every ${job.interval.every}`;
+  return `at ${str(job.runAt)}`;
+}
+
+export function jobTable(job: JobResponse): string {
+  const schedule = job.cron ? `cron "${job.cron}" ${str(job.timeZone)}` : scheduleText(job);
+  const lines = [
+    `job        ${job.jobId}`,
+    `type       ${job.type}`,
+    `status     ${job.status}`,
+    `schedule   ${schedule}`,
+    `next run   ${job.nextRunAt ?? "-"}`,
+  ];
+  if (job.runs.length > 0) lines.push("", runsTable(job.runs));
+  return lines.join("\n");
+}
+
+export function jobsTable(jobs: readonly JobSummaryResponse[]): string {
+  return table(
+    ["JOB", "TYPE", "STATUS", "NEXT RUN", "SCHEDULE"],
+    jobs.map((j) => [j.jobId, j.type, j.status, j.nextRunAt ?? "-", scheduleText(j)]),
+  );
+}
+
+export function runsTable(runs: readonly RunResponse[]): string {
+  return table(
+    ["SCHEDULED FOR", "STATUS", "ATTEMPT", "FENCE", "FINISHED", "ERROR"],
+    runs.map((r) => [
+      r.scheduledFor,
+      r.status,
+      str(r.attempt),
+      str(r.fence),
+      str(r.finishedAt),
+      str(r.error),
+    ]),
+  );
+}
