@@ -1,5 +1,6 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
+import { localContext } from "./lambda-context";
 
 /**
  * What Lambda's SQS event source mapping does, for the local runtime: long-poll a queue, hand
@@ -9,7 +10,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 export function startSqsEventSource(
   sqs: SQSClient,
   queueUrl: string,
-  handler: (event: SQSEvent) => Promise<SQSBatchResponse>,
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>,
   options: { batchSize: number; concurrency: number; onError: (error: unknown) => void },
 ): { stop(): Promise<void> } {
   let stopped = false;
@@ -38,7 +39,7 @@ export function startSqsEventSource(
               awsRegion: "us-east-1",
             }) as unknown as SQSRecord,
         );
-        const { batchItemFailures } = await handler({ Records: records });
+        const { batchItemFailures } = await handler({ Records: records }, localContext("sweeper", 60_000));
         const failed = new Set(batchItemFailures.map((f) => f.itemIdentifier));
         const done = records.filter((r) => !failed.has(r.messageId));
         if (done.length > 0) {

@@ -14,6 +14,11 @@ import { type HttpEvent, jsonBody, pathParameter, workerOf } from "./http/reques
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
 
+/**
+ * Published by hand, only when there is something to publish: Powertools' logMetrics middleware
+ * logs a warning on every invocation that recorded nothing, and most lease polls and heartbeats
+ * record nothing (the sweeper and the tick, which always record, use the middleware).
+ */
 const metrics = new Metrics({ namespace: "jobsched", serviceName: "jobsched" });
 
 /** EMF: runs leased and how late each first attempt started (the dashboard's percentiles). */

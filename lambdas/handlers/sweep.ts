@@ -1,6 +1,8 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
+import { logMetrics } from "@aws-lambda-powertools/metrics/middleware";
 import middy from "@middy/core";
-import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps } from "../adapters/scheduler-deps";
 import { parseSweepMessage } from "../adapters/sqs/sqs-sweep-queue";
@@ -9,8 +11,10 @@ import { SWEEP_GROUP_COUNT } from "../core/keys";
 import { type SweepStats, sweepGroup } from "../core/use-cases/sweep-group";
 
 /**
- * The sweeper: one SQS message per group of shards. A group that fails is reported as a
- * partial batch failure, so SQS retries just that group; the others are done.
+ * The sweeper: one SQS message per group of shards, the batch handled by Powertools' batch
+ * processor, one group after the other. A group that fails is reported as a partial batch
+ * failure, so SQS retries just that group; the others are done. Metrics go out through
+ * Powertools' logMetrics middleware at the end of each invocation.
  */
 const metrics = new Metrics({ namespace: "jobsched", serviceName: "jobsched" });
 
@@ -20,7 +24,7 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-/** One EMF metrics line per sweep: what it read, created, avoided, and how late it enqueued. */
+/** The EMF metrics of one sweep: what it read, created, avoided, and how late it enqueued. */
 export function recordSweep(stats: SweepStats): void {
   metrics.addMetric("JobsRead", MetricUnit.Count, stats.jobsRead);
   metrics.addMetric("RunsCreated", MetricUnit.Count, stats.runsCreated);
@@ -29,29 +33,38 @@ export function recordSweep(stats: SweepStats): void {
   metrics.addMetric("FailedShards", MetricUnit.Count, stats.failedShards);
   metrics.addMetric("ConsumedReadUnits", MetricUnit.Count, stats.readUnits);
   metrics.addMetric("EnqueueLatenessP99", MetricUnit.Milliseconds, percentile(stats.enqueueLatenessMs, 99));
-  metrics.publishStoredMetrics();
 }
 
 export function createSweepHandler(deps: SchedulerDeps) {
-  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const batchItemFailures: SQSBatchResponse["batchItemFailures"] = [];
-    for (const record of event.Records) {
-      const message = parseSweepMessage(record.body);
-      if (!message || message.group >= SWEEP_GROUP_COUNT) {
-        deps.log.warn("ignoring a malformed sweep message", { messageId: record.messageId });
-        continue; // retrying it would not help
-      }
-      const stats = await sweepGroup(deps, message.group);
-      recordSweep(stats);
-      if (stats.failedShards > 0) batchItemFailures.push({ itemIdentifier: record.messageId });
+  const processor = new BatchProcessor(EventType.SQS);
+  const sweepRecord = async (record: SQSRecord) => {
+    const message = parseSweepMessage(record.body);
+    if (!message || message.group >= SWEEP_GROUP_COUNT) {
+      deps.log.warn("ignoring a malformed sweep message", { messageId: record.messageId });
+      return; // retrying it would not help
     }
-    return { batchItemFailures };
+    const stats = await sweepGroup(deps, message.group);
+    recordSweep(stats);
+    if (stats.failedShards > 0)
+      throw new Error(`group ${message.group}: ${stats.failedShards} shards failed`);
   };
+  return middy<SQSEvent, SQSBatchResponse>()
+    .use(logMetrics(metrics))
+    .handler((event: SQSEvent, context: Context) =>
+      processPartialResponse(event, sweepRecord, processor, {
+        context,
+        // One group at a time, as before: a sweep reads many shards, and groups in parallel
+        // would only compete for the same table.
+        processInParallel: false,
+        // A batch whose every group failed is answered, not thrown: SQS retries each group.
+        throwOnFullBatchFailure: false,
+      }),
+    );
 }
 
 let lazy: ReturnType<typeof createSweepHandler> | undefined;
 
-export const handler = middy<SQSEvent, SQSBatchResponse>().handler((event) => {
+export const handler = (event: SQSEvent, context: Context) => {
   lazy ??= createSweepHandler(createSchedulerDeps(configFromEnvironment()));
-  return lazy(event);
-});
+  return lazy(event, context);
+};

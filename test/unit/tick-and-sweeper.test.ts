@@ -11,6 +11,7 @@ import {
 } from "../../lambdas/core/use-cases/retire-idle-lanes";
 import { runTick } from "../../lambdas/core/use-cases/tick";
 import { createSweepHandler } from "../../lambdas/handlers/sweep";
+import { localContext } from "../../local/lambda-context";
 import { memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -38,6 +39,7 @@ describe("the sweeper", () => {
     const handler = createSweepHandler(deps);
     const result = await handler(
       event(JSON.stringify({ group: 0, tickAt: NOW }), JSON.stringify({ group: 1, tickAt: NOW })),
+      localContext("sweeper"),
     );
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: "m1" }] });
   });
@@ -45,7 +47,10 @@ describe("the sweeper", () => {
   it("drops malformed messages instead of retrying them forever", async () => {
     const deps = memoryDeps(NOW);
     const handler = createSweepHandler(deps);
-    const result = await handler(event("not json", JSON.stringify({ group: 9999, tickAt: 1 }), "{}"));
+    const result = await handler(
+      event("not json", JSON.stringify({ group: 9999, tickAt: 1 }), "{}"),
+      localContext("sweeper"),
+    );
     expect(result).toEqual({ batchItemFailures: [] });
     expect(deps.warnings).toHaveLength(3);
   });
