@@ -1,9 +1,9 @@
-import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { CLOUD_SETTINGS } from "../../lambdas/definitions/settings";
 import { stackPropsFromContext } from "../../lib/app-config";
 import { JobschedStack } from "../../lib/jobsched-stack";
+import { testApp } from "../support/cdk-app";
 
 /** The CDK app's context, read by lib/app-config.ts through the one settings schema (issue 16). */
 const fromContext = (context: Record<string, unknown>) => stackPropsFromContext((name) => context[name]);
@@ -36,7 +36,7 @@ describe("the CDK context", () => {
   });
 
   it("holds settings given in code to the same schema", () => {
-    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const app = testApp();
     expect(() => new JobschedStack(app, "Bad", { settings: { maxPayloadBytes: 10_000_000 } })).toThrow(
       /settings.maxPayloadBytes: must be at most 262144/,
     );
@@ -44,7 +44,7 @@ describe("the CDK context", () => {
 
   it("passes jobsched:tenantMapping to the API and lease functions, and refuses one that is not valid", () => {
     const mapping = { "arn:aws:iam::123456789012:role/cron": "billing" };
-    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const app = testApp();
     const stack = new JobschedStack(
       app,
       "Mapped",
@@ -62,7 +62,7 @@ describe("the CDK context", () => {
     ).toEqual(["Api", "Internal"]);
     expect(
       () =>
-        new JobschedStack(new App(), "Bad", { tenantMapping: { "arn:aws:iam::123456789012:role/x": "" } }),
+        new JobschedStack(testApp(), "Bad", { tenantMapping: { "arn:aws:iam::123456789012:role/x": "" } }),
     ).toThrow(/context jobsched:tenantMapping ".*": a tenant name must not be empty/);
   });
 });

@@ -1,4 +1,3 @@
-import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_SECONDS } from "../../lambdas/definitions/functions";
@@ -8,13 +7,14 @@ import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { JobschedStack } from "../../lib/jobsched-stack";
 import { DEFAULT_STACK_LIMITS, stackLimitsFrom } from "../../lib/stack-limits";
 import { createTableInput } from "../../local/bootstrap";
+import { testApp } from "../support/cdk-app";
 
 describe("JobschedStack", () => {
   let template: Template;
 
   beforeAll(() => {
     // Skip esbuild bundling: these tests check the CloudFormation, not the code bundles.
-    const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
+    const app = testApp();
     template = Template.fromStack(new JobschedStack(app, "Test"));
   });
 

@@ -1,14 +1,14 @@
-import { App, Stack, Validations } from "aws-cdk-lib";
+import { Stack, Validations } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { Queue } from "aws-cdk-lib/aws-sqs";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { JobschedStack } from "../../lib/jobsched-stack";
+import { testApp } from "../support/cdk-app";
 
 /** Issue 7: what a careful AWS engineer checks before `cdk deploy`. */
-const app = (context: Record<string, unknown> = {}) =>
-  new App({ context: { "aws:cdk:bundling-stacks": [], ...context } });
+const app = (context: Record<string, unknown> = {}) => testApp(context);
 
 describe("the production stack", () => {
   let template: Template;
