@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { createJobResponse, jobResponse } from "@jobsched/contract";
 import { createSignedFetch } from "@jobsched/worker";
 import { loadLocalCredentials } from "../local/local-credentials";
 import { startLocalRuntime } from "../local/spawn-runtime";
@@ -48,16 +49,14 @@ try {
     const response = await call("POST", "/api/v1/jobs", {
       body: { type: "example.log", payload: { i }, runAt },
     });
-    ids.push((response.body as { jobId: string }).jobId);
+    ids.push(createJobResponse.parse(response.body).jobId);
   }
 
   const lateness: number[] = [];
   const deadline = Date.now() + aheadMs + 30_000;
   for (const id of ids) {
     for (;;) {
-      const job = (await call("GET", `/api/v1/jobs/${id}`)).body as {
-        runs: Array<{ scheduledFor: string; finishedAt?: string; status: string }>;
-      };
+      const job = jobResponse.parse((await call("GET", `/api/v1/jobs/${id}`)).body);
       const run = job.runs[0];
       // The example worker completes a run as soon as it gets it, so "finished" bounds from
       // above when the worker had it (the lease's startedAt is the due instant by design).

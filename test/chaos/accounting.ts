@@ -1,3 +1,4 @@
+import type { RunResponse } from "@jobsched/contract";
 import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { parseRunId } from "../../lambdas/core/ids";
 import type { AcceptedJob, ChaosTenant, WorkerEvent } from "./chaos-events";
@@ -6,14 +7,8 @@ import type { AcceptedJob, ChaosTenant, WorkerEvent } from "./chaos-events";
  * The crash-loop test's books: every accepted job against what the API says happened to it,
  * and every execution the workers logged against the fences the scheduler handed out.
  */
-export interface RunRow {
-  readonly runId: string;
-  readonly scheduledFor: string;
-  readonly status: string;
-  readonly attempt: number;
-  readonly fence: number;
-  readonly error?: string;
-}
+/** A run as the API lists it (the contract's run response). */
+export type RunRow = RunResponse;
 
 export interface JobState {
   /** HTTP status of GET /api/v1/jobs/{id}. */

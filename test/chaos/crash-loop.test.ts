@@ -3,10 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { createJobResponse, jobResponse, runsPageResponse } from "@jobsched/contract";
 import { createSignedFetch, type JsonResponse } from "@jobsched/worker";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
+import { bodyOf } from "../support/bodies";
 import { type JobState, keepBooks, type RunRow } from "./accounting";
 import {
   type AcceptedJob,
@@ -186,7 +188,7 @@ describe("the local runtime in a crash loop", () => {
         throw new Error(`create ${i} answered ${response.status}: ${JSON.stringify(response.body)}`);
       }
       const job: AcceptedJob = {
-        jobId: (response.body as { jobId: string }).jobId,
+        jobId: bodyOf(createJobResponse, response).jobId,
         tenant,
         schedule: "runAt" in schedule ? "once" : "cron",
         kind: payload.kind,
@@ -291,11 +293,11 @@ describe("the local runtime in a crash loop", () => {
           limit: "100",
           ...(cursor ? { cursor } : {}),
         });
-        const body = page.body as { runs: RunRow[]; cursor?: string };
+        const body = bodyOf(runsPageResponse, page);
         runs.push(...body.runs);
         cursor = body.cursor;
       } while (cursor);
-      const view = job.body as { createdAt: string; nextRunAt?: string; status: string };
+      const view = bodyOf(jobResponse, job);
       // Settled: nothing left to fire and every run finished.
       // Settled: the job has ended and every run finished. (The job is read before its runs, so a
       // run finishing between the two reads cannot make an active job look settled.)

@@ -1,6 +1,14 @@
+import {
+  completionResponse,
+  createJobResponse,
+  deadLettersPageResponse,
+  heartbeatResponse,
+  jobResponse,
+} from "@jobsched/contract";
 import type { SignedFetch } from "@jobsched/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { bodyOf } from "../support/bodies";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
@@ -36,7 +44,7 @@ describe("executing runs on the local stack", () => {
   async function create(client: SignedFetch, body: Record<string, unknown>): Promise<string> {
     const response = await client("POST", "/api/v1/jobs", { body });
     expect(response.status).toBe(201);
-    return (response.body as { jobId: string }).jobId;
+    return bodyOf(createJobResponse, response).jobId;
   }
 
   async function lease(types: string[], max = 10, workerId = "w"): Promise<Lease[]> {
@@ -72,7 +80,7 @@ describe("executing runs on the local stack", () => {
       body: { fence: 1 },
     });
     expect(beat.status).toBe(200); // one heartbeat, then worker 1 goes silent
-    const leaseEnd = Date.parse((beat.body as { leaseExpiresAt: string }).leaseExpiresAt);
+    const leaseEnd = Date.parse(bodyOf(heartbeatResponse, beat).leaseExpiresAt);
 
     const [second, leasedAt] = await leaseUntil(["lapse"], leaseEnd + 10_000, "w2");
     expect(second).toMatchObject({ runId: first.runId, runKey: first.runKey, fence: 2, attempt: 2 });
@@ -89,7 +97,7 @@ describe("executing runs on the local stack", () => {
       (await complete(second, { result: "failed", retryable: false, error: "w2's outcome" })).status,
     ).toBe(200);
     const job = await api.tenantA("GET", `/api/v1/jobs/${jobId}`);
-    expect((job.body as { runs: unknown[] }).runs).toEqual([
+    expect(bodyOf(jobResponse, job).runs).toEqual([
       expect.objectContaining({ status: "dead-lettered", fence: 2, error: "w2's outcome" }),
     ]);
   });
@@ -111,7 +119,7 @@ describe("executing runs on the local stack", () => {
       expect(run.attempt).toBe(attempt);
       const answer = await complete(run, { result: "failed", error: `attempt ${attempt} failed` });
       failedAt.push(Date.now());
-      expect((answer.body as { status: string }).status).toBe(attempt < 3 ? "retrying" : "dead-lettered");
+      expect(bodyOf(completionResponse, answer).status).toBe(attempt < 3 ? "retrying" : "dead-lettered");
     }
     // Retry n waits min(cap, base * 2^(n-1)) with equal jitter: between half of that and all of it.
     for (const [n, ceiling] of [
@@ -124,12 +132,11 @@ describe("executing runs on the local stack", () => {
     }
 
     const dead = await api.tenantA("GET", "/api/v1/dead-letters");
-    const letters = (dead.body as { deadLetters: Array<{ runId: string; jobId: string; error: string }> })
-      .deadLetters;
+    const letters = bodyOf(deadLettersPageResponse, dead).deadLetters;
     const letter = letters.find((l) => l.jobId === jobId);
     expect(letter?.error).toBe("attempt 3 failed (attempt 3 of 3)");
     expect(
-      ((await api.tenantB("GET", "/api/v1/dead-letters")).body as { deadLetters: unknown[] }).deadLetters,
+      bodyOf(deadLettersPageResponse, await api.tenantB("GET", "/api/v1/dead-letters")).deadLetters,
     ).toEqual([]);
 
     const replay = await api.tenantA("POST", `/api/v1/dead-letters/${letter?.runId}/replay`);
@@ -147,7 +154,7 @@ describe("executing runs on the local stack", () => {
     const answer = await complete(run, { result: "failed", retryable: false, error: "bad input" });
     expect(answer.body).toMatchObject({ status: "dead-lettered" });
     const dead = await api.tenantB("GET", "/api/v1/dead-letters");
-    expect((dead.body as { deadLetters: unknown[] }).deadLetters).toEqual([
+    expect(bodyOf(deadLettersPageResponse, dead).deadLetters).toEqual([
       expect.objectContaining({ runId: run.runId, error: "bad input", attempt: 1 }),
     ]);
   });

@@ -1,5 +1,6 @@
 import { GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { GetCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { createJobResponse } from "@jobsched/contract";
 import { afterAll, describe, expect, it } from "vitest";
 import { LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
 import { LaneJanitor } from "../../lambdas/adapters/sqs/lane-janitor";
@@ -8,6 +9,7 @@ import { SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
 import type { RunMessage } from "../../lambdas/core/ports";
 import { retireIdleLanes } from "../../lambdas/core/use-cases/retire-idle-lanes";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { bodyOf } from "../support/bodies";
 import { OffsetClock } from "../support/offset-clock";
 import { createTestStack, laneQueueUrls, type TestStack } from "../support/stack";
 
@@ -244,7 +246,7 @@ describe("the hourly pass and the types quota", () => {
     expect(gone.status).toBe(201);
     expect((await create("kept")).status).toBe(201);
     expect((await create("third")).status).toBe(429);
-    const goneId = (gone.body as { jobId: string }).jobId;
+    const goneId = bodyOf(createJobResponse, gone).jobId;
     expect((await api.tenantA("DELETE", `/api/v1/jobs/${goneId}`)).status).toBe(200);
     const { Items = [] } = await stack.db.send(
       new ScanCommand({

@@ -1,8 +1,10 @@
+import { createJobResponse } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMessageOf } from "../../lambdas/core/delivery";
 import { MAX_LEASE_SECONDS } from "../../lambdas/core/schemas";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { bodyOf } from "../support/bodies";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
@@ -25,7 +27,7 @@ describe("a lease request no single run can break", () => {
   async function create(body: Record<string, unknown>): Promise<string> {
     const response = await api.tenantA("POST", "/api/v1/jobs", { body });
     expect(response.status, JSON.stringify(response.body)).toBe(201);
-    return (response.body as { jobId: string }).jobId;
+    return bodyOf(createJobResponse, response).jobId;
   }
 
   const lease = (types: string[], max: number, waitSeconds = 1) =>

@@ -1,10 +1,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Lease } from "@jobsched/contract";
+import { createJobResponse, jobResponse } from "@jobsched/contract";
 import { type CompletionReport, createWorker, type LeasedRun, PermanentError } from "@jobsched/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { bodyOf } from "../support/bodies";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /** The worker SDK against the local stack: heartbeats, outcomes, draining. */
@@ -34,8 +36,7 @@ describe("createWorker", () => {
       handler,
     });
   const runsOf = async (jobId: string) =>
-    ((await api.tenantA("GET", `/api/v1/jobs/${jobId}`)).body as { runs: Array<Record<string, unknown>> })
-      .runs;
+    bodyOf(jobResponse, await api.tenantA("GET", `/api/v1/jobs/${jobId}`)).runs;
 
   it("heartbeats a handler that outlives its lease, completes it once, and passes the run key", {
     timeout: 30_000,
@@ -43,7 +44,7 @@ describe("createWorker", () => {
     const created = await api.tenantA("POST", "/api/v1/jobs", {
       body: { type: "slow", runAt: inSeconds(1), leaseSeconds: 5, payload: { n: 1 } },
     });
-    const jobId = (created.body as { jobId: string }).jobId;
+    const jobId = bodyOf(createJobResponse, created).jobId;
     const seen: LeasedRun[] = [];
     const w = worker(["slow"], async (run) => {
       seen.push(run);
@@ -68,8 +69,8 @@ describe("createWorker", () => {
       api.tenantA("POST", "/api/v1/jobs", {
         body: { type, runAt: inSeconds(1), maxAttempts: 2, retry: { base: 60 } },
       });
-    const permanent = ((await post("bad")).body as { jobId: string }).jobId;
-    const transient = ((await post("flaky-sdk")).body as { jobId: string }).jobId;
+    const permanent = bodyOf(createJobResponse, await post("bad")).jobId;
+    const transient = bodyOf(createJobResponse, await post("flaky-sdk")).jobId;
     const w = worker(["bad", "flaky-sdk"], async (run) => {
       throw run.type === "bad" ? new PermanentError("no such invoice") : new Error("timeout");
     });
@@ -96,7 +97,7 @@ describe("createWorker", () => {
     const created = await api.tenantA("POST", "/api/v1/jobs", {
       body: { type: "drain", runAt: inSeconds(1) },
     });
-    const jobId = (created.body as { jobId: string }).jobId;
+    const jobId = bodyOf(createJobResponse, created).jobId;
     let started!: () => void;
     const inHand = new Promise<void>((done) => {
       started = done;

@@ -1,3 +1,4 @@
+import { jobResponse } from "@jobsched/contract";
 import type { SignedFetch } from "@jobsched/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -5,6 +6,7 @@ import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { bodyOf } from "../support/bodies";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
@@ -99,7 +101,7 @@ describe("workers bound to tenants", () => {
       expect(answer.body).toMatchObject({ error: { code: "NotFound" } });
     }
     const job = await api.tenantA("GET", `/api/v1/jobs/${jobId}`);
-    expect((job.body as { runs: unknown[] }).runs).toEqual([
+    expect(bodyOf(jobResponse, job).runs).toEqual([
       expect.objectContaining({ status: "leased", fence: 1, attempt: 1 }),
     ]);
     // Its own worker completes it as if nothing happened.
