@@ -1,3 +1,4 @@
+import type { ErrorResponse } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
@@ -9,7 +10,8 @@ import { createTestStack, type TestStack } from "../support/stack";
  * Every endpoint of the job API through the local gateway (SigV4 checked), the real handlers,
  * dynalite and fauxqs. The scheduler's clock can be moved forward, so minutes pass in moments.
  */
-type Body = Record<string, unknown> & { error?: { code: string; field?: string } };
+/** Any answer: its fields read loosely, an error one as the contract shapes it. */
+type Body = Record<string, unknown> & Partial<ErrorResponse>;
 
 const MINUTE = 60_000;
 const clock = new OffsetClock();

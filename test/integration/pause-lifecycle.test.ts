@@ -1,4 +1,5 @@
 import { GetCommand } from "@aws-sdk/lib-dynamodb";
+import type { ErrorResponse, Lease } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runKey } from "../../lambdas/adapters/dynamo/run-item";
 import { parseRunId } from "../../lambdas/core/ids";
@@ -10,12 +11,9 @@ import { createTestStack, type TestStack } from "../support/stack";
  * from starting, a run that ended during the pause, and dead letters of a paused job. Through
  * the local gateway, the real handlers, dynalite and fauxqs.
  */
-type Body = Record<string, unknown> & { error?: { code: string; field?: string } };
-interface LeaseBody {
-  runId: string;
-  runKey: string;
-  fence: number;
-}
+/** Any answer: its fields read loosely, an error one as the contract shapes it. */
+type Body = Record<string, unknown> & Partial<ErrorResponse>;
+type LeaseBody = Lease;
 
 let stack: TestStack;
 let api: TestApi;

@@ -1,4 +1,5 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import type { CreateJobResponse, ErrorResponse } from "@jobsched/contract";
 import { afterAll, describe, expect, it } from "vitest";
 import { RECOUNT_EVERY_MS } from "../../lambdas/adapters/dynamo/dynamo-tenant-quotas";
 import type { SchedulerSettings } from "../../lambdas/definitions/settings";
@@ -11,7 +12,8 @@ import { createTestStack, type TestStack } from "../support/stack";
  * create past a quota is 429 with Retry-After, names the quota, and stores nothing; another
  * tenant is not affected.
  */
-type Body = { jobId?: string; error?: { code: string; field?: string; message: string } };
+/** A create's answer, or an error one, as the contract shapes them. */
+type Body = Partial<CreateJobResponse & ErrorResponse>;
 
 const opened: TestApi[] = [];
 afterAll(() => Promise.all(opened.map((api) => api.close())));

@@ -1,3 +1,4 @@
+import type { ErrorResponse } from "@jobsched/contract";
 import type { APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 
 /** JSON responses in the shape every jobsched endpoint uses. */
@@ -9,6 +10,8 @@ export function json(statusCode: number, body: unknown): APIGatewayProxyStructur
   };
 }
 
+/** An error answer, shaped as the contract's error response. */
 export function errorResponse(statusCode: number, code: string, message: string, field?: string) {
-  return json(statusCode, { error: { code, message, ...(field === undefined ? {} : { field }) } });
+  const body: ErrorResponse = { error: { code, message, ...(field === undefined ? {} : { field }) } };
+  return json(statusCode, body);
 }

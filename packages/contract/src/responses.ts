@@ -24,6 +24,7 @@ export const errorResponse = z
     }),
   })
   .meta({ id: "Error" });
+export type ErrorResponse = z.output<typeof errorResponse>;
 
 /** What API Gateway (or the local gateway) answers for a request it refuses before a handler. */
 export const gatewayRefusal = z.object({ message: z.string() });
