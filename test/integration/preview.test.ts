@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
+import { previewResponse } from "@jobsched/contract";
 import { describe, expect, it } from "vitest";
 import { createApiHandler } from "../../lambdas/handlers/api";
 import { httpEvent, invoke } from "../support/http-event";
@@ -25,7 +26,7 @@ describe("schedule preview: the CLI (offline) and the HTTP API agree", () => {
       "3",
       "--json",
     ]);
-    const cli = JSON.parse(stdout) as { runs: Array<{ at: string; dst?: string }> };
+    const cli = previewResponse.parse(JSON.parse(stdout));
 
     // Assess: the instants worked out by hand from the UK's rules.
     expect(cli.runs.map((r) => r.at)).toEqual([
@@ -68,5 +69,31 @@ describe("schedule preview: the CLI (offline) and the HTTP API agree", () => {
       "Nowhere/Special",
     ]).catch((error: { code: number; stderr: string }) => error);
     expect(cli).toMatchObject({ code: 2, stderr: expect.stringContaining("timeZone") });
+  });
+});
+
+describe("jobsched preview with Vixie cron's Sunday", () => {
+  it('runs --cron "0 0 * * SUN,7" --tz UTC weekly on Sundays', async () => {
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      "preview",
+      "--cron",
+      "0 0 * * SUN,7",
+      "--tz",
+      "UTC",
+      "--from",
+      "2026-12-01T00:00:00Z",
+      "--count",
+      "4",
+      "--json",
+    ]);
+    const runs = previewResponse.parse(JSON.parse(stdout)).runs.map((r) => r.at);
+    expect(runs).toEqual([
+      "2026-12-06T00:00:00Z",
+      "2026-12-13T00:00:00Z",
+      "2026-12-20T00:00:00Z",
+      "2026-12-27T00:00:00Z",
+    ]);
+    for (const at of runs) expect(new Date(at).getUTCDay()).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { CronExpressionParser } from "cron-parser";
 import type { IANAZone } from "luxon";
+import { mergeListRepeats } from "./cron-lists";
 import { type LocalKind, minOffsetNear, resolveLocal } from "./zone-time";
 
 /**
@@ -10,7 +11,8 @@ import { type LocalKind, minOffsetNear, resolveLocal } from "./zone-time";
  * on 2026-03-29 at 02:30 BST instead of 02:00 BST).
  *
  * Accepted: five fields (minute hour day-of-month month day-of-week) with names (JAN, MON),
- * ranges, steps, lists, L and #, or one of the macros below. When both day fields are
+ * ranges, steps, lists, L and #, or one of the macros below. Sunday is 0 or 7, and a list may
+ * name a value twice (`SUN,7`), as in Vixie cron (cron-lists.ts). When both day fields are
  * restricted a day matching either runs (classic cron). A seconds field is refused: runs are
  * scheduled to the minute end to end.
  */
@@ -29,17 +31,19 @@ export class CronSyntaxError extends Error {}
 /** Checks an expression; returns its five-field form or throws CronSyntaxError saying why. */
 export function normalizeCron(expression: string): string {
   const trimmed = expression.trim().replace(/\s+/g, " ");
-  const fields = CRON_MACROS[trimmed.toLowerCase()] ?? trimmed;
-  const count = fields.split(" ").length;
+  const expanded = CRON_MACROS[trimmed.toLowerCase()] ?? trimmed;
+  const count = expanded.split(" ").length;
   if (trimmed.startsWith("@") && !CRON_MACROS[trimmed.toLowerCase()]) {
     throw new CronSyntaxError(`unknown macro ${trimmed}; use one of ${Object.keys(CRON_MACROS).join(" ")}`);
   }
   if (count === 6) throw new CronSyntaxError("a seconds field is not supported; use five fields");
   if (count !== 5)
     throw new CronSyntaxError(`expected five fields (minute hour day month weekday), got ${count}`);
-  if (/(^|[\s,])H(?=$|[\s,/(])/i.test(fields)) {
+  if (/(^|[\s,])H(?=$|[\s,/(])/i.test(expanded)) {
     throw new CronSyntaxError("hashed values (H) are not supported");
   }
+  // Lists that name a value twice (SUN,7; 1-5,3) as the sets Vixie cron reads them as.
+  const fields = mergeListRepeats(expanded);
   try {
     const iterator = CronExpressionParser.parse(fields, { tz: "UTC", currentDate: 0 });
     iterator.next(); // an expression that can never match fails here
