@@ -2,7 +2,7 @@ import { createWorker, PermanentError } from "@jobsched/worker";
 import type { LocalCredential } from "./local-credentials";
 
 /**
- * The example worker the local runtime starts: the worker SDK (client/worker.ts) leasing runs
+ * The example worker the local runtime starts: the worker SDK (packages/worker, @jobsched/worker) leasing runs
  * of type `example.log` over the signed lease protocol, logging each run it executes. A payload
  * of `{"fail": "..."}` makes it fail (retryable), `{"fail": "...", "permanent": true}` fail for
  * good, to try retries and dead letters by hand. It stops when its signal aborts.

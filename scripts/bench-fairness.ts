@@ -10,7 +10,7 @@
  *
  * Each worker runs as the SDK does: its hold executing --concurrency runs at once (10), --work-ms
  * each, completions batched; room for --prefetch more in hand (90), of which runs held more than
- * 5 s ahead of their time never take the last --concurrency places (client/lease-room.ts);
+ * 5 s ahead of their time never take the last --concurrency places (packages/worker/src/lease-room.ts);
  * --requests pollers asking for up to --max while there is room (a second's pause after an
  * answer that was not full). Lateness
  * is when the worker could start a
@@ -97,8 +97,8 @@ let lastDone = 0;
 const total = counts.a + counts.b;
 // Each worker as the SDK runs one: its hold (`concurrency` runs executed at once, work-ms each,
 // completed in batches), room for `concurrency + prefetch` runs in hand as the SDK counts it
-// (client/lease-room.ts), and pollers that keep asking while there is room, pausing a second
-// after an answer that was not full (client/worker.ts).
+// (packages/worker/src/lease-room.ts), and pollers that keep asking while there is room, pausing a second
+// after an answer that was not full (packages/worker/src/worker.ts).
 const workers = Array.from({ length: workerCount }, () => {
   const complete = completionBatcher(completionDeps, worker, () => {
     lastDone = Date.now();

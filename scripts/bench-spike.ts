@@ -10,7 +10,7 @@
  *                                  [--requests 6] [--work-ms 0] [--p99-ms N] [--same-process] [--trace]
  *
  * Leases are handed over as soon as they are granted, ahead of their second; each worker holds
- * its runs as the worker SDK does (client/run-hold.ts) and starts each at its startAt, then
+ * its runs as the worker SDK does (packages/worker/src/run-hold.ts) and starts each at its startAt, then
  * completes them in batches as the SDK does (POST /internal/completions' use case).
  *
  * Prints lateness (started at - scheduled for) p50/p95/p99/max, how early runs were leased, the
