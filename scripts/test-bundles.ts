@@ -12,7 +12,7 @@
  * use. Exits non-zero if a bundle cannot load or handle its event.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LOCAL_SETTINGS, settingsEnvironment } from "../lambdas/definitions/settings";
@@ -88,7 +88,7 @@ const placed: Record<string, string> = {};
 for (const [name, file] of Object.entries(sources)) {
   const folder = join(scratch, name);
   mkdirSync(folder);
-  execFileSync("cp", [file, join(folder, "index.mjs")]);
+  copyFileSync(file, join(folder, "index.mjs"));
   placed[name] = join(folder, "index.mjs");
 }
 

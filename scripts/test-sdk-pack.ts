@@ -8,7 +8,7 @@
  *   npx tsx scripts/test-sdk-pack.ts
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startLocalRuntime } from "../local/spawn-runtime";
@@ -28,7 +28,7 @@ try {
   const tarballs = readdirSync(scratch).filter((file) => file.endsWith(".tgz"));
   console.log(`packed: ${tarballs.join(", ")}`);
 
-  run("mkdir", ["-p", app], scratch);
+  mkdirSync(app, { recursive: true });
   writeFileSync(
     join(app, "package.json"),
     JSON.stringify({ name: "sdk-user", private: true, type: "module" }),

@@ -43,7 +43,7 @@ interface Entry {
  *
  * 1. claim: `retiringAt` set, if `lastUsedAt` is still what was read (a sender's touch removes
  *    the claim and moves `lastUsedAt`);
- * 2. the queue's visible, in-flight and delayed counts read: any message left, the claim is
+ * 2. the queue's visible, in-flight and delayed counts read: with a message left, the claim is
  *    dropped and the lane kept (a type no worker serves keeps its lane and its runs);
  * 3. confirm: `deleting` set, if the claim is still ours. From here a sender makes the next
  *    generation instead of using this queue;
