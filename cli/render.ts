@@ -12,19 +12,29 @@ const str = (v: unknown) => (v === undefined || v === null ? "" : String(v));
 
 export function previewTable(preview: Preview): string {
   const rows = preview.runs.map((run) => {
-    const note =
-      run.dst === "moved"
-        ? `moved by DST (scheduled ${run.scheduledLocal?.join(", ")})`
-        : run.dst === "merged"
-          ? `DST merged ${run.scheduledLocal?.join(", ")} into one run`
-          : run.dst === "repeated"
-            ? "local time happens twice; runs at the first"
-            : "";
-    return [run.at, run.local, note];
+    const notes = [dstNote(run)];
+    if (run.firing) notes.push(`jitter +${run.jitter} after the firing at ${run.firing}`);
+    if (run.skippedLocal) notes.push(`DST skipped ${run.skippedLocal.join(", ")}: not run (skip-gap)`);
+    return [run.at, run.local, notes.filter(Boolean).join("; ")];
   });
   return rows.length === 0
     ? "(no runs at or after --from)"
     : table(["UTC", `local (${preview.timeZone})`, ""], rows);
+}
+
+function dstNote(run: Preview["runs"][number]): string {
+  switch (run.dst) {
+    case "moved":
+      return `moved by DST (scheduled ${run.scheduledLocal?.join(", ")})`;
+    case "merged":
+      return `DST merged ${run.scheduledLocal?.join(", ")} into one run`;
+    case "repeated":
+      return "local time happens twice; this is the first";
+    case "second-occurrence":
+      return "local time happens twice; this is the second (every-occurrence)";
+    case undefined:
+      return "";
+  }
 }
 
 export function scheduleText(job: ScheduleResponse): string {
@@ -34,7 +44,9 @@ export function scheduleText(job: ScheduleResponse): string {
 }
 
 export function jobTable(job: JobResponse): string {
-  const schedule = job.cron ? `cron "${job.cron}" ${str(job.timeZone)}` : scheduleText(job);
+  const dst = job.dstPolicy && job.dstPolicy !== "first-occurrence" ? ` (DST: ${job.dstPolicy})` : "";
+  const jitter = job.jitter ? `, jitter ${job.jitter}` : "";
+  const schedule = `${job.cron ? `cron "${job.cron}" ${str(job.timeZone)}${dst}` : scheduleText(job)}${jitter}`;
   const lines = [
     `job        ${job.jobId}`,
     `type       ${job.type}`,
@@ -42,6 +54,7 @@ export function jobTable(job: JobResponse): string {
     `schedule   ${schedule}`,
     `next run   ${job.nextRunAt ?? "-"}`,
   ];
+  if (job.pauseReason !== undefined) lines.push(`paused     ${job.pauseReason}`);
   if (job.runs.length > 0) lines.push("", runsTable(job.runs));
   return lines.join("\n");
 }

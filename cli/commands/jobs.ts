@@ -15,7 +15,9 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .option("--run-at <instant>", "run once at this ISO 8601 instant")
     .option("--cron <expr>", "cron expression")
     .option("--tz, --time-zone <zone>", "IANA time zone of the cron expression")
+    .option("--dst-policy <policy>", "first-occurrence (default) | every-occurrence | skip-gap")
     .option("--interval <every>", "fixed interval: 15m, 2h, PT15M")
+    .option("--jitter <window>", "spread runs over this window after each firing: seconds or PT5M")
     .option("--start-at <instant>", "first instant a recurring job may run")
     .option("--end-at <instant>", "last instant a recurring job may run")
     .option("--payload <json>", "JSON payload handed to the worker")
@@ -40,7 +42,9 @@ export function jobsCommand(program: Command, cli: CliContext): void {
           runAt: o.runAt,
           cron: o.cron,
           timeZone: o.timeZone,
+          dstPolicy: o.dstPolicy,
           interval: o.interval === undefined ? undefined : { every: o.interval },
+          jitter: o.jitter === undefined ? undefined : /^\d+$/.test(o.jitter) ? Number(o.jitter) : o.jitter,
           startAt: o.startAt,
           endAt: o.endAt,
           payload,
@@ -89,8 +93,19 @@ export function jobsCommand(program: Command, cli: CliContext): void {
         (b) => `${runsTable(b.runs)}${moreLine(b.cursor)}`,
       ),
     );
+  jobs
+    .command("pause <jobId>")
+    .description("pause a job: it creates no runs until resumed")
+    .option("--reason <text>", "why; shown on the job while it is paused, and kept in its audit trail")
+    .action(async (jobId: string, o: { reason?: string }) =>
+      cli.print(
+        await cli.call<JobResponse>("POST", path(jobId, "/pause"), {
+          body: o.reason === undefined ? {} : { reason: o.reason },
+        }),
+        jobTable,
+      ),
+    );
   for (const [name, method, suffix] of [
-    ["pause", "POST", "/pause"],
     ["resume", "POST", "/resume"],
     ["cancel", "DELETE", ""],
   ] as const) {

@@ -4,6 +4,11 @@ import { ValidationError } from "./errors";
 /** The longest duration any field takes: a year and a day, whichever way it is written. */
 export const MAX_DURATION_MS = 366 * 86_400_000;
 
+/** A length of time as the API shows it: an ISO 8601 duration in its largest units (PT4M17S). */
+export function isoDuration(ms: number): string {
+  return Duration.fromMillis(ms).rescale().toISO() as string;
+}
+
 /**
  * A length of time as the API takes it: whole seconds, or an ISO 8601 duration of fixed length
  * (PT15M, P1D). Months and years vary in length and are refused; so is anything over 366 days

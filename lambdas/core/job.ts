@@ -14,6 +14,8 @@ export interface AuditEntry {
   readonly action: "created" | "paused" | "resumed" | "cancelled";
   readonly by: string;
   readonly at: number;
+  /** Why, when the caller said (pause). */
+  readonly reason?: string;
 }
 export const MAX_AUDIT_ENTRIES = 50;
 

@@ -1,3 +1,4 @@
+import { DstPolicy } from "@jobsched/contract";
 import { z } from "zod";
 import { PAYLOAD_LIMIT_BYTES } from "../definitions/settings";
 import { documentSize } from "./document-limits";
@@ -51,6 +52,22 @@ export const durationInput = z
   )
   .meta({ description: "Seconds, or an ISO 8601 duration such as PT15M", example: "PT1H" });
 
+/** How a cron schedule runs local times that DST repeats or skips (cron only). */
+export const dstPolicyField = z
+  .enum(Object.values(DstPolicy) as [DstPolicy, ...DstPolicy[]])
+  .optional()
+  .meta({
+    description:
+      "cron only. first-occurrence (default): a time that occurs twice runs once, at its first occurrence, and a time skipped by a jump forward runs at the end of the gap; every-occurrence: a time that occurs twice runs in both passes; skip-gap: a skipped time does not run",
+  });
+
+/** An opt-in window each firing runs at a stable offset inside (schedule/jitter.ts). */
+export const jitterField = durationInput.optional().meta({
+  description:
+    "Spread runs over a window after each firing (at most a day): each firing runs at an offset drawn from the job id and the firing, the same every time, cut short so a run never passes the next firing",
+  example: "PT5M",
+});
+
 export const createJobRequest = z
   .strictObject({
     type: jobType,
@@ -92,10 +109,12 @@ export const createJobRequest = z
       .max(64)
       .optional()
       .meta({ description: "IANA time zone of the cron expression (default UTC)", example: "Europe/London" }),
+    dstPolicy: dstPolicyField,
     interval: z
       .strictObject({ every: z.string().min(1).max(64).meta({ example: "15m" }) })
       .optional()
       .meta({ description: "Fixed interval computed in UTC: 15m, 2h, 1d or an ISO 8601 duration" }),
+    jitter: jitterField,
     startAt: isoInstant.optional().meta({ description: "First instant a recurring schedule may run" }),
     endAt: isoInstant.optional().meta({ description: "Last instant a recurring schedule may run" }),
     missedRuns: z
@@ -117,6 +136,18 @@ export const createJobRequest = z
   })
   .meta({ id: "CreateJobRequest" });
 export type CreateJobRequest = z.output<typeof createJobRequest>;
+
+/** The longest pause reason: 50 audit entries of them stay far under DynamoDB's item size. */
+export const MAX_REASON_CHARS = 256;
+
+export const pauseRequest = z
+  .strictObject({
+    reason: z.string().min(1).max(MAX_REASON_CHARS).optional().meta({
+      description: "Why the job is paused; shown on the job while it is paused and kept in its audit trail",
+      example: "downstream maintenance until 14:00",
+    }),
+  })
+  .meta({ id: "PauseRequest" });
 
 export const listJobsQuery = z.strictObject({
   status: z.enum(["active", "paused", "cancelled", "completed"]).optional(),

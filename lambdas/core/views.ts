@@ -1,7 +1,13 @@
-import type { JobResponse, JobSummaryResponse, RunResponse, ScheduleResponse } from "@jobsched/contract";
-import { Duration } from "luxon";
+import {
+  DstPolicy,
+  type JobResponse,
+  type JobSummaryResponse,
+  type RunResponse,
+  type ScheduleResponse,
+} from "@jobsched/contract";
+import { isoDuration } from "./duration";
 import { formatInstant } from "./instant";
-import type { Job, JobSummary } from "./job";
+import { type Job, JobStatus, type JobSummary } from "./job";
 import { type Run, runKeyOf } from "./run";
 import type { Schedule } from "./schedule/schedule";
 
@@ -14,12 +20,13 @@ function optionalInstant(ms: number | undefined): string | undefined {
   return ms === undefined ? undefined : formatInstant(ms);
 }
 
-function isoDuration(ms: number): string {
-  return Duration.fromMillis(ms).rescale().toISO() as string;
-}
-
 /** A schedule as the API spells it. */
 export function scheduleView(schedule: Schedule): ScheduleResponse {
+  const fields = scheduleFieldsView(schedule);
+  return schedule.jitter ? { ...fields, jitter: isoDuration(schedule.jitter.windowMs) } : fields;
+}
+
+function scheduleFieldsView(schedule: Schedule): ScheduleResponse {
   switch (schedule.kind) {
     case "once":
       return { runAt: formatInstant(schedule.runAt) };
@@ -27,6 +34,7 @@ export function scheduleView(schedule: Schedule): ScheduleResponse {
       return {
         cron: schedule.cron,
         timeZone: schedule.timeZone,
+        dstPolicy: schedule.dstPolicy ?? DstPolicy.FirstOccurrence,
         startAt: optionalInstant(schedule.startAt),
         endAt: optionalInstant(schedule.endAt),
       };
@@ -81,7 +89,13 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     leaseSeconds: job.leaseSeconds,
     idempotencyKey: job.idempotencyKey,
     createdBy: job.createdBy,
-    audit: job.audit.map((entry) => ({ action: entry.action, by: entry.by, at: formatInstant(entry.at) })),
+    pauseReason: job.status === JobStatus.Paused ? job.audit.at(-1)?.reason : undefined,
+    audit: job.audit.map((entry) => ({
+      action: entry.action,
+      by: entry.by,
+      at: formatInstant(entry.at),
+      ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+    })),
     runs: recentRuns.map(runView),
   };
 }

@@ -18,7 +18,13 @@ export function createApiHandler(deps: HandlerDeps) {
   const control = (action: JobAction) => async (event: HttpEvent) =>
     json(
       200,
-      await controlJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"), action),
+      await controlJob(
+        deps,
+        callerOf(event, deps.tenantMapping),
+        pathParameter(event, "jobId"),
+        action,
+        jsonBody(event),
+      ),
     );
 
   const route = dispatch({

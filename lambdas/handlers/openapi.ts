@@ -27,6 +27,7 @@ import {
   leaseRequest,
   listJobsQuery,
   pageQuery,
+  pauseRequest,
 } from "../core/schemas";
 import { ROUTES } from "../definitions/routes";
 
@@ -117,7 +118,10 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
   },
   "POST /api/v1/jobs/{jobId}/pause": {
     summary: "Pause a job: it creates no runs until resumed",
-    request: { params: jobIdParam },
+    request: {
+      params: jobIdParam,
+      body: { required: false, content: { "application/json": { schema: pauseRequest } } },
+    },
     responses: { 200: jsonContent(jobResponse, "The paused job"), ...errors, ...notFound, ...conflict },
   },
   "POST /api/v1/jobs/{jobId}/resume": {

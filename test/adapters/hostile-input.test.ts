@@ -403,6 +403,8 @@ const createBody = fc
       maxAttempts: fc.oneof(fc.constant(3), hostileValue),
       idempotencyKey: fc.oneof(fc.constant("key-1"), hostileString),
       missedRuns: fc.oneof(fc.constant("skip"), hostileValue),
+      dstPolicy: fc.oneof(fc.constantFrom("every-occurrence", "skip-gap"), hostileValue),
+      jitter: fc.oneof(fc.constantFrom("PT5M", "P2D", 3600), hostileDuration),
     },
     { requiredKeys: ["type"] },
   )
@@ -430,6 +432,8 @@ const FIELDS = [
   "maxAttempts",
   "idempotencyKey",
   "missedRuns",
+  "dstPolicy",
+  "jitter",
   "startAt",
   "endAt",
 ];
@@ -606,7 +610,9 @@ const SHAPES: Record<string, Shape> = {
   "GET /api/v1/jobs/{jobId}/runs": { path: pathId(JOB_ID).map((jobId) => ({ jobId })), query },
   "POST /api/v1/jobs/{jobId}/pause": {
     path: pathId(JOB_ID).map((jobId) => ({ jobId })),
-    body: bodyFor(emptyBody),
+    body: bodyFor(
+      fc.oneof(emptyBody, fc.record({ reason: fc.oneof(hostileString, fc.string({ maxLength: 300 })) })),
+    ),
   },
   "POST /api/v1/jobs/{jobId}/resume": {
     path: pathId(JOB_ID).map((jobId) => ({ jobId })),

@@ -6,14 +6,17 @@ import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
 export const jobPk = (jobId: string) => `JOB#${jobId}`;
 export const JOB_SK = "JOB";
 
+const jitterSchema = z.object({ windowMs: z.number(), seed: z.string() }).optional();
 const scheduleSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("once"), runAt: z.number() }),
+  z.object({ kind: z.literal("once"), runAt: z.number(), jitter: jitterSchema }),
   z.object({
     kind: z.literal("cron"),
     cron: z.string(),
     timeZone: z.string(),
+    dstPolicy: z.enum(["first-occurrence", "every-occurrence", "skip-gap"]).optional(),
     startAt: z.number().optional(),
     endAt: z.number().optional(),
+    jitter: jitterSchema,
   }),
   z.object({
     kind: z.literal("interval"),
@@ -21,6 +24,7 @@ const scheduleSchema = z.discriminatedUnion("kind", [
     anchor: z.number(),
     startAt: z.number().optional(),
     endAt: z.number().optional(),
+    jitter: jitterSchema,
   }),
 ]);
 const statusSchema = z.enum(["active", "paused", "cancelled", "completed"]);
@@ -49,6 +53,7 @@ const jobItemSchema = z.object({
       action: z.enum(["created", "paused", "resumed", "cancelled"]),
       by: z.string(),
       at: z.number(),
+      reason: z.string().optional(),
     }),
   ),
 });

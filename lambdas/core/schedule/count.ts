@@ -1,7 +1,8 @@
+import type { DstPolicy } from "@jobsched/contract";
 import { CronExpressionParser } from "cron-parser";
 import { DateTime, type IANAZone } from "luxon";
 import { cronFirings } from "./cron";
-import type { Schedule } from "./schedule";
+import { nextFiring, type Schedule } from "./schedule";
 import { offsetAt, zoneOf } from "./zone-time";
 
 const DAY = 86_400_000;
@@ -16,10 +17,28 @@ const DAY = 86_400_000;
  * before was moved into it), the firings are the matching local times, so a matching day has
  * (minutes x hours) of them; the days are matched by cron-parser itself (the same day fields,
  * so the same rules for L, #, and both day fields restricted). Days with a DST change, the day
- * after, and the partial days at either end are walked firing by firing, by the DST rule.
+ * after, and the partial days at either end are walked firing by firing, by the job's DST
+ * policy (the policies differ only on those days). With jitter, runs are counted by their
+ * jittered instants.
  */
 export function countFirings(schedule: Schedule, after: number, before: number): number {
   if (before - after <= 1) return 0;
+  const { jitter, ...plain } = schedule;
+  if (!jitter) return countFiringInstants(schedule, after, before);
+  // A jittered run falls before its next firing, so only one firing can be due on the other
+  // side of each end from its own instant: the first due after `after` (its instant may be at
+  // or before `after`) and the first due at or after `before` (its instant may be before it).
+  let count = countFiringInstants(plain, after, before);
+  const intoRange = nextFiring(schedule, after);
+  if (intoRange?.jittered && intoRange.jittered.firingAt <= after && intoRange.at < before) count += 1;
+  const outOfRange = nextFiring(schedule, before - 1);
+  const firingAt = outOfRange?.jittered?.firingAt;
+  if (firingAt !== undefined && firingAt > after && firingAt < before) count -= 1;
+  return count;
+}
+
+/** How many firing instants (no jitter) lie strictly between `after` and `before`. */
+function countFiringInstants(schedule: Schedule, after: number, before: number): number {
   switch (schedule.kind) {
     case "once":
       return schedule.runAt > after && schedule.runAt < before ? 1 : 0;
@@ -36,12 +55,18 @@ export function countFirings(schedule: Schedule, after: number, before: number):
       if (!zone) return 0;
       const lo = Math.max(after, (schedule.startAt ?? Number.NEGATIVE_INFINITY) - 1);
       const hi = Math.min(before, (schedule.endAt ?? Number.POSITIVE_INFINITY) + 1);
-      return hi - lo > 1 ? countCron(schedule.cron, zone, lo, hi) : 0;
+      return hi - lo > 1 ? countCron(schedule.cron, zone, lo, hi, schedule.dstPolicy) : 0;
     }
   }
 }
 
-function countCron(fields: string, zone: IANAZone, after: number, before: number): number {
+function countCron(
+  fields: string,
+  zone: IANAZone,
+  after: number,
+  before: number,
+  policy: DstPolicy | undefined,
+): number {
   const parsed = CronExpressionParser.parse(fields, { tz: "UTC" });
   const perDay = parsed.fields.minute.values.length * parsed.fields.hour.values.length;
   const firstDay = naiveDayOf(zone, after + 1);
@@ -57,7 +82,7 @@ function countCron(fields: string, zone: IANAZone, after: number, before: number
     if (regular && previousRegular && start > after && end <= before) {
       if (matching.has(day)) count += perDay;
     } else {
-      count += walk(fields, zone, Math.max(after, start - 1), Math.min(before, end));
+      count += walk(fields, zone, Math.max(after, start - 1), Math.min(before, end), policy);
     }
     previousRegular = regular;
   }
@@ -65,9 +90,15 @@ function countCron(fields: string, zone: IANAZone, after: number, before: number
 }
 
 /** Firings strictly between `after` and `before`, one by one. */
-function walk(fields: string, zone: IANAZone, after: number, before: number): number {
+function walk(
+  fields: string,
+  zone: IANAZone,
+  after: number,
+  before: number,
+  policy: DstPolicy | undefined,
+): number {
   let count = 0;
-  for (const { at } of cronFirings(fields, zone, after, before)) {
+  for (const { at } of cronFirings(fields, zone, after, before, policy)) {
     if (at >= before) break;
     count += 1;
   }

@@ -1,12 +1,13 @@
+import { DstPolicy } from "@jobsched/contract";
 import { CronExpressionParser } from "cron-parser";
 import type { IANAZone } from "luxon";
 import { mergeListRepeats } from "./cron-lists";
-import { type LocalKind, minOffsetNear, resolveLocal } from "./zone-time";
+import { type LocalKind, maxOffsetNear, minOffsetNear, occurrencesOf, resolveLocal } from "./zone-time";
 
 /**
  * Cron schedules, evaluated on local wall time. cron-parser walks a naive timeline (the zone's
  * wall clock read as UTC, where no DST exists), so its answers are the matching local times;
- * zone-time.ts then applies the DST rule to each. This replaces cron-parser's own zone
+ * zone-time.ts then applies the job's DST policy to each. This replaces cron-parser's own zone
  * handling, which runs a time skipped by spring-forward an hour late (01:30 in Europe/London
  * on 2026-03-29 at 02:30 BST instead of 02:00 BST).
  *
@@ -53,22 +54,34 @@ export function normalizeCron(expression: string): string {
   return fields;
 }
 
+export type CronFiringKind = LocalKind | "second-occurrence";
+
 export interface CronFiring {
   readonly at: number;
   /** The local times the expression named that run at this instant (several when merged). */
   readonly nominal: number[];
-  readonly kind: LocalKind;
+  /**
+   * `repeated`: the first pass of a local time that occurs twice; `second-occurrence`: its second
+   * pass (every-occurrence only); `moved`: run at the end of a gap that skipped it.
+   */
+  readonly kind: CronFiringKind;
+  /** Local times a gap skipped just before this firing that the policy did not run (skip-gap). */
+  readonly skipped?: number[];
 }
 
 /**
  * The firings of a cron expression in a zone strictly after `after`, in order, one per
- * instant: local times that the DST rule sends to the same instant run once ("merged").
+ * instant, under a DST policy: local times that the policy sends to the same instant run once
+ * ("merged"). Under every-occurrence a repeated time's second pass comes after later local
+ * times' first passes, so firings wait in a short buffer, ordered, until no later local time
+ * can come before them.
  */
 export function* cronFirings(
   fields: string,
   zone: IANAZone,
   after: number,
   until?: number,
+  policy: DstPolicy = DstPolicy.FirstOccurrence,
 ): Generator<CronFiring> {
   // No local time earlier than after + (smallest nearby offset) can map past `after`.
   const start = after + minOffsetNear(zone, after);
@@ -78,7 +91,8 @@ export function* cronFirings(
     // Local times run up to 14 h ahead of UTC: stop cron-parser a little past `until`.
     ...(until === undefined ? {} : { endDate: new Date(until + 15 * 3_600_000) }),
   });
-  let pending: CronFiring | undefined;
+  const pending: CronFiring[] = []; // ordered by `at`, distinct instants
+  let skipped: number[] = [];
   for (;;) {
     let naive: number;
     try {
@@ -86,14 +100,57 @@ export function* cronFirings(
     } catch {
       break; // past `until` (cron-parser's endDate)
     }
-    const resolved = resolveLocal(zone, naive);
-    if (resolved.at <= after) continue; // a repeated time whose first occurrence has passed
-    if (pending && resolved.at === pending.at) {
-      pending = { ...pending, nominal: [...pending.nominal, naive], kind: "moved" };
-      continue;
+    // Every later local time maps to at least naive - (largest offset): earlier ones are final.
+    const settled = naive - maxOffsetNear(zone, naive);
+    while (pending.length > 0 && (pending[0] as CronFiring).at < settled) yield pending.shift() as CronFiring;
+
+    for (const candidate of firingsOfLocal(zone, naive, policy)) {
+      if (candidate.at <= after) continue; // an occurrence that has passed
+      if (candidate.kind === "skipped") {
+        skipped.push(naive);
+        continue;
+      }
+      const firing = skipped.length > 0 ? { ...candidate, skipped } : candidate;
+      skipped = [];
+      insertMerging(pending, firing);
     }
-    if (pending) yield pending;
-    pending = { at: resolved.at, nominal: [naive], kind: resolved.kind };
   }
-  if (pending) yield pending;
+  yield* pending;
+}
+
+/** The firings one matching local time makes under a policy; `skipped` marks one the policy drops. */
+function firingsOfLocal(
+  zone: IANAZone,
+  naive: number,
+  policy: DstPolicy,
+): (CronFiring | { readonly at: number; readonly kind: "skipped" })[] {
+  const occurrences = occurrencesOf(zone, naive);
+  const [first, second] = occurrences;
+  if (first === undefined) {
+    const { at } = resolveLocal(zone, naive); // the end of the gap
+    return [policy === DstPolicy.SkipGap ? { at, kind: "skipped" } : { at, nominal: [naive], kind: "moved" }];
+  }
+  if (second === undefined) return [{ at: first, nominal: [naive], kind: "exact" }];
+  const firstPass = { at: first, nominal: [naive], kind: "repeated" as const };
+  return policy === DstPolicy.EveryOccurrence
+    ? [firstPass, { at: second, nominal: [naive], kind: "second-occurrence" }]
+    : [firstPass];
+}
+
+/** Adds a firing to an ordered list; one at an instant already listed merges into it. */
+function insertMerging(pending: CronFiring[], firing: CronFiring): void {
+  let index = pending.length;
+  while (index > 0 && (pending[index - 1] as CronFiring).at > firing.at) index -= 1;
+  const same = pending[index - 1];
+  if (same && same.at === firing.at) {
+    const skipped = [...(same.skipped ?? []), ...(firing.skipped ?? [])];
+    pending[index - 1] = {
+      at: same.at,
+      nominal: [...same.nominal, ...firing.nominal],
+      kind: "moved",
+      ...(skipped.length > 0 ? { skipped } : {}),
+    };
+    return;
+  }
+  pending.splice(index, 0, firing);
 }

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { isoDuration } from "../duration";
 import { ValidationError } from "../errors";
 import { formatInstant, parseInstant } from "../instant";
+import { dstPolicyField } from "../schemas";
 import { parseWith } from "../validation";
 import { firingsAfter } from "./schedule";
 import { DEFAULT_TIME_ZONE, scheduleFromFields } from "./schedule-input";
@@ -10,13 +12,17 @@ import { formatLocal, formatNaive } from "./zone-time";
  * The next N run instants of a schedule, in UTC and local time, each marked where DST moved
  * it (its local time did not exist), merged it (several local times ran as one) or where its
  * local time happens twice (it ran at the first). Served by GET /api/v1/schedules/preview and
- * by `jobsched preview`, which works offline: both print exactly this.
+ * by `jobsched preview`, which works offline: both print exactly this. With a jitter window
+ * and the job's id, each run is shown at its jittered instant with the firing it stands for.
  */
 export const MAX_PREVIEW_COUNT = 100;
 
 export const previewQuery = z.strictObject({
   cron: z.string().optional(),
   timeZone: z.string().optional(),
+  dstPolicy: dstPolicyField,
+  jitter: z.string().min(1).max(64).optional(),
+  jobId: z.string().min(1).max(64).optional(),
   interval: z.string().optional(),
   runAt: z.string().optional(),
   startAt: z.string().optional(),
@@ -36,7 +42,12 @@ export type { Preview, PreviewRun };
 
 export function previewSchedule(query: unknown, now: number): Preview {
   const q = parseWith(previewQuery, query, "query");
-  const schedule = scheduleFromFields({ ...q, every: q.interval, everyField: "interval" });
+  const schedule = scheduleFromFields({
+    ...q,
+    every: q.interval,
+    everyField: "interval",
+    jitterSeed: q.jobId,
+  });
   const from = q.from === undefined ? now : parseInstant(q.from);
   if (from === undefined) throw new ValidationError("from: not an ISO 8601 instant", "from");
   const timeZone = q.timeZone ?? DEFAULT_TIME_ZONE;
@@ -45,16 +56,27 @@ export function previewSchedule(query: unknown, now: number): Preview {
   // `from` itself counts: preview what runs at or after it.
   for (const firing of firingsAfter(schedule, from - 1)) {
     if (runs.length >= q.count) break;
-    const run: PreviewRun = { at: formatInstant(firing.at), local: formatLocal(timeZone, firing.at) };
+    const run: PreviewRun = {
+      at: formatInstant(firing.at),
+      local: formatLocal(timeZone, firing.at),
+      ...(firing.jittered
+        ? {
+            firing: formatInstant(firing.jittered.firingAt),
+            jitter: isoDuration(firing.jittered.offsetMs),
+          }
+        : {}),
+    };
     if (!firing.dst) {
       runs.push(run);
       continue;
     }
-    const dst = firing.dst.nominal.length > 1 ? "merged" : firing.dst.kind;
+    const { kind, nominal, skipped } = firing.dst;
+    const dst = nominal.length > 1 ? "merged" : kind;
     runs.push({
       ...run,
-      dst,
-      ...(dst === "repeated" ? {} : { scheduledLocal: firing.dst.nominal.map(formatNaive) }),
+      ...(dst === "exact" ? {} : { dst }),
+      ...(dst === "moved" || dst === "merged" ? { scheduledLocal: nominal.map(formatNaive) } : {}),
+      ...(skipped ? { skippedLocal: skipped.map(formatNaive) } : {}),
     });
   }
   return { timeZone, from: formatInstant(from), runs };

@@ -1,7 +1,10 @@
+import { DstPolicy } from "@jobsched/contract";
+import { durationMs } from "../duration";
 import { ValidationError } from "../errors";
 import { parseInstant } from "../instant";
 import { type CronSyntaxError, normalizeCron } from "./cron";
 import { type IntervalSyntaxError, parseEvery } from "./interval";
+import { MAX_JITTER_MS } from "./jitter";
 import { firstRunAt, type Schedule } from "./schedule";
 import { zoneOf } from "./zone-time";
 
@@ -13,12 +16,16 @@ export interface ScheduleFields {
   readonly runAt?: string | undefined;
   readonly cron?: string | undefined;
   readonly timeZone?: string | undefined;
+  readonly dstPolicy?: DstPolicy | undefined;
   /** "15m", "2h", "PT15M"... */
   readonly every?: string | undefined;
   /** The field name `every` came from, for error messages ("interval.every" or "interval"). */
   readonly everyField?: string;
   readonly startAt?: string | undefined;
   readonly endAt?: string | undefined;
+  /** A jitter window (seconds or ISO 8601) and the job id that seeds its offsets. */
+  readonly jitter?: number | string | undefined;
+  readonly jitterSeed?: string | undefined;
 }
 
 export const DEFAULT_TIME_ZONE = "UTC";
@@ -31,6 +38,17 @@ function instant(text: string | undefined, field: string): number | undefined {
 }
 
 export function scheduleFromFields(fields: ScheduleFields): Schedule {
+  const schedule = unjitteredSchedule(fields);
+  if (fields.jitter === undefined) return schedule;
+  const windowMs = durationMs(fields.jitter, "jitter");
+  if (windowMs > MAX_JITTER_MS) throw new ValidationError("jitter: must be at most one day (P1D)", "jitter");
+  if (fields.jitterSeed === undefined) {
+    throw new ValidationError("jobId: needed with jitter: each job's offsets are drawn from its id", "jobId");
+  }
+  return { ...schedule, jitter: { windowMs, seed: fields.jitterSeed } };
+}
+
+function unjitteredSchedule(fields: ScheduleFields): Schedule {
   const everyField = fields.everyField ?? "interval";
   const given = [
     ["runAt", fields.runAt],
@@ -55,6 +73,7 @@ export function scheduleFromFields(fields: ScheduleFields): Schedule {
   if (fields.runAt !== undefined) {
     for (const [field, value] of [
       ["timeZone", fields.timeZone],
+      ["dstPolicy", fields.dstPolicy],
       ["startAt", startAt],
       ["endAt", endAt],
     ] as const) {
@@ -71,13 +90,24 @@ export function scheduleFromFields(fields: ScheduleFields): Schedule {
   const bounds = { ...(startAt === undefined ? {} : { startAt }), ...(endAt === undefined ? {} : { endAt }) };
 
   if (fields.cron !== undefined) {
+    // The default is not stored: a job without the field and one that names it run the same.
+    const dst =
+      fields.dstPolicy === undefined || fields.dstPolicy === DstPolicy.FirstOccurrence
+        ? {}
+        : { dstPolicy: fields.dstPolicy };
     try {
-      return { kind: "cron", cron: normalizeCron(fields.cron), timeZone, ...bounds };
+      return { kind: "cron", cron: normalizeCron(fields.cron), timeZone, ...dst, ...bounds };
     } catch (error) {
       throw new ValidationError(`cron: ${(error as CronSyntaxError).message}`, "cron");
     }
   }
 
+  if (fields.dstPolicy !== undefined) {
+    throw new ValidationError(
+      "dstPolicy: applies to cron schedules only (intervals are computed in UTC)",
+      "dstPolicy",
+    );
+  }
   try {
     const everyMs = parseEvery(fields.every as string);
     return { kind: "interval", everyMs, anchor: startAt ?? 0, ...bounds };

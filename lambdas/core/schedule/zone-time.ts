@@ -1,12 +1,17 @@
 import { DateTime, IANAZone } from "luxon";
 
 /**
- * Local wall time in an IANA zone, and the DST rule that turns a local time into one instant:
+ * Local wall time in an IANA zone, and the default DST rule (`first-occurrence`) that turns a
+ * local time into one instant:
  *
  * - a local time that exists once is that instant;
  * - a local time that occurs twice (clocks go back) is its first occurrence;
  * - a local time skipped by a jump forward is the first valid instant after the gap, which is
  *   the instant of the jump itself (01:30 in Europe/London on 2026-03-29 is 02:00 BST = 01:00Z).
+ *
+ * The other policies a cron job may choose (dst-policy.ts) differ in one case each:
+ * `every-occurrence` runs a twice-occurring time at both instants, `skip-gap` does not run a
+ * skipped time at all.
  *
  * "Naive" local times are milliseconds on a timeline with no offsets at all: the wall clock
  * read as if it were UTC. Zone rules come from the runtime's ICU data through luxon.
@@ -49,13 +54,26 @@ export function minOffsetNear(zone: IANAZone, at: number): number {
   return Math.min(...nearbyOffsets(zone, at));
 }
 
-/** Applies the DST rule to a naive local time. */
+/** The largest offset in force near an instant: no local time after at + this maps before it. */
+export function maxOffsetNear(zone: IANAZone, at: number): number {
+  return Math.max(...nearbyOffsets(zone, at));
+}
+
+/** Every instant whose local time is `naive`, earliest first: none in a gap, two in a fold. */
+export function occurrencesOf(zone: IANAZone, naive: number): number[] {
+  const valid = nearbyOffsets(zone, naive)
+    .map((o) => naive - o)
+    .filter((at) => naive - offsetAt(zone, at) === at);
+  return [...new Set(valid)].sort((a, b) => a - b);
+}
+
+/** Applies the default DST rule to a naive local time. */
 export function resolveLocal(zone: IANAZone, naive: number): ResolvedLocal {
-  const offsets = nearbyOffsets(zone, naive);
-  const valid = offsets.map((o) => naive - o).filter((at) => naive - offsetAt(zone, at) === at);
+  const valid = occurrencesOf(zone, naive);
   if (valid.length > 0) {
-    return { at: Math.min(...valid), kind: valid.length > 1 ? "repeated" : "exact" };
+    return { at: valid[0] as number, kind: valid.length > 1 ? "repeated" : "exact" };
   }
+  const offsets = nearbyOffsets(zone, naive);
   // In a gap: read with the larger offset the time falls before the jump, with the smaller
   // after it. The first instant carrying the new offset is the answer.
   let before = naive - Math.max(...offsets);

@@ -6,6 +6,8 @@ import { isJobId } from "../ids";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { MissedRunPolicy } from "../missed-runs";
 import { PAUSED_RUN_REASON, RunStatus } from "../run";
+import { pauseRequest } from "../schemas";
+import { parseWith } from "../validation";
 import { jobView } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
@@ -18,7 +20,8 @@ import { RECENT_RUNS } from "./get-job";
  * meanwhile. Repeating an action is harmless: pausing a paused job answers it as it is.
  *
  * - pause: the job leaves the due index, so no run is created; runs already queued but not
- *   started are recorded as missed when a worker would have got them.
+ *   started are recorded as missed when a worker would have got them. An optional reason is
+ *   kept in the audit entry and shown on the job while it stays paused.
  * - resume: the job returns to the index; firings that fell in the pause are handled by its
  *   missed-run policy at the next sweep (or at once, if one is due now).
  * - cancel: for good. No run is leased after the answer; a run leased before it (handed over
@@ -42,8 +45,15 @@ const TRANSITIONS: Readonly<Record<JobAction, Transition>> = {
   cancel: { from: [JobStatus.Active, JobStatus.Paused], to: JobStatus.Cancelled, audit: "cancelled" },
 };
 
-export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: string, action: JobAction) {
+export async function controlJob(
+  deps: SchedulerDeps,
+  caller: Caller,
+  jobId: string,
+  action: JobAction,
+  body: unknown = {},
+) {
   const transition = TRANSITIONS[action];
+  const reason = action === "pause" ? parseWith(pauseRequest, body).reason : undefined;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
     if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
@@ -62,9 +72,15 @@ export async function controlJob(deps: SchedulerDeps, caller: Caller, jobId: str
       status: transition.to,
       nextRunAt: action === "cancel" && !overdue ? undefined : job.nextRunAt,
       updatedAt: now,
-      audit: [...job.audit, { action: transition.audit, by: caller.principal, at: now }].slice(
-        -MAX_AUDIT_ENTRIES,
-      ),
+      audit: [
+        ...job.audit,
+        {
+          action: transition.audit,
+          by: caller.principal,
+          at: now,
+          ...(reason === undefined ? {} : { reason }),
+        },
+      ].slice(-MAX_AUDIT_ENTRIES),
     };
     if (!(await deps.jobs.replaceJob(changed, job.updatedAt))) continue; // changed under us: read again
 

@@ -96,17 +96,24 @@ function buildJob(
   request: CreateJobRequest,
   now: number,
 ): Job {
+  const jobId =
+    request.idempotencyKey === undefined
+      ? newJobId(deps.randomBytes)
+      : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey);
   const schedule = scheduleFromFields({
+    jitter: request.jitter,
+    jitterSeed: jobId,
     runAt: request.runAt,
     cron: request.cron,
     timeZone: request.timeZone,
+    dstPolicy: request.dstPolicy,
     every: request.interval?.every,
     everyField: "interval.every",
     startAt: request.startAt,
     endAt: request.endAt,
   });
   const nextRunAt = requireFutureRun(schedule, now);
-  if (schedule.kind === "once" && nextRunAt < now - MAX_PAST_RUN_AT_MS) {
+  if (schedule.kind === "once" && schedule.runAt < now - MAX_PAST_RUN_AT_MS) {
     throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");
   }
   // The payload's hard ceiling is in the schema; the deployment may set a lower one.
@@ -134,10 +141,7 @@ function buildJob(
     .update(String(stringify({ ...request, tenant: caller.tenant })))
     .digest("base64url");
   return {
-    jobId:
-      request.idempotencyKey === undefined
-        ? newJobId(deps.randomBytes)
-        : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey),
+    jobId,
     tenant: caller.tenant,
     type: request.type,
     payload: request.payload ?? null,

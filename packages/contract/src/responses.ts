@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JobStatus, MissedRunPolicy, RunStatus } from "./statuses.js";
+import { DstPolicy, JobStatus, MissedRunPolicy, RunStatus } from "./statuses.js";
 
 /**
  * Every response body of the API, defined once (issue 16). The server's views and use cases
@@ -66,9 +66,11 @@ const scheduleFields = {
   runAt: instant.optional(),
   cron: z.string().optional(),
   timeZone: z.string().optional(),
+  dstPolicy: z.enum(values(DstPolicy)).optional(),
   interval: z.object({ every: z.string() }).optional(),
   startAt: instant.optional(),
   endAt: instant.optional(),
+  jitter: z.string().optional().meta({ description: "The jitter window, an ISO 8601 duration" }),
 };
 export const scheduleResponse = z.object(scheduleFields);
 export type ScheduleResponse = z.output<typeof scheduleResponse>;
@@ -96,7 +98,10 @@ export const jobResponse = z
     leaseSeconds: z.int(),
     idempotencyKey: z.string().optional(),
     createdBy: z.string(),
-    audit: z.array(z.object({ action: z.string(), by: z.string(), at: instant })),
+    pauseReason: z.string().optional().meta({ description: "While paused: the reason given to pause" }),
+    audit: z.array(
+      z.object({ action: z.string(), by: z.string(), at: instant, reason: z.string().optional() }),
+    ),
     runs: z.array(runResponse).meta({ description: "The most recent runs, newest first" }),
   })
   .meta({ id: "Job" });
@@ -194,11 +199,19 @@ export type HeartbeatsResponse = z.output<typeof heartbeatsResponse>;
 export const previewRunResponse = z.object({
   at: instant,
   local: z.string(),
-  dst: z.enum(["moved", "merged", "repeated"]).optional(),
+  dst: z.enum(["moved", "merged", "repeated", "second-occurrence"]).optional().meta({
+    description:
+      "moved: the local time was skipped by DST and runs at the end of the gap; merged: several local times run as one; repeated: the local time occurs twice and this is its first pass; second-occurrence: its second pass (dstPolicy every-occurrence)",
+  }),
   scheduledLocal: z
     .array(z.string())
     .optional()
     .meta({ description: "The local times the schedule named, when DST moved or merged them" }),
+  firing: instant.optional().meta({ description: "With jitter: the firing this run stands for" }),
+  jitter: z.string().optional().meta({ description: "With jitter: the run's offset after its firing" }),
+  skippedLocal: z.array(z.string()).optional().meta({
+    description: "Local times a DST gap skipped just before this run, not run (dstPolicy skip-gap)",
+  }),
 });
 export type PreviewRun = z.output<typeof previewRunResponse>;
 export const previewResponse = z

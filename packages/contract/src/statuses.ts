@@ -1,4 +1,4 @@
-/** The states a job, a run and a missed-run policy can be in, as the API spells them. */
+/** The states of jobs and runs, and the policies a job chooses, as the API spells them. */
 
 export const JobStatus = {
   Active: "active",
@@ -32,3 +32,16 @@ export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 /** What a job does with firings it missed (an outage, a pause): see the README. */
 export const MissedRunPolicy = { CatchUp: "catch-up", RunOnce: "run-once", Skip: "skip" } as const;
 export type MissedRunPolicy = (typeof MissedRunPolicy)[keyof typeof MissedRunPolicy];
+
+/**
+ * How a cron job treats local times that daylight-saving time repeats or skips (see the README's
+ * DST section): `first-occurrence` (default) runs a repeated time once, at its first occurrence,
+ * and a skipped time at the first instant after the gap; `every-occurrence` runs a repeated time
+ * in both passes; `skip-gap` does not run a skipped time.
+ */
+export const DstPolicy = {
+  FirstOccurrence: "first-occurrence",
+  EveryOccurrence: "every-occurrence",
+  SkipGap: "skip-gap",
+} as const;
+export type DstPolicy = (typeof DstPolicy)[keyof typeof DstPolicy];

@@ -1,3 +1,4 @@
+import type { DstPolicy } from "@jobsched/contract";
 import { CronExpressionParser } from "cron-parser";
 import fc from "fast-check";
 import { IANAZone } from "luxon";
@@ -59,16 +60,30 @@ function skippedLocalMinutes(zone: IANAZone, at: number): number[] {
   return minutes;
 }
 
-function oracle(fields: string, zone: IANAZone, from: number, to: number): number[] {
+/**
+ * The policies, minute by minute: first-occurrence runs a matching local time where it occurs
+ * first, and a jump forward whose skipped minutes held a match; every-occurrence runs it
+ * wherever it occurs, and such jumps; skip-gap runs it where it occurs first, and no jump.
+ */
+function oracle(
+  fields: string,
+  zone: IANAZone,
+  from: number,
+  to: number,
+  policy: DstPolicy = "first-occurrence",
+): number[] {
   const matches = matcher(fields);
   const expected: number[] = [];
   for (let at = Math.floor(from / MINUTE) * MINUTE + MINUTE; at <= to; at += MINUTE) {
-    const local = matches(naive(zone, at)) && isFirstOccurrence(zone, at);
-    const gapHeldMatch = skippedLocalMinutes(zone, at).some(matches);
+    const matchesHere = matches(naive(zone, at));
+    const local = matchesHere && (policy === "every-occurrence" || isFirstOccurrence(zone, at));
+    const gapHeldMatch = policy !== "skip-gap" && skippedLocalMinutes(zone, at).some(matches);
     if (local || gapHeldMatch) expected.push(at);
   }
   return expected;
 }
+
+const POLICIES: readonly DstPolicy[] = ["first-occurrence", "every-occurrence", "skip-gap"];
 
 function take(
   fields: string,
@@ -76,9 +91,10 @@ function take(
   after: number,
   count: number,
   until = Number.POSITIVE_INFINITY,
+  dstPolicy: DstPolicy = "first-occurrence",
 ) {
   const out: number[] = [];
-  for (const f of firingsAfter({ kind: "cron", cron: fields, timeZone }, after)) {
+  for (const f of firingsAfter({ kind: "cron", cron: fields, timeZone, dstPolicy }, after)) {
     if (f.at > until) break;
     out.push(f.at);
     if (out.length === count) break;
@@ -133,41 +149,54 @@ describe("cron firings, property-based", () => {
     );
   });
 
-  it("agree minute by minute with a brute-force oracle over short windows", () => {
+  it("agree minute by minute with a brute-force oracle over short windows, under each DST policy", () => {
     fc.assert(
-      fc.property(cronArb, fc.constantFrom(...ZONES), instantArb, (expression, timeZone, after) => {
-        const fields = normalizeCron(expression);
-        const firings = take(fields, timeZone, after, 30);
-        const last = firings.at(-1) ?? after;
-        fc.pre(last - after <= 86_400_000); // the oracle walks every minute: keep windows short
-        expect(firings).toEqual(oracle(fields, IANAZone.create(timeZone), after, last));
-      }),
-      { numRuns: 60 },
+      fc.property(
+        cronArb,
+        fc.constantFrom(...ZONES),
+        instantArb,
+        fc.constantFrom(...POLICIES),
+        (expression, timeZone, after, policy) => {
+          const fields = normalizeCron(expression);
+          const firings = take(fields, timeZone, after, 30, undefined, policy);
+          const last = firings.at(-1) ?? after;
+          fc.pre(last - after <= 86_400_000); // the oracle walks every minute: keep windows short
+          expect(firings).toEqual(oracle(fields, IANAZone.create(timeZone), after, last, policy));
+        },
+      ),
+      { numRuns: 90 },
     );
   });
 
-  it("agree with the oracle across every 2026 and 2027 transition of the DST zones", () => {
-    const crons = ["*/15 * * * *", "30 1,2,3 * * *"];
-    for (const timeZone of ZONES) {
-      const zone = IANAZone.create(timeZone);
-      // Find the transitions: step through the two years a day at a time, then an hour at a time.
-      const transitions: number[] = [];
-      for (let day = Date.UTC(2026, 0, 1); day < Date.UTC(2028, 0, 1); day += 86_400_000) {
-        if (offset(zone, day) === offset(zone, day + 86_400_000)) continue;
-        for (let t = day; t < day + 86_400_000; t += 3_600_000) {
-          if (offset(zone, t) !== offset(zone, t + 3_600_000)) transitions.push(t);
+  it.each(POLICIES)(
+    "agree with the oracle across every 2026 and 2027 transition of the DST zones (%s)",
+    (policy) => {
+      const crons = ["*/15 * * * *", "30 1,2,3 * * *", "0,30 0-4 * * *"];
+      let transitionsSeen = 0;
+      for (const timeZone of ZONES) {
+        const zone = IANAZone.create(timeZone);
+        // Find the transitions: step through the two years a day at a time, then an hour at a time.
+        const transitions: number[] = [];
+        for (let day = Date.UTC(2026, 0, 1); day < Date.UTC(2028, 0, 1); day += 86_400_000) {
+          if (offset(zone, day) === offset(zone, day + 86_400_000)) continue;
+          for (let t = day; t < day + 86_400_000; t += 3_600_000) {
+            if (offset(zone, t) !== offset(zone, t + 3_600_000)) transitions.push(t);
+          }
+        }
+        transitionsSeen += transitions.length;
+        for (const t of transitions) {
+          for (const cron of crons) {
+            const from = t - 3 * 3_600_000;
+            const to = t + 4 * 3_600_000;
+            const got = take(cron, timeZone, from, 500, to, policy);
+            expect(got, `${cron} in ${timeZone} near ${new Date(t).toISOString()} (${policy})`).toEqual(
+              oracle(cron, zone, from, to, policy),
+            );
+          }
         }
       }
-      for (const t of transitions) {
-        for (const cron of crons) {
-          const from = t - 3 * 3_600_000;
-          const to = t + 4 * 3_600_000;
-          const got = take(cron, timeZone, from, 500, to);
-          expect(got, `${cron} in ${timeZone} near ${new Date(t).toISOString()}`).toEqual(
-            oracle(cron, zone, from, to),
-          );
-        }
-      }
-    }
-  });
+      // 12 zones with DST, two transitions a year each (Casablanca's Ramadan moves: four).
+      expect(transitionsSeen).toBeGreaterThanOrEqual(40);
+    },
+  );
 });

@@ -1,3 +1,4 @@
+import type { DstPolicy } from "@jobsched/contract";
 import { CronExpressionParser } from "cron-parser";
 import { describe, expect, it } from "vitest";
 import { normalizeCron } from "../../../lambdas/core/schedule/cron";
@@ -7,15 +8,25 @@ import { firingsAfter, type Schedule } from "../../../lambdas/core/schedule/sche
  * The DST rule, zone by zone, across the 2026 and 2027 transitions. Expected instants are
  * worked out by hand from each zone's published rules, not produced by the code under test.
  */
-function next(cron: string, timeZone: string, after: string, count: number) {
-  const schedule: Schedule = { kind: "cron", cron: normalizeCron(cron), timeZone };
-  const out: Array<{ at: string; dst?: string; nominal?: number }> = [];
+function next(cron: string, timeZone: string, after: string, count: number, dstPolicy?: DstPolicy) {
+  const schedule: Schedule = {
+    kind: "cron",
+    cron: normalizeCron(cron),
+    timeZone,
+    ...(dstPolicy ? { dstPolicy } : {}),
+  };
+  const out: Array<{ at: string; dst?: string; nominal?: number; skipped?: number }> = [];
   for (const f of firingsAfter(schedule, Date.parse(after) - 1)) {
     if (out.length === count) break;
     const at = new Date(f.at).toISOString().replace(".000", "");
     out.push(
       f.dst
-        ? { at, dst: f.dst.nominal.length > 1 ? "merged" : f.dst.kind, nominal: f.dst.nominal.length }
+        ? {
+            at,
+            dst: f.dst.nominal.length > 1 ? "merged" : f.dst.kind,
+            nominal: f.dst.nominal.length,
+            ...(f.dst.skipped ? { skipped: f.dst.skipped.length } : {}),
+          }
         : { at },
     );
   }
@@ -191,6 +202,57 @@ describe("day-of-month and day-of-week", () => {
       "2026-01-09",
       "2026-01-13",
       "2026-01-16",
+    ]);
+  });
+});
+
+describe("the other DST policies, Europe/London 2026 (worked by hand)", () => {
+  it("every-occurrence runs a repeated 01:30 in both passes: 00:30Z (BST) and 01:30Z (GMT)", () => {
+    expect(next("30 1 * * *", "Europe/London", "2026-10-24T12:00:00Z", 3, "every-occurrence")).toEqual([
+      { at: "2026-10-25T00:30:00Z", dst: "repeated", nominal: 1 },
+      { at: "2026-10-25T01:30:00Z", dst: "second-occurrence", nominal: 1 },
+      { at: "2026-10-26T01:30:00Z" },
+    ]);
+  });
+
+  it("every-occurrence interleaves two passes in time order, each half hour twice", () => {
+    expect(
+      next("*/30 1 * * *", "Europe/London", "2026-10-25T00:00:00Z", 5, "every-occurrence").map((f) => [
+        f.at,
+        f.dst,
+      ]),
+    ).toEqual([
+      ["2026-10-25T00:00:00Z", "repeated"], // 01:00 BST
+      ["2026-10-25T00:30:00Z", "repeated"], // 01:30 BST
+      ["2026-10-25T01:00:00Z", "second-occurrence"], // 01:00 GMT
+      ["2026-10-25T01:30:00Z", "second-occurrence"], // 01:30 GMT
+      ["2026-10-26T01:00:00Z", undefined],
+    ]);
+  });
+
+  it("every-occurrence runs a skipped time at the end of the gap, as the default does", () => {
+    expect(next("30 1 * * *", "Europe/London", "2026-03-28T12:00:00Z", 1, "every-occurrence")).toEqual([
+      { at: "2026-03-29T01:00:00Z", dst: "moved", nominal: 1 },
+    ]);
+  });
+
+  it("skip-gap does not run a skipped 01:30 and marks the next run with it", () => {
+    expect(next("30 1 * * *", "Europe/London", "2026-03-28T00:00:00Z", 2, "skip-gap")).toEqual([
+      { at: "2026-03-28T01:30:00Z" },
+      { at: "2026-03-30T00:30:00Z", dst: "exact", nominal: 1, skipped: 1 },
+    ]);
+  });
+
+  it("skip-gap keeps a 02:00 that exists (the first instant after the gap) and runs a repeated time once", () => {
+    expect(
+      next("0 1,2 * * *", "Europe/London", "2026-03-29T00:00:00Z", 1, "skip-gap").map((f) => [
+        f.at,
+        f.skipped,
+      ]),
+    ).toEqual([["2026-03-29T01:00:00Z", 1]]); // 02:00 BST; 01:00 GMT skipped
+    expect(next("0 1 * * *", "Europe/London", "2026-10-24T12:00:00Z", 2, "skip-gap")).toEqual([
+      { at: "2026-10-25T00:00:00Z", dst: "repeated", nominal: 1 },
+      { at: "2026-10-26T01:00:00Z" },
     ]);
   });
 });

@@ -1,3 +1,4 @@
+import { Duration } from "luxon";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_BACKOFF, retryDelayMs } from "../../../lambdas/core/backoff";
 import { ValidationError } from "../../../lambdas/core/errors";
@@ -202,8 +203,73 @@ describe("preview", () => {
     [{ cron: "0 9 * * *", count: "ten" }, "count"],
     [{ cron: "0 9 * * *", from: "yesterday" }, "from"],
     [{ cron: "0 9 * * *", color: "red" }, "color"],
+    [{ cron: "0 9 * * *", dstPolicy: "last-occurrence" }, "dstPolicy"],
+    [{ interval: "1h", dstPolicy: "skip-gap" }, "dstPolicy"],
+    [{ runAt: "2026-11-02T09:00:00Z", dstPolicy: "skip-gap" }, "dstPolicy"],
+    [{ cron: "0 9 * * *", jitter: "PT5M" }, "jobId"],
+    [{ cron: "0 9 * * *", jitter: "300", jobId: "j_0123456789abcdefghjk" }, "jitter"],
   ])("answers %j with a 400 naming %s", (query, field) => {
     expect(fieldOf(() => previewSchedule(query, T))).toBe(field);
+  });
+
+  it("marks each DST policy's runs: second occurrences, and skipped local times", () => {
+    const fallBack = {
+      cron: "30 1 * * *",
+      timeZone: "Europe/London",
+      from: "2026-10-24T12:00:00Z",
+      count: "2",
+    };
+    expect(previewSchedule({ ...fallBack, dstPolicy: "every-occurrence" }, 0).runs).toEqual([
+      { at: "2026-10-25T00:30:00Z", local: "2026-10-25T01:30:00+01:00", dst: "repeated" },
+      { at: "2026-10-25T01:30:00Z", local: "2026-10-25T01:30:00+00:00", dst: "second-occurrence" },
+    ]);
+    const spring = {
+      cron: "30 1 * * *",
+      timeZone: "Europe/London",
+      from: "2026-03-28T12:00:00Z",
+      count: "1",
+    };
+    expect(previewSchedule({ ...spring, dstPolicy: "skip-gap" }, 0).runs).toEqual([
+      {
+        at: "2026-03-30T00:30:00Z",
+        local: "2026-03-30T01:30:00+01:00",
+        skippedLocal: ["2026-03-29T01:30:00"],
+      },
+    ]);
+  });
+
+  it("shows a jittered run at its offset, with the firing it stands for, the same each time", () => {
+    const query = {
+      cron: "0 9 * * *",
+      jitter: "PT10M",
+      jobId: "j_0123456789abcdefghjk",
+      from: "2026-11-02T00:00:00Z",
+      count: "3",
+    };
+    const { runs } = previewSchedule(query, 0);
+    expect(runs.map((r) => r.firing)).toEqual([
+      "2026-11-02T09:00:00Z",
+      "2026-11-03T09:00:00Z",
+      "2026-11-04T09:00:00Z",
+    ]);
+    for (const run of runs) {
+      const offset = Date.parse(run.at) - Date.parse(run.firing as string);
+      expect(offset).toBeGreaterThanOrEqual(0);
+      expect(offset).toBeLessThan(600_000);
+      expect(Duration.fromISO(run.jitter as string).as("milliseconds")).toBe(offset);
+    }
+    expect(previewSchedule(query, 0)).toEqual(previewSchedule(query, 0));
+    const otherJob = previewSchedule({ ...query, jobId: "j_zzzzzzzzzzzzzzzzzzzz" }, 0);
+    expect(otherJob.runs.map((r) => r.at)).not.toEqual(runs.map((r) => r.at));
+  });
+
+  it("stores no policy for the default, so older jobs and new ones read the same", () => {
+    expect(scheduleFromFields({ cron: "0 9 * * *", dstPolicy: "first-occurrence" })).toEqual(
+      scheduleFromFields({ cron: "0 9 * * *" }),
+    );
+    expect(scheduleFromFields({ cron: "0 9 * * *", dstPolicy: "skip-gap" })).toMatchObject({
+      dstPolicy: "skip-gap",
+    });
   });
 });
 
