@@ -71,7 +71,7 @@ export function runsTable(runs: readonly RunResponse[]): string {
     ["SCHEDULED FOR", "STATUS", "ATTEMPT", "FENCE", "FINISHED", "ERROR"],
     runs.map((r) => [
       r.scheduledFor,
-      r.status,
+      r.origin ? `${r.status} (${r.origin})` : r.status,
       str(r.attempt),
       str(r.fence),
       str(r.finishedAt),

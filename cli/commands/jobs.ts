@@ -1,9 +1,16 @@
-import type { CreateJobResponse, JobResponse, JobsPageResponse, RunsPageResponse } from "@jobsched/contract";
+import type {
+  BackfillResponse,
+  CreateJobResponse,
+  JobResponse,
+  JobsPageResponse,
+  RunResponse,
+  RunsPageResponse,
+} from "@jobsched/contract";
 import type { Command } from "commander";
 import { type CliContext, CliError, moreLine } from "../context";
 import { jobsTable, jobTable, runsTable } from "../render";
 
-/** `jobsched jobs create|get|list|runs|pause|resume|cancel`: signed calls to the jobs API. */
+/** `jobsched jobs create|get|list|runs|pause|trigger|backfill|resume|cancel`: signed calls to the jobs API. */
 export function jobsCommand(program: Command, cli: CliContext): void {
   const jobs = program.command("jobs").description("create and control jobs (signed API calls)");
   const path = (jobId: string, suffix = "") => `/api/v1/jobs/${encodeURIComponent(jobId)}${suffix}`;
@@ -103,6 +110,28 @@ export function jobsCommand(program: Command, cli: CliContext): void {
           body: o.reason === undefined ? {} : { reason: o.reason },
         }),
         jobTable,
+      ),
+    );
+  jobs
+    .command("trigger <jobId>")
+    .description("run an active job now, beside its schedule (its own run key)")
+    .action(async (jobId: string) =>
+      cli.print(await cli.call<RunResponse>("POST", path(jobId, "/trigger"), { body: {} }), (run) =>
+        runsTable([run]),
+      ),
+    );
+  jobs
+    .command("backfill <jobId>")
+    .description("run an active job's past firings from --from to --to (at most 1,000), once each")
+    .requiredOption("--from <instant>", "first instant of the range, ISO 8601")
+    .requiredOption("--to <instant>", "last instant of the range, ISO 8601, not in the future")
+    .action(async (jobId: string, o: { from: string; to: string }) =>
+      cli.print(
+        await cli.call<BackfillResponse>("POST", path(jobId, "/backfill"), {
+          body: { from: o.from, to: o.to },
+        }),
+        (b) =>
+          `${b.firings} firing(s) from ${b.from} to ${b.to}: ${b.created} created, ${b.rerun} missed ones run now, ${b.existing} left as they were`,
       ),
     );
   for (const [name, method, suffix] of [

@@ -177,7 +177,7 @@ export interface RunStore {
     now: number,
   ): Promise<void>;
   /**
-   * Records a run that never started (pending, no attempt yet, never replayed) as missed, with
+   * Records a run that never started (pending, no attempt yet, never replayed, no `origin`) as missed, with
    * the reason; answers the run as recorded, or undefined if it had started or is finished (or
    * `final` is not what the run says). A last run stays in the repair index, as finishRun's do.
    */

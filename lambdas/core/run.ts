@@ -45,7 +45,15 @@ export interface Run {
    */
   readonly missedCount?: number | undefined;
   readonly missedThrough?: number | undefined;
+  /**
+   * A run the sweep did not make: `manual` (POST .../trigger, at the instant it was asked for,
+   * never a firing's) or `backfill` (a past firing, POST .../backfill). Such a run was asked for
+   * late on purpose, so maxLateness never records it missed.
+   */
+  readonly origin?: RunOrigin | undefined;
 }
+
+export type RunOrigin = "manual" | "backfill";
 
 /** Why a run was recorded missed when its job was paused: a resume looks for it (control-job.ts). */
 export const PAUSED_RUN_REASON = "the job was paused before the run started";

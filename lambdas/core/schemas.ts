@@ -149,6 +149,16 @@ export const pauseRequest = z
   })
   .meta({ id: "PauseRequest" });
 
+/** A manual run takes no options yet; the object is strict so a typo is a 400. */
+export const triggerRequest = z.strictObject({}).meta({ id: "TriggerRequest" });
+
+export const backfillRequest = z
+  .strictObject({
+    from: isoInstant.meta({ description: "First instant of the range (inclusive)" }),
+    to: isoInstant.meta({ description: "Last instant of the range (inclusive); not in the future" }),
+  })
+  .meta({ id: "BackfillRequest" });
+
 export const listJobsQuery = z.strictObject({
   status: z.enum(["active", "paused", "cancelled", "completed"]).optional(),
   type: jobType.optional(),

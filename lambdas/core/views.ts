@@ -62,6 +62,7 @@ export function runView(run: Run): RunResponse {
     // A record standing for a long backlog of missed firings: scheduledFor through missedThrough.
     missedCount: run.missedCount,
     missedThrough: optionalInstant(run.missedThrough),
+    origin: run.origin,
   };
 }
 

@@ -20,6 +20,8 @@ export const ROUTES = [
   { method: "GET", path: "/api/v1/jobs/{jobId}/runs", function: "api" },
   { method: "POST", path: "/api/v1/jobs/{jobId}/pause", function: "api" },
   { method: "POST", path: "/api/v1/jobs/{jobId}/resume", function: "api" },
+  { method: "POST", path: "/api/v1/jobs/{jobId}/trigger", function: "api" },
+  { method: "POST", path: "/api/v1/jobs/{jobId}/backfill", function: "api" },
   { method: "GET", path: "/api/v1/schedules/preview", function: "api" },
   { method: "GET", path: "/api/v1/openapi.json", function: "api" },
   { method: "GET", path: "/api/v1/dead-letters", function: "api" },

@@ -7,6 +7,7 @@ import { createJob } from "../core/use-cases/create-job";
 import { listDeadLetters, replayAllDeadLetters, replayDeadLetter } from "../core/use-cases/dead-letters";
 import { getJob } from "../core/use-cases/get-job";
 import { listJobs, listRuns } from "../core/use-cases/list-jobs";
+import { backfillJob, triggerJob } from "../core/use-cases/manual-runs";
 import { httpErrors } from "./http/error-middleware";
 import { callerOf, type HttpEvent, jsonBody, pathParameter, queryParameters } from "./http/request";
 import { json } from "./http/responses";
@@ -49,6 +50,26 @@ export function createApiHandler(deps: HandlerDeps) {
       ),
     "POST /api/v1/jobs/{jobId}/pause": control("pause"),
     "POST /api/v1/jobs/{jobId}/resume": control("resume"),
+    "POST /api/v1/jobs/{jobId}/trigger": async (event) =>
+      json(
+        201,
+        await triggerJob(
+          deps,
+          callerOf(event, deps.tenantMapping),
+          pathParameter(event, "jobId"),
+          jsonBody(event),
+        ),
+      ),
+    "POST /api/v1/jobs/{jobId}/backfill": async (event) =>
+      json(
+        200,
+        await backfillJob(
+          deps,
+          callerOf(event, deps.tenantMapping),
+          pathParameter(event, "jobId"),
+          jsonBody(event),
+        ),
+      ),
     "GET /api/v1/schedules/preview": async (event) => {
       callerOf(event, deps.tenantMapping);
       return json(200, previewSchedule(queryParameters(event), deps.clock.now()));

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import {
+  backfillResponse,
   completionResponse,
   completionsResponse,
   createJobResponse,
@@ -14,11 +15,13 @@ import {
   leasesResponse,
   previewResponse,
   replayAllResponse,
+  runResponse,
   runsPageResponse,
 } from "@jobsched/contract";
 import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
 import {
+  backfillRequest,
   completeBatchRequest,
   completeRequest,
   createJobRequest,
@@ -28,6 +31,7 @@ import {
   listJobsQuery,
   pageQuery,
   pauseRequest,
+  triggerRequest,
 } from "../core/schemas";
 import { ROUTES } from "../definitions/routes";
 
@@ -128,6 +132,30 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     summary: "Resume a paused job; its missed-run policy handles firings that fell in the pause",
     request: { params: jobIdParam },
     responses: { 200: jsonContent(jobResponse, "The resumed job"), ...errors, ...notFound, ...conflict },
+  },
+  "POST /api/v1/jobs/{jobId}/trigger": {
+    summary: "Run an active job now, beside its schedule: one run under its own run key",
+    request: {
+      params: jobIdParam,
+      body: { required: false, content: { "application/json": { schema: triggerRequest } } },
+    },
+    responses: {
+      201: jsonContent(runResponse, "The run, pending: it is on its way to a worker"),
+      ...errors,
+      ...notFound,
+      ...conflict,
+    },
+  },
+  "POST /api/v1/jobs/{jobId}/backfill": {
+    summary:
+      "Run an active job's past firings in a range (at most 1,000), once per firing: firings without a run, and firings recorded missed",
+    request: { params: jobIdParam, body: { content: { "application/json": { schema: backfillRequest } } } },
+    responses: {
+      200: jsonContent(backfillResponse, "What the range held"),
+      ...errors,
+      ...notFound,
+      ...conflict,
+    },
   },
   "GET /api/v1/schedules/preview": {
     summary: "The next runs of a schedule, marked where DST moved, merged or repeated them",

@@ -618,6 +618,25 @@ const SHAPES: Record<string, Shape> = {
     path: pathId(JOB_ID).map((jobId) => ({ jobId })),
     body: bodyFor(emptyBody),
   },
+  "POST /api/v1/jobs/{jobId}/trigger": {
+    path: pathId(JOB_ID).map((jobId) => ({ jobId })),
+    body: bodyFor(emptyBody),
+  },
+  "POST /api/v1/jobs/{jobId}/backfill": {
+    path: pathId(JOB_ID).map((jobId) => ({ jobId })),
+    body: bodyFor(
+      fc.record(
+        {
+          from: fc.oneof(fc.constantFrom("2026-01-01T00:00:00Z", "2026-01-01T00:10:00+01:00"), hostileValue),
+          to: fc.oneof(
+            fc.constantFrom("2026-01-01T00:30:00Z", "2025-12-31T00:00:00Z", "2999-01-01T00:00:00Z"),
+            hostileValue,
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
   "GET /api/v1/schedules/preview": { query: previewQuery },
   "GET /api/v1/openapi.json": { query },
   "GET /api/v1/dead-letters": { query },

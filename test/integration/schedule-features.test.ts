@@ -1,9 +1,11 @@
 import {
+  backfillResponse,
   createJobResponse,
   errorResponse,
   jobResponse,
   leasesResponse,
   previewResponse,
+  runResponse,
 } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApi, type TestApi } from "../support/api-gateway";
@@ -142,5 +144,69 @@ describe("pause with a reason", () => {
     const job = await getJob(jobId);
     expect(job.status).toBe("active");
     expect(job.audit).toHaveLength(1);
+  });
+});
+
+/** Leases for a type until `count` arrived (or five polls passed). */
+async function leaseAll(type: string, count: number) {
+  const leased = [];
+  for (let i = 0; i < 5 && leased.length < count; i++) {
+    const response = await api.worker("POST", "/internal/leases", {
+      body: { workerId: "w-manual", types: [type], max: 10, waitSeconds: 2 },
+    });
+    leased.push(...bodyOf(leasesResponse, response));
+  }
+  return leased;
+}
+
+describe("trigger and backfill", () => {
+  it("triggers a run now under its own run key; a worker runs it and the history shows it as manual", async () => {
+    const { jobId } = await create({ type: "manual-run", cron: "0 0 1 1 *" });
+    const triggered = await api.tenantA("POST", `/api/v1/jobs/${jobId}/trigger`, { body: {} });
+    expect(triggered.status).toBe(201);
+    const run = bodyOf(runResponse, triggered);
+    expect(run).toMatchObject({ status: "pending", origin: "manual" });
+
+    const [lease, ...more] = await leaseAll("manual-run", 1);
+    expect(more).toEqual([]);
+    expect(lease?.runKey).toBe(run.runKey);
+    const done = await api.worker("POST", `/internal/leases/${lease?.runId}/complete`, {
+      body: { fence: lease?.fence, result: "succeeded" },
+    });
+    expect(done.status).toBe(200);
+    expect((await getJob(jobId)).runs).toMatchObject([
+      { runKey: run.runKey, status: "succeeded", origin: "manual" },
+    ]);
+
+    await api.tenantA("POST", `/api/v1/jobs/${jobId}/pause`);
+    const refused = await api.tenantA("POST", `/api/v1/jobs/${jobId}/trigger`);
+    expect(refused.status).toBe(409);
+  });
+
+  it("backfills a fall-back night as the job's DST policy says, once each even when called twice, and runs them despite maxLateness", async () => {
+    const { jobId } = await create({
+      type: "backfilled",
+      cron: "30 1 * * *",
+      timeZone: "Europe/London",
+      dstPolicy: "every-occurrence",
+      maxLateness: "PT1M",
+    });
+    const range = { from: "2026-10-24T12:00:00Z", to: "2026-10-26T12:00:00Z" };
+    const first = await api.tenantA("POST", `/api/v1/jobs/${jobId}/backfill`, { body: range });
+    expect(bodyOf(backfillResponse, first)).toMatchObject({ firings: 3, created: 3, rerun: 0, existing: 0 });
+    const second = await api.tenantA("POST", `/api/v1/jobs/${jobId}/backfill`, { body: range });
+    expect(bodyOf(backfillResponse, second)).toMatchObject({ firings: 3, created: 0, existing: 3 });
+
+    const leased = await leaseAll("backfilled", 3);
+    expect(leased.map((l) => l.scheduledFor).sort()).toEqual([
+      "2026-10-25T00:30:00Z",
+      "2026-10-25T01:30:00Z",
+      "2026-10-26T01:30:00Z",
+    ]);
+    const refused = await api.tenantA("POST", `/api/v1/jobs/${jobId}/backfill`, {
+      body: { from: "2026-10-24T12:00:00Z", to: "2999-01-01T00:00:00Z" },
+    });
+    expect(refused.status).toBe(400);
+    expect(bodyOf(errorResponse, refused).error.field).toBe("to");
   });
 });

@@ -37,7 +37,7 @@ let sequence = 0;
 /** A pending run of a fresh job, due `dueIn` after T, created in the store. */
 async function pendingRun(
   stores: Stores,
-  options: { dueIn?: number; final?: boolean; tenant?: string } = {},
+  options: { dueIn?: number; final?: boolean; tenant?: string; origin?: "manual" | "backfill" } = {},
 ) {
   sequence += 1;
   const job = {
@@ -45,7 +45,8 @@ async function pendingRun(
     tenant: options.tenant ?? "t1",
     type: "x",
   };
-  const run = newRun(job, T + (options.dueIn ?? 0), T, GRACE, options.final ?? false);
+  const made = newRun(job, T + (options.dueIn ?? 0), T, GRACE, options.final ?? false);
+  const run = options.origin ? { ...made, origin: options.origin } : made;
   expect(await stores.runs.createRun(run)).toBe("created");
   return run;
 }
@@ -209,6 +210,13 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     const started = await pendingRun(stores);
     await lease(stores, started, T);
     expect(await stores.runs.missRun(started.jobId, started.scheduledFor, miss)).toBeUndefined();
+
+    // A run asked for by hand (trigger, backfill) runs however late it is.
+    for (const origin of ["manual", "backfill"] as const) {
+      const manual = await pendingRun(stores, { origin });
+      expect(await stores.runs.missRun(manual.jobId, manual.scheduledFor, miss)).toBeUndefined();
+      expect(await stored(stores, manual)).toMatchObject({ status: "pending", origin });
+    }
   });
 
   it("keeps a finished last run a repair candidate until it is settled; an unfinished one stays", async () => {

@@ -316,6 +316,7 @@ export class MemoryRunStore implements RunStore {
       current?.status !== RunStatus.Pending ||
       current.attempt !== 0 ||
       current.replays !== undefined ||
+      current.origin !== undefined ||
       current.final !== miss.final
     ) {
       return undefined;

@@ -365,8 +365,8 @@ export class DynamoRunStore implements RunStore {
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
-      // Never started and never replayed (a replay runs however late it is).
-      ConditionExpression: `#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND ${finalIs(miss.final)}`,
+      // Never started, never replayed, not asked for by hand (those run however late they are).
+      ConditionExpression: `#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND attribute_not_exists(origin) AND ${finalIs(miss.final)}`,
       ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
       ExpressionAttributeValues: {
         ...expiry.values,

@@ -37,6 +37,7 @@ const runItemSchema = z.object({
   replayedBy: z.string().optional(),
   missedCount: z.number().optional(),
   missedThrough: z.number().optional(),
+  origin: z.enum(["manual", "backfill"]).optional(),
 });
 
 const repairItemSchema = runItemSchema

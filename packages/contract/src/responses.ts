@@ -47,6 +47,9 @@ const runFields = {
   missedThrough: instant
     .optional()
     .meta({ description: "The last firing a backlog's missed record stands for" }),
+  origin: z.enum(["manual", "backfill"]).optional().meta({
+    description: "A run asked for by hand: manual (trigger) or backfill; absent for the schedule's own runs",
+  }),
 };
 export const runResponse = z.object(runFields).meta({ id: "Run" });
 export type RunResponse = z.output<typeof runResponse>;
@@ -106,6 +109,18 @@ export const jobResponse = z
   })
   .meta({ id: "Job" });
 export type JobResponse = z.output<typeof jobResponse>;
+
+export const backfillResponse = z
+  .object({
+    from: instant,
+    to: instant,
+    firings: z.int().meta({ description: "Firings in the range (before the job's next run)" }),
+    created: z.int().meta({ description: "Firings that had no run and got one" }),
+    rerun: z.int().meta({ description: "Firings recorded missed that run now" }),
+    existing: z.int().meta({ description: "Firings whose run exists: left as they are" }),
+  })
+  .meta({ id: "BackfillResult" });
+export type BackfillResponse = z.output<typeof backfillResponse>;
 
 export const createJobResponse = z.object({ jobId: z.string(), nextRunAt: instant.optional() });
 export type CreateJobResponse = z.output<typeof createJobResponse>;

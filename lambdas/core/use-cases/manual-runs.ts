@@ -1,0 +1,142 @@
+import type { Caller } from "../caller";
+import { runMessageOf } from "../delivery";
+import type { SchedulerDeps } from "../deps";
+import { ConflictError, NotFoundError, ValidationError } from "../errors";
+import { isJobId } from "../ids";
+import { parseInstant } from "../instant";
+import { type Job, JobStatus } from "../job";
+import { newRun, type Run, RunStatus } from "../run";
+import { firingsAfter, nextFiring } from "../schedule/schedule";
+import { backfillRequest, triggerRequest } from "../schemas";
+import { parseWith } from "../validation";
+import { runView } from "../views";
+
+/**
+ * Runs a caller asks for by hand, beside the ones the sweep makes from the schedule:
+ *
+ * - trigger: one run now, with its own run key (the instant of the request, moved on by a
+ *   millisecond should that be one of the job's firings or an earlier manual run's), so it
+ *   never takes a firing's place;
+ * - backfill: a run for each firing of a past range under the job's DST policy and jitter,
+ *   once per firing: a firing with a record is left as it is, except a `missed` one (it never
+ *   ran), which runs now under its own run key. Only firings the sweep has handled (before the
+ *   job's next run) and that are due by now are backfilled; at most MAX_BACKFILL_FIRINGS a call.
+ *
+ * Both need an active job (a paused job's runs would be recorded missed at the worker) and are
+ * marked with their `origin`, so maxLateness never records them missed.
+ */
+export const MAX_BACKFILL_FIRINGS = 1_000;
+/** Creates in flight at once during a backfill: DynamoDB's and the API function's comfort. */
+const PARALLEL_CREATES = 25;
+
+async function activeJob(deps: SchedulerDeps, caller: Caller, jobId: string, action: string): Promise<Job> {
+  const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
+  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+  if (job.status !== JobStatus.Active) {
+    throw new ConflictError(`job ${jobId} is ${job.status}; only an active job can ${action}`, "jobId");
+  }
+  return job;
+}
+
+async function send(deps: SchedulerDeps, runs: readonly Run[]): Promise<void> {
+  // A send lost to a crash is repaired: the run waits in the repair index from its checkAt.
+  if (runs.length > 0)
+    await deps.queue.send(runs.map((run) => ({ message: runMessageOf(run), delaySeconds: 0 })));
+}
+
+export async function triggerJob(deps: SchedulerDeps, caller: Caller, jobId: string, body: unknown) {
+  parseWith(triggerRequest, body);
+  const job = await activeJob(deps, caller, jobId, "be triggered");
+  const now = deps.clock.now();
+  const graceMs = deps.settings.repairGraceSeconds * 1000;
+  for (let at = now; at < now + 100; at++) {
+    if (nextFiring(job.schedule, at - 1)?.at === at) continue; // a firing's own run key
+    const run: Run = { ...newRun(job, at, now, graceMs), origin: "manual" };
+    if ((await deps.runs.createRun(run)) === "exists") continue; // a manual run of the same instant
+    await send(deps, [run]);
+    deps.log.info("job triggered", { jobId, runId: run.runId, by: caller.principal });
+    return runView(run);
+  }
+  throw new ConflictError(`job ${jobId}: too many runs asked for at once; try again`, "jobId");
+}
+
+export interface BackfillResult {
+  readonly from: string;
+  readonly to: string;
+  /** Firings in the range that the backfill looked at. */
+  readonly firings: number;
+  /** Firings that had no run and got one. */
+  readonly created: number;
+  /** Firings recorded missed that run now. */
+  readonly rerun: number;
+  /** Firings whose run exists (ran, runs, or failed): left as they are. */
+  readonly existing: number;
+}
+
+export async function backfillJob(
+  deps: SchedulerDeps,
+  caller: Caller,
+  jobId: string,
+  body: unknown,
+): Promise<BackfillResult> {
+  const request = parseWith(backfillRequest, body);
+  const from = parseInstant(request.from) as number;
+  const to = parseInstant(request.to) as number;
+  if (to < from) throw new ValidationError("to: must not be before from", "to");
+  const now = deps.clock.now();
+  if (to > now)
+    throw new ValidationError("to: must not be in the future; future firings run on their own", "to");
+  const job = await activeJob(deps, caller, jobId, "be backfilled");
+
+  // Firings at or after the job's next run are the sweep's to make (it may be behind).
+  const until = Math.min(to, (job.nextRunAt ?? Number.POSITIVE_INFINITY) - 1);
+  const firings: number[] = [];
+  for (const { at } of firingsAfter(job.schedule, from - 1)) {
+    if (at > until) break;
+    if (firings.length === MAX_BACKFILL_FIRINGS) {
+      throw new ValidationError(
+        `to: the range holds more than ${MAX_BACKFILL_FIRINGS} firings; backfill it in parts`,
+        "to",
+      );
+    }
+    firings.push(at);
+  }
+
+  const graceMs = deps.settings.repairGraceSeconds * 1000;
+  const outcomes: Array<"created" | "rerun" | "existing"> = [];
+  for (let i = 0; i < firings.length; i += PARALLEL_CREATES) {
+    const batch = firings.slice(i, i + PARALLEL_CREATES);
+    const made = await Promise.all(
+      batch.map(async (at): Promise<{ run?: Run; outcome: "created" | "rerun" | "existing" }> => {
+        const run: Run = { ...newRun(job, at, now, graceMs), origin: "backfill" };
+        if ((await deps.runs.createRun(run)) === "created") return { run, outcome: "created" };
+        const existing = await deps.runs.getRun(job.jobId, at);
+        if (existing?.status !== RunStatus.Missed || existing.missedCount !== undefined) {
+          return { outcome: "existing" };
+        }
+        const rerun = await deps.runs.replayRun(
+          job.jobId,
+          at,
+          { by: caller.principal, now, checkAt: now + graceMs },
+          RunStatus.Missed,
+        );
+        return rerun ? { run: rerun, outcome: "rerun" } : { outcome: "existing" };
+      }),
+    );
+    await send(
+      deps,
+      made.flatMap((m) => (m.run ? [m.run] : [])),
+    );
+    outcomes.push(...made.map((m) => m.outcome));
+  }
+  const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
+  deps.log.info("job backfilled", { jobId, by: caller.principal, firings: firings.length });
+  return {
+    from: request.from,
+    to: request.to,
+    firings: firings.length,
+    created: count("created"),
+    rerun: count("rerun"),
+    existing: count("existing"),
+  };
+}
