@@ -22,7 +22,7 @@ export interface CliContext {
   call<T>(
     method: string,
     path: string,
-    init?: { body?: unknown; query?: Record<string, string | undefined> },
+    init?: { body?: unknown; query?: Record<string, string | undefined>; headers?: Record<string, string> },
   ): Promise<T>;
   /** Prints the answer as JSON (--json) or as the command's human form. */
   print<T>(body: T, human: (body: T) => string): void;
@@ -42,7 +42,11 @@ export function cliContext(program: Command, out: Out): CliContext {
     async call<T>(
       method: string,
       path: string,
-      init: { body?: unknown; query?: Record<string, string | undefined> } = {},
+      init: {
+        body?: unknown;
+        query?: Record<string, string | undefined>;
+        headers?: Record<string, string>;
+      } = {},
     ) {
       const g = globals();
       const response = await createSignedFetch({

@@ -5,71 +5,60 @@ import type {
   JobsPageResponse,
   RunResponse,
   RunsPageResponse,
+  UpdateJobResponse,
 } from "@jobsched/contract";
 import type { Command } from "commander";
 import { type CliContext, CliError, moreLine } from "../context";
 import { jobsTable, jobTable, runsTable } from "../render";
 
-/** `jobsched jobs create|get|list|runs|pause|trigger|backfill|resume|cancel`: signed calls to the jobs API. */
+/** `jobsched jobs create|update|get|list|runs|pause|trigger|backfill|resume|cancel`: signed calls to the jobs API. */
 export function jobsCommand(program: Command, cli: CliContext): void {
   const jobs = program.command("jobs").description("create and control jobs (signed API calls)");
   const path = (jobId: string, suffix = "") => `/api/v1/jobs/${encodeURIComponent(jobId)}${suffix}`;
 
-  jobs
-    .command("create")
-    .description("schedule a job: give one of --run-at, --cron, --interval")
-    .requiredOption("--type <type>", "job type, e.g. send-invoice")
-    .option("--run-at <instant>", "run once at this ISO 8601 instant")
-    .option("--cron <expr>", "cron expression")
-    .option("--tz, --time-zone <zone>", "IANA time zone of the cron expression")
-    .option("--dst-policy <policy>", "first-occurrence (default) | every-occurrence | skip-gap")
-    .option("--interval <every>", "fixed interval: 15m, 2h, PT15M")
-    .option("--jitter <window>", "spread runs over this window after each firing: seconds or PT5M")
-    .option("--start-at <instant>", "first instant a recurring job may run")
-    .option("--end-at <instant>", "last instant a recurring job may run")
-    .option("--payload <json>", "JSON payload handed to the worker")
+  definitionOptions(
+    jobs
+      .command("create")
+      .description("schedule a job: give one of --run-at, --cron, --interval")
+      .requiredOption("--type <type>", "job type, e.g. send-invoice"),
+  )
     .option("--idempotency-key <key>", "makes retrying the create safe")
-    .option("--missed-runs <policy>", "catch-up | run-once | skip")
-    .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
-    .option("--max-attempts <n>", "1-100")
-    .option("--lease-seconds <n>", "5-42600 (11 h 50 min)")
     .action(async (o: Record<string, string | undefined>) => {
-      let payload: unknown;
-      if (o.payload !== undefined) {
-        try {
-          payload = JSON.parse(o.payload);
-        } catch {
-          throw new CliError("--payload is not valid JSON");
-        }
-      }
-      const number = (v: string | undefined) => (v === undefined ? undefined : Number(v));
-      const body = Object.fromEntries(
-        Object.entries({
-          type: o.type,
-          runAt: o.runAt,
-          cron: o.cron,
-          timeZone: o.timeZone,
-          dstPolicy: o.dstPolicy,
-          interval: o.interval === undefined ? undefined : { every: o.interval },
-          jitter: o.jitter === undefined ? undefined : /^\d+$/.test(o.jitter) ? Number(o.jitter) : o.jitter,
-          startAt: o.startAt,
-          endAt: o.endAt,
-          payload,
-          idempotencyKey: o.idempotencyKey,
-          missedRuns: o.missedRuns,
-          maxLateness:
-            o.maxLateness === undefined
-              ? undefined
-              : /^\d+$/.test(o.maxLateness)
-                ? Number(o.maxLateness)
-                : o.maxLateness,
-          maxAttempts: number(o.maxAttempts),
-          leaseSeconds: number(o.leaseSeconds),
-        }).filter(([, v]) => v !== undefined),
-      );
+      const body = { type: o.type, ...definitionBody(o), ...given({ idempotencyKey: o.idempotencyKey }) };
       cli.print(
         await cli.call<CreateJobResponse>("POST", "/api/v1/jobs", { body }),
         (b) => `${b.jobId}  next run ${b.nextRunAt ?? "-"}`,
+      );
+    });
+  definitionOptions(
+    jobs
+      .command("update <jobId>")
+      .description("change a job in place: the options given change, the rest stay (--clear resets one)"),
+  )
+    .option(
+      "--clear <fields>",
+      "comma-separated fields to reset to their default: timeZone, dstPolicy, jitter, startAt, endAt, maxLateness, retry, leaseSeconds",
+    )
+    .option("--if-match <etag>", 'refuse (412) unless the job is still at this version (its ETag, e.g. "3")')
+    .action(async (jobId: string, o: Record<string, string | undefined>) => {
+      const cleared = Object.fromEntries(
+        (o.clear ?? "")
+          .split(",")
+          .filter(Boolean)
+          .map((f) => [f.trim(), null]),
+      );
+      const body = { ...cleared, ...definitionBody(o) };
+      const headers = o.ifMatch === undefined ? undefined : { "if-match": o.ifMatch };
+      cli.print(
+        await cli.call<UpdateJobResponse>("PATCH", path(jobId), { body, ...(headers ? { headers } : {}) }),
+        (b) =>
+          [
+            b.changed.length === 0 ? "nothing changed" : `changed: ${b.changed.join(", ")}`,
+            `version ${b.job.version}`,
+            "",
+            `next runs before: ${b.nextRunsBefore.map((r) => r.at).join("  ") || "-"}`,
+            `next runs after:  ${b.nextRunsAfter.map((r) => r.at).join("  ") || "-"}`,
+          ].join("\n"),
       );
     });
   jobs
@@ -145,4 +134,56 @@ export function jobsCommand(program: Command, cli: CliContext): void {
         cli.print(await cli.call<JobResponse>(method, path(jobId, suffix)), jobTable),
       );
   }
+}
+
+/** The options that define a job, shared by create and update. */
+function definitionOptions(command: Command): Command {
+  return command
+    .option("--run-at <instant>", "run once at this ISO 8601 instant")
+    .option("--cron <expr>", "cron expression")
+    .option("--tz, --time-zone <zone>", "IANA time zone of the cron expression")
+    .option("--dst-policy <policy>", "first-occurrence (default) | every-occurrence | skip-gap")
+    .option("--interval <every>", "fixed interval: 15m, 2h, PT15M")
+    .option("--jitter <window>", "spread runs over this window after each firing: seconds or PT5M")
+    .option("--start-at <instant>", "first instant a recurring job may run")
+    .option("--end-at <instant>", "last instant a recurring job may run")
+    .option("--payload <json>", "JSON payload handed to the worker")
+    .option("--missed-runs <policy>", "catch-up | run-once | skip")
+    .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
+    .option("--max-attempts <n>", "1-100")
+    .option("--lease-seconds <n>", "5-42600 (11 h 50 min)");
+}
+
+/** The request fields the definition options give (those not given are left out). */
+function definitionBody(o: Record<string, string | undefined>): Record<string, unknown> {
+  let payload: unknown;
+  if (o.payload !== undefined) {
+    try {
+      payload = JSON.parse(o.payload);
+    } catch {
+      throw new CliError("--payload is not valid JSON");
+    }
+  }
+  const number = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  // Durations: whole seconds as a number, anything else (PT5M) as the API reads it.
+  const duration = (v: string | undefined) => (v === undefined ? undefined : /^\d+$/.test(v) ? Number(v) : v);
+  return given({
+    runAt: o.runAt,
+    cron: o.cron,
+    timeZone: o.timeZone,
+    dstPolicy: o.dstPolicy,
+    interval: o.interval === undefined ? undefined : { every: o.interval },
+    jitter: duration(o.jitter),
+    startAt: o.startAt,
+    endAt: o.endAt,
+    payload,
+    missedRuns: o.missedRuns,
+    maxLateness: duration(o.maxLateness),
+    maxAttempts: number(o.maxAttempts),
+    leaseSeconds: number(o.leaseSeconds),
+  });
+}
+
+function given(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }

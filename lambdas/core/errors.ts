@@ -40,6 +40,11 @@ export class ConflictError extends DomainError {
   readonly code = "Conflict";
 }
 
+/** An If-Match named a version of the job that is no longer current. */
+export class PreconditionFailedError extends DomainError {
+  readonly code = "PreconditionFailed";
+}
+
 /** A heartbeat or completion carried a fence that no longer holds the lease. */
 export class StaleFenceError extends DomainError {
   readonly code = "StaleFence";

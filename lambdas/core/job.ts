@@ -11,11 +11,13 @@ export { JobStatus };
 
 /** Who changed a job's state, and when. The job keeps the most recent MAX_AUDIT_ENTRIES. */
 export interface AuditEntry {
-  readonly action: "created" | "paused" | "resumed" | "cancelled";
+  readonly action: "created" | "updated" | "paused" | "resumed" | "cancelled";
   readonly by: string;
   readonly at: number;
   /** Why, when the caller said (pause). */
   readonly reason?: string;
+  /** The fields an update changed. */
+  readonly fields?: readonly string[];
 }
 export const MAX_AUDIT_ENTRIES = 50;
 
@@ -43,6 +45,12 @@ export interface Job {
   readonly createdAt: number;
   readonly createdBy: string;
   readonly updatedAt: number;
+  /**
+   * The definition's version: 1 at the create, one more with every change a caller makes
+   * (update, pause, resume, cancel), never with the sweep moving the next run on. The API's
+   * ETag; an update with If-Match naming another version is refused (412).
+   */
+  readonly version: number;
   readonly audit: readonly AuditEntry[];
 }
 

@@ -137,6 +137,32 @@ export const createJobRequest = z
   .meta({ id: "CreateJobRequest" });
 export type CreateJobRequest = z.output<typeof createJobRequest>;
 
+/**
+ * PATCH /api/v1/jobs/{jobId}: a JSON merge patch (RFC 7396) of the create's fields. Fields
+ * left out are kept; `null` clears an optional one (to its default); naming one schedule kind
+ * (runAt, cron, interval) replaces the other. The type and the idempotency key cannot change.
+ */
+const create = createJobRequest.shape;
+export const updateJobRequest = z
+  .strictObject({
+    payload: create.payload,
+    runAt: isoInstant.optional(),
+    cron: create.cron,
+    timeZone: create.timeZone.nullable(),
+    dstPolicy: dstPolicyField.nullable(),
+    interval: create.interval,
+    jitter: jitterField.nullable(),
+    startAt: isoInstant.nullable().optional(),
+    endAt: isoInstant.nullable().optional(),
+    missedRuns: z.enum(["catch-up", "run-once", "skip"]).optional(),
+    maxLateness: durationInput.nullable().optional(),
+    maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
+    retry: create.retry.nullable(),
+    leaseSeconds: create.leaseSeconds.nullable(),
+  })
+  .meta({ id: "UpdateJobRequest" });
+export type UpdateJobRequest = z.output<typeof updateJobRequest>;
+
 /** The longest pause reason: 50 audit entries of them stay far under DynamoDB's item size. */
 export const MAX_REASON_CHARS = 256;
 

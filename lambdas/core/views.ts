@@ -90,12 +90,14 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     leaseSeconds: job.leaseSeconds,
     idempotencyKey: job.idempotencyKey,
     createdBy: job.createdBy,
+    version: job.version,
     pauseReason: job.status === JobStatus.Paused ? job.audit.at(-1)?.reason : undefined,
     audit: job.audit.map((entry) => ({
       action: entry.action,
       by: entry.by,
       at: formatInstant(entry.at),
       ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+      ...(entry.fields === undefined ? {} : { fields: [...entry.fields] }),
     })),
     runs: recentRuns.map(runView),
   };

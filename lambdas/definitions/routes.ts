@@ -6,7 +6,7 @@
 export type FunctionName = "api" | "internal";
 
 export interface RouteDefinition {
-  readonly method: "GET" | "POST" | "DELETE";
+  readonly method: "GET" | "POST" | "PATCH" | "DELETE";
   /** API Gateway path template, e.g. /api/v1/jobs/{jobId}. */
   readonly path: string;
   readonly function: FunctionName;
@@ -16,6 +16,7 @@ export const ROUTES = [
   { method: "POST", path: "/api/v1/jobs", function: "api" },
   { method: "GET", path: "/api/v1/jobs", function: "api" },
   { method: "GET", path: "/api/v1/jobs/{jobId}", function: "api" },
+  { method: "PATCH", path: "/api/v1/jobs/{jobId}", function: "api" },
   { method: "DELETE", path: "/api/v1/jobs/{jobId}", function: "api" },
   { method: "GET", path: "/api/v1/jobs/{jobId}/runs", function: "api" },
   { method: "POST", path: "/api/v1/jobs/{jobId}/pause", function: "api" },

@@ -8,25 +8,27 @@ import { listDeadLetters, replayAllDeadLetters, replayDeadLetter } from "../core
 import { getJob } from "../core/use-cases/get-job";
 import { listJobs, listRuns } from "../core/use-cases/list-jobs";
 import { backfillJob, triggerJob } from "../core/use-cases/manual-runs";
+import { updateJob } from "../core/use-cases/update-job";
 import { httpErrors } from "./http/error-middleware";
-import { callerOf, type HttpEvent, jsonBody, pathParameter, queryParameters } from "./http/request";
+import { callerOf, type HttpEvent, header, jsonBody, pathParameter, queryParameters } from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
 import { openApiDocument } from "./openapi";
 
 /** The tenant-facing API (/api/*): thin glue from HTTP to the use cases. */
 export function createApiHandler(deps: HandlerDeps) {
-  const control = (action: JobAction) => async (event: HttpEvent) =>
-    json(
-      200,
-      await controlJob(
-        deps,
-        callerOf(event, deps.tenantMapping),
-        pathParameter(event, "jobId"),
-        action,
-        jsonBody(event),
-      ),
+  // Answers that show a job carry its version as the ETag an update's If-Match names.
+  const withEtag = (job: { readonly version: number }) => ({ etag: `"${job.version}"` });
+  const control = (action: JobAction) => async (event: HttpEvent) => {
+    const job = await controlJob(
+      deps,
+      callerOf(event, deps.tenantMapping),
+      pathParameter(event, "jobId"),
+      action,
+      jsonBody(event),
     );
+    return json(200, job, withEtag(job));
+  };
 
   const route = dispatch({
     "POST /api/v1/jobs": async (event) => {
@@ -35,8 +37,20 @@ export function createApiHandler(deps: HandlerDeps) {
     },
     "GET /api/v1/jobs": async (event) =>
       json(200, await listJobs(deps, callerOf(event, deps.tenantMapping), queryParameters(event))),
-    "GET /api/v1/jobs/{jobId}": async (event) =>
-      json(200, await getJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"))),
+    "GET /api/v1/jobs/{jobId}": async (event) => {
+      const job = await getJob(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "jobId"));
+      return json(200, job, withEtag(job));
+    },
+    "PATCH /api/v1/jobs/{jobId}": async (event) => {
+      const updated = await updateJob(
+        deps,
+        callerOf(event, deps.tenantMapping),
+        pathParameter(event, "jobId"),
+        jsonBody(event),
+        header(event, "if-match"),
+      );
+      return json(200, updated, withEtag(updated.job));
+    },
     "DELETE /api/v1/jobs/{jobId}": control("cancel"),
     "GET /api/v1/jobs/{jobId}/runs": async (event) =>
       json(

@@ -17,6 +17,7 @@ import {
   replayAllResponse,
   runResponse,
   runsPageResponse,
+  updateJobResponse,
 } from "@jobsched/contract";
 import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
@@ -32,6 +33,7 @@ import {
   pageQuery,
   pauseRequest,
   triggerRequest,
+  updateJobRequest,
 } from "../core/schemas";
 import { ROUTES } from "../definitions/routes";
 
@@ -104,7 +106,40 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
   "GET /api/v1/jobs/{jobId}": {
     summary: "A job: definition, status, next run, recent runs, audit trail",
     request: { params: jobIdParam },
-    responses: { 200: jsonContent(jobResponse, "The job"), ...errors, ...notFound },
+    responses: {
+      200: {
+        ...jsonContent(jobResponse, "The job"),
+        headers: z.object({ etag: z.string().meta({ description: "The job's version, for If-Match" }) }),
+      },
+      ...errors,
+      ...notFound,
+    },
+  },
+  "PATCH /api/v1/jobs/{jobId}": {
+    summary:
+      "Change a job in place (a JSON merge patch: fields left out are kept, null clears one); id, type and history stay",
+    request: {
+      params: jobIdParam,
+      headers: z.object({
+        "if-match": z.string().optional().meta({
+          description: 'The ETag of the version the change was made against ("3"); another version is a 412',
+        }),
+      }),
+      body: { content: { "application/json": { schema: updateJobRequest } } },
+    },
+    responses: {
+      200: {
+        ...jsonContent(
+          updateJobResponse,
+          "The job as it now is, what changed, and its next runs before and after",
+        ),
+        headers: z.object({ etag: z.string().meta({ description: "The job's new version" }) }),
+      },
+      ...errors,
+      ...notFound,
+      ...conflict,
+      412: jsonContent(errorBody, "If-Match names a version that is no longer the job's: read it again"),
+    },
   },
   "DELETE /api/v1/jobs/{jobId}": {
     summary: "Cancel a job; no new run starts after the answer, runs already leased may finish",

@@ -458,6 +458,44 @@ const nearlyValidCreate = fc
     return body;
   });
 
+/** A patch: a few of the job's fields, valid, cleared (null) or hostile. */
+const patchBody = fc.record(
+  {
+    payload: fc.oneof({ weight: 8, arbitrary: hostileValue }, { weight: 1, arbitrary: blowup }),
+    cron: fc.oneof(fc.constantFrom("0 9 * * 1-5", "0 9 * * 7"), hostileString),
+    timeZone: fc.oneof(fc.constantFrom("Europe/London", null), hostileValue),
+    dstPolicy: fc.oneof(fc.constantFrom("every-occurrence", null), hostileValue),
+    interval: fc.oneof(fc.record({ every: fc.constantFrom("15m", "P1000000000D") }), hostileValue),
+    runAt: fc.oneof(fc.constant("2030-06-01T09:00:00Z"), hostileValue),
+    jitter: fc.oneof(fc.constantFrom("PT5M", null), hostileDuration),
+    startAt: fc.oneof(fc.constantFrom("2029-01-01T00:00:00Z", null), hostileValue),
+    endAt: fc.oneof(fc.constantFrom("2031-01-01T00:00:00Z", null), hostileValue),
+    maxLateness: fc.oneof(fc.constant(null), hostileDuration),
+    retry: fc.oneof(
+      fc.record({ base: hostileDuration, cap: hostileDuration }),
+      fc.constant(null),
+      hostileValue,
+    ),
+    leaseSeconds: fc.oneof(fc.constantFrom(60, null), hostileValue),
+  },
+  { requiredKeys: [] },
+);
+/** Patches that are valid, and one field hostile, as a client nearly sends them. */
+const nearlyValidPatch = fc
+  .tuple(
+    fc.constantFrom<Record<string, unknown>>(
+      { cron: "0 9 * * 1-5", timeZone: "Europe/London" },
+      { dstPolicy: "skip-gap", jitter: "PT1M" },
+      { interval: { every: "1h" } },
+      { maxLateness: null, retry: null },
+      { leaseSeconds: 120 },
+    ),
+    fc.option(fc.tuple(fc.constantFrom("payload", "type", "endAt", "timeZone", "jitter"), hostileValue), {
+      freq: 2,
+    }),
+  )
+  .map(([valid, override]) => (override ? { ...valid, [override[0]]: override[1] } : valid));
+
 /** A body for any route: a hostile value, a body of the route's own fields with hostile values, or bytes. */
 function bodyFor(
   fields: fc.Arbitrary<Record<string, unknown>>,
@@ -603,6 +641,10 @@ const SHAPES: Record<string, Shape> = {
   "POST /api/v1/jobs": { body: bodyFor(fc.oneof(createBody, nearlyValidCreate)) },
   "GET /api/v1/jobs": { query },
   "GET /api/v1/jobs/{jobId}": { path: pathId(JOB_ID).map((jobId) => ({ jobId })) },
+  "PATCH /api/v1/jobs/{jobId}": {
+    path: pathId(JOB_ID).map((jobId) => ({ jobId })),
+    body: bodyFor(fc.oneof(patchBody, nearlyValidPatch)),
+  },
   "DELETE /api/v1/jobs/{jobId}": {
     path: pathId(JOB_ID).map((jobId) => ({ jobId })),
     body: bodyFor(emptyBody),

@@ -6,6 +6,7 @@ import {
   leasesResponse,
   previewResponse,
   runResponse,
+  updateJobResponse,
 } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApi, type TestApi } from "../support/api-gateway";
@@ -208,5 +209,103 @@ describe("trigger and backfill", () => {
     });
     expect(refused.status).toBe(400);
     expect(bodyOf(errorResponse, refused).error.field).toBe("to");
+  });
+});
+
+describe("update in place (PATCH with ETag / If-Match)", () => {
+  it("moves a cron to another zone across a DST week: the answer shows the runs before and after", async () => {
+    // New York moves to EDT on 2027-03-14, London to BST only on 2027-03-28.
+    const { jobId } = await create({
+      type: "zoned",
+      cron: "0 9 * * *",
+      timeZone: "America/New_York",
+      startAt: "2027-03-10T00:00:00Z",
+    });
+    const read = await api.tenantA("GET", `/api/v1/jobs/${jobId}`);
+    expect(read.headers?.get("etag")).toBe('"1"');
+
+    const response = await api.tenantA("PATCH", `/api/v1/jobs/${jobId}`, {
+      body: { timeZone: "Europe/London" },
+      headers: { "if-match": '"1"' },
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.headers?.get("etag")).toBe('"2"');
+    const updated = bodyOf(updateJobResponse, response);
+    expect(updated.changed).toEqual(["timeZone"]);
+    expect(updated.nextRunsBefore.map((r) => r.at)).toEqual([
+      "2027-03-10T14:00:00Z",
+      "2027-03-11T14:00:00Z",
+      "2027-03-12T14:00:00Z",
+      "2027-03-13T14:00:00Z",
+      "2027-03-14T13:00:00Z",
+    ]);
+    expect(updated.nextRunsAfter.map((r) => r.at)).toEqual([
+      "2027-03-10T09:00:00Z",
+      "2027-03-11T09:00:00Z",
+      "2027-03-12T09:00:00Z",
+      "2027-03-13T09:00:00Z",
+      "2027-03-14T09:00:00Z",
+    ]);
+    expect(updated.job).toMatchObject({
+      jobId,
+      timeZone: "Europe/London",
+      cron: "0 9 * * *",
+      startAt: "2027-03-10T00:00:00Z",
+      nextRunAt: "2027-03-10T09:00:00Z",
+      version: 2,
+    });
+    expect(updated.job.audit.at(-1)).toMatchObject({ action: "updated", fields: ["timeZone"] });
+  });
+
+  it("refuses a stale ETag with 412 and changes nothing; fields left out are kept", async () => {
+    const { jobId } = await create({
+      type: "etag",
+      cron: "*/5 * * * *",
+      payload: { to: "ops" },
+      maxAttempts: 3,
+    });
+    const first = await api.tenantA("PATCH", `/api/v1/jobs/${jobId}`, {
+      body: { payload: { to: "billing" } },
+      headers: { "if-match": '"1"' },
+    });
+    expect(first.status).toBe(200);
+    const stale = await api.tenantA("PATCH", `/api/v1/jobs/${jobId}`, {
+      body: { maxAttempts: 9 },
+      headers: { "if-match": '"1"' },
+    });
+    expect(stale.status).toBe(412);
+    expect(bodyOf(errorResponse, stale).error.field).toBe("If-Match");
+    const job = await getJob(jobId);
+    expect(job).toMatchObject({
+      payload: { to: "billing" },
+      maxAttempts: 3,
+      cron: "*/5 * * * *",
+      version: 2,
+    });
+  });
+
+  it("keeps the job id, type and run history; refuses a type change and bad input with a 400 naming the field", async () => {
+    const { jobId } = await create({ type: "kept", cron: "0 0 1 1 *" });
+    await api.tenantA("POST", `/api/v1/jobs/${jobId}/trigger`, { body: {} });
+    const switched = await api.tenantA("PATCH", `/api/v1/jobs/${jobId}`, {
+      body: { interval: { every: "2h" } },
+    });
+    expect(switched.status).toBe(200);
+    const job = bodyOf(updateJobResponse, switched).job;
+    expect(job).toMatchObject({ jobId, type: "kept", interval: { every: "PT2H" } });
+    expect(job.cron).toBeUndefined();
+    expect(job.runs).toHaveLength(1); // the triggered run, still in the history
+
+    for (const [body, field] of [
+      [{ type: "other" }, "type"],
+      [{ cron: "61 * * * *" }, "cron"],
+      [{ jitter: "P9D" }, "jitter"],
+      [{}, "body"],
+    ] as const) {
+      const refused = await api.tenantA("PATCH", `/api/v1/jobs/${jobId}`, { body });
+      expect(refused.status).toBe(400);
+      expect(bodyOf(errorResponse, refused).error.field).toBe(field);
+    }
+    expect((await getJob(jobId)).version).toBe(2);
   });
 });

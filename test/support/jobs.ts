@@ -22,6 +22,7 @@ export function oneOffJob(runAt: number, now: number, overrides: Partial<Job> = 
     createdAt: now,
     createdBy: "p",
     updatedAt: now,
+    version: 1,
     audit: [],
     ...overrides,
   };

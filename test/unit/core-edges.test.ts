@@ -123,6 +123,7 @@ describe("getJob", () => {
       createdAt: NOW,
       createdBy: "p",
       updatedAt: NOW,
+      version: 1,
       audit: [],
     } as const;
     const cron = jobView(

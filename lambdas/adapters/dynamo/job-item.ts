@@ -48,12 +48,15 @@ const jobItemSchema = z.object({
   createdAt: z.number(),
   createdBy: z.string(),
   updatedAt: z.number(),
+  // Jobs stored before versions were kept are at their first.
+  version: z.number().default(1),
   audit: z.array(
     z.object({
-      action: z.enum(["created", "paused", "resumed", "cancelled"]),
+      action: z.enum(["created", "updated", "paused", "resumed", "cancelled"]),
       by: z.string(),
       at: z.number(),
       reason: z.string().optional(),
+      fields: z.array(z.string()).optional(),
     }),
   ),
 });

@@ -4,7 +4,7 @@ import { ValidationError } from "../errors";
 import { formatInstant, parseInstant } from "../instant";
 import { dstPolicyField } from "../schemas";
 import { parseWith } from "../validation";
-import { firingsAfter } from "./schedule";
+import { firingsAfter, type Schedule } from "./schedule";
 import { DEFAULT_TIME_ZONE, scheduleFromFields } from "./schedule-input";
 import { formatLocal, formatNaive } from "./zone-time";
 
@@ -52,10 +52,15 @@ export function previewSchedule(query: unknown, now: number): Preview {
   if (from === undefined) throw new ValidationError("from: not an ISO 8601 instant", "from");
   const timeZone = q.timeZone ?? DEFAULT_TIME_ZONE;
 
+  return { timeZone, from: formatInstant(from), runs: previewRuns(schedule, timeZone, from, q.count) };
+}
+
+/** The first `count` runs of a schedule at or after `from`, marked as the preview marks them. */
+export function previewRuns(schedule: Schedule, timeZone: string, from: number, count: number): PreviewRun[] {
   const runs: PreviewRun[] = [];
   // `from` itself counts: preview what runs at or after it.
   for (const firing of firingsAfter(schedule, from - 1)) {
-    if (runs.length >= q.count) break;
+    if (runs.length >= count) break;
     const run: PreviewRun = {
       at: formatInstant(firing.at),
       local: formatLocal(timeZone, firing.at),
@@ -79,5 +84,5 @@ export function previewSchedule(query: unknown, now: number): Preview {
       ...(skipped ? { skippedLocal: skipped.map(formatNaive) } : {}),
     });
   }
-  return { timeZone, from: formatInstant(from), runs };
+  return runs;
 }

@@ -72,6 +72,7 @@ export async function controlJob(
       status: transition.to,
       nextRunAt: action === "cancel" && !overdue ? undefined : job.nextRunAt,
       updatedAt: now,
+      version: job.version + 1,
       audit: [
         ...job.audit,
         {

@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
-import { durationMs } from "../duration";
 import { IdempotencyConflictError, QuotaExceededError, ValidationError } from "../errors";
 import { jobIdForIdempotencyKey, newJobId, type RandomBytes } from "../ids";
 import { formatInstant } from "../instant";
 import { type DueJob, type Job, JobStatus } from "../job";
+import { definitionFromRequest } from "../job-definition";
 import type { Admission } from "../ports";
-import { requireFutureRun, scheduleFromFields } from "../schedule/schedule-input";
+import { requireFutureRun } from "../schedule/schedule-input";
 import { type CreateJobRequest, createJobRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { fireJobs } from "./fire-jobs";
@@ -100,42 +100,11 @@ function buildJob(
     request.idempotencyKey === undefined
       ? newJobId(deps.randomBytes)
       : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey);
-  const schedule = scheduleFromFields({
-    jitter: request.jitter,
-    jitterSeed: jobId,
-    runAt: request.runAt,
-    cron: request.cron,
-    timeZone: request.timeZone,
-    dstPolicy: request.dstPolicy,
-    every: request.interval?.every,
-    everyField: "interval.every",
-    startAt: request.startAt,
-    endAt: request.endAt,
-  });
-  const nextRunAt = requireFutureRun(schedule, now);
-  if (schedule.kind === "once" && schedule.runAt < now - MAX_PAST_RUN_AT_MS) {
+  const definition = definitionFromRequest(deps.settings, request, jobId);
+  const nextRunAt = requireFutureRun(definition.schedule, now);
+  if (definition.schedule.kind === "once" && definition.schedule.runAt < now - MAX_PAST_RUN_AT_MS) {
     throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");
   }
-  // The payload's hard ceiling is in the schema; the deployment may set a lower one.
-  const payloadBytes = Buffer.byteLength(JSON.stringify(request.payload ?? null), "utf8");
-  if (payloadBytes > deps.settings.maxPayloadBytes) {
-    throw new ValidationError(
-      `payload: must be at most ${deps.settings.maxPayloadBytes} bytes of JSON`,
-      "payload",
-    );
-  }
-  const retry = {
-    baseMs:
-      request.retry?.base === undefined
-        ? deps.settings.retryBaseSeconds * 1000
-        : durationMs(request.retry.base, "retry.base"),
-    capMs:
-      request.retry?.cap === undefined
-        ? deps.settings.retryCapSeconds * 1000
-        : durationMs(request.retry.cap, "retry.cap"),
-  };
-  if (retry.capMs < retry.baseMs)
-    throw new ValidationError("retry.cap: must not be less than retry.base", "retry.cap");
 
   const requestHash = createHash("sha256")
     .update(String(stringify({ ...request, tenant: caller.tenant })))
@@ -144,21 +113,15 @@ function buildJob(
     jobId,
     tenant: caller.tenant,
     type: request.type,
-    payload: request.payload ?? null,
-    schedule,
+    ...definition,
     status: JobStatus.Active,
     nextRunAt,
-    missedRuns: request.missedRuns,
-    maxLatenessMs:
-      request.maxLateness === undefined ? undefined : durationMs(request.maxLateness, "maxLateness"),
-    maxAttempts: request.maxAttempts,
-    retry,
-    leaseSeconds: request.leaseSeconds ?? deps.settings.leaseSeconds,
     idempotencyKey: request.idempotencyKey,
     requestHash,
     createdAt: now,
     createdBy: caller.principal,
     updatedAt: now,
+    version: 1,
     audit: [{ action: "created", by: caller.principal, at: now }],
   };
 }

@@ -7,6 +7,7 @@ import {
   ForbiddenError,
   IdempotencyConflictError,
   NotFoundError,
+  PreconditionFailedError,
   QuotaExceededError,
   StaleFenceError,
   ValidationError,
@@ -19,6 +20,7 @@ export function statusOf(error: DomainError): number {
   if (error instanceof NotFoundError) return 404;
   if (error instanceof IdempotencyConflictError || error instanceof StaleFenceError) return 409;
   if (error instanceof ConflictError) return 409;
+  if (error instanceof PreconditionFailedError) return 412;
   if (error instanceof ForbiddenError) return 403;
   if (error instanceof QuotaExceededError) return 429;
   return 500;

@@ -70,6 +70,11 @@ export function pathParameter(event: HttpEvent, name: string): string {
 }
 
 /** The query string's parameters, each checked as path parameters are; the schemas do the rest. */
+/** A request header; API Gateway (HTTP API, payload 2.0) hands them over with lower-case names. */
+export function header(event: HttpEvent, name: string): string | undefined {
+  return event.headers?.[name.toLowerCase()];
+}
+
 export function queryParameters(event: HttpEvent): Record<string, string | undefined> {
   const query = event.queryStringParameters ?? {};
   for (const [name, value] of Object.entries(query)) {

@@ -2,10 +2,14 @@ import type { ErrorResponse } from "@jobsched/contract";
 import type { APIGatewayProxyStructuredResultV2 } from "aws-lambda";
 
 /** JSON responses in the shape every jobsched endpoint uses. */
-export function json(statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 {
+export function json(
+  statusCode: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): APIGatewayProxyStructuredResultV2 {
   return {
     statusCode,
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
   };
 }

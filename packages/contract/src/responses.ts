@@ -101,9 +101,19 @@ export const jobResponse = z
     leaseSeconds: z.int(),
     idempotencyKey: z.string().optional(),
     createdBy: z.string(),
+    version: z.int().meta({
+      description:
+        "The definition's version, also the ETag: one more with every change a caller makes (update, pause, resume, cancel)",
+    }),
     pauseReason: z.string().optional().meta({ description: "While paused: the reason given to pause" }),
     audit: z.array(
-      z.object({ action: z.string(), by: z.string(), at: instant, reason: z.string().optional() }),
+      z.object({
+        action: z.string(),
+        by: z.string(),
+        at: instant,
+        reason: z.string().optional(),
+        fields: z.array(z.string()).optional().meta({ description: "The fields an update changed" }),
+      }),
     ),
     runs: z.array(runResponse).meta({ description: "The most recent runs, newest first" }),
   })
@@ -233,3 +243,17 @@ export const previewResponse = z
   .object({ timeZone: z.string(), from: instant, runs: z.array(previewRunResponse) })
   .meta({ id: "Preview" });
 export type Preview = z.output<typeof previewResponse>;
+
+export const updateJobResponse = z
+  .object({
+    job: jobResponse,
+    changed: z
+      .array(z.string())
+      .meta({ description: "The fields whose value changed (none: nothing was written)" }),
+    nextRunsBefore: z
+      .array(previewRunResponse)
+      .meta({ description: "The next runs the job had before the change" }),
+    nextRunsAfter: z.array(previewRunResponse).meta({ description: "The next runs it has now" }),
+  })
+  .meta({ id: "UpdateJobResult" });
+export type UpdateJobResponse = z.output<typeof updateJobResponse>;

@@ -42,7 +42,13 @@ export function createSignedFetch(options: SignedFetchOptions) {
   return async function signedFetch(
     method: string,
     path: string,
-    init: { body?: unknown; query?: Record<string, string | undefined>; signal?: AbortSignal } = {},
+    init: {
+      body?: unknown;
+      query?: Record<string, string | undefined>;
+      /** Extra request headers (If-Match, say); signed with the rest. */
+      headers?: Record<string, string>;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<JsonResponse> {
     const url = new URL(path.replace(/^\//, ""), base.href.endsWith("/") ? base.href : `${base.href}/`);
     const query: Record<string, string> = {};
@@ -61,6 +67,7 @@ export function createSignedFetch(options: SignedFetchOptions) {
       path: url.pathname,
       query,
       headers: {
+        ...init.headers,
         host: url.host,
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },

@@ -137,6 +137,12 @@ describe("jitter", () => {
     expect(take(schedule, run?.at as number, 1)).toEqual([]);
   });
 
+  it("has no room to move a firing whose next one is less than a second away", () => {
+    const jitter = { windowMs: 60_000, seed: "j_0000000000000000000a" };
+    expect(jitterOffsetMs(jitter, 1_000, 1_999)).toBe(0);
+    expect(jitterOffsetMs(jitter, 1_000, 2_000)).toBe(0); // one second: the only offset is 0
+  });
+
   it.each([
     [{ cron: "0 9 * * *", jitter: "P2D", jitterSeed: "j" }, "jitter"],
     [{ cron: "0 9 * * *", jitter: "soon", jitterSeed: "j" }, "jitter"],

@@ -1,0 +1,99 @@
+import type { SchedulerSettings } from "../definitions/settings";
+import { durationMs, isoDuration } from "./duration";
+import { ValidationError } from "./errors";
+import { formatInstant } from "./instant";
+import type { Job } from "./job";
+import type { Schedule } from "./schedule/schedule";
+import { scheduleFromFields } from "./schedule/schedule-input";
+import type { CreateJobRequest } from "./schemas";
+
+/**
+ * What a caller defines about a job, as opposed to where it stands (status, next run, audit):
+ * built from a create request, and turned back into one so an update can merge a patch into it
+ * and check the result with the very rules a create is checked with.
+ */
+export type JobDefinition = Pick<
+  Job,
+  "payload" | "schedule" | "missedRuns" | "maxLatenessMs" | "maxAttempts" | "retry" | "leaseSeconds"
+>;
+
+/** The request fields that define a job (all of a create's but `type` and `idempotencyKey`). */
+export type DefinitionRequest = Omit<CreateJobRequest, "type" | "idempotencyKey">;
+
+export function definitionFromRequest(
+  settings: SchedulerSettings,
+  request: DefinitionRequest,
+  jobId: string,
+): JobDefinition {
+  const schedule = scheduleFromFields({
+    jitter: request.jitter,
+    jitterSeed: jobId,
+    runAt: request.runAt,
+    cron: request.cron,
+    timeZone: request.timeZone,
+    dstPolicy: request.dstPolicy,
+    every: request.interval?.every,
+    everyField: "interval.every",
+    startAt: request.startAt,
+    endAt: request.endAt,
+  });
+  // The payload's hard ceiling is in the schema; the deployment may set a lower one.
+  const payloadBytes = Buffer.byteLength(JSON.stringify(request.payload ?? null), "utf8");
+  if (payloadBytes > settings.maxPayloadBytes) {
+    throw new ValidationError(
+      `payload: must be at most ${settings.maxPayloadBytes} bytes of JSON`,
+      "payload",
+    );
+  }
+  const retry = {
+    baseMs:
+      request.retry?.base === undefined
+        ? settings.retryBaseSeconds * 1000
+        : durationMs(request.retry.base, "retry.base"),
+    capMs:
+      request.retry?.cap === undefined
+        ? settings.retryCapSeconds * 1000
+        : durationMs(request.retry.cap, "retry.cap"),
+  };
+  if (retry.capMs < retry.baseMs)
+    throw new ValidationError("retry.cap: must not be less than retry.base", "retry.cap");
+  return {
+    payload: request.payload ?? null,
+    schedule,
+    missedRuns: request.missedRuns,
+    maxLatenessMs:
+      request.maxLateness === undefined ? undefined : durationMs(request.maxLateness, "maxLateness"),
+    maxAttempts: request.maxAttempts,
+    retry,
+    leaseSeconds: request.leaseSeconds ?? settings.leaseSeconds,
+  };
+}
+
+/** A job's definition as request fields: what an update merges its patch into. */
+export function requestFieldsOf(job: JobDefinition): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    payload: job.payload,
+    ...scheduleRequestFields(job.schedule),
+    missedRuns: job.missedRuns,
+    maxAttempts: job.maxAttempts,
+    retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },
+    leaseSeconds: job.leaseSeconds,
+  };
+  if (job.maxLatenessMs !== undefined) fields.maxLateness = isoDuration(job.maxLatenessMs);
+  return fields;
+}
+
+function scheduleRequestFields(schedule: Schedule): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  if (schedule.jitter) fields.jitter = isoDuration(schedule.jitter.windowMs);
+  if (schedule.kind === "once") return { ...fields, runAt: formatInstant(schedule.runAt) };
+  if (schedule.startAt !== undefined) fields.startAt = formatInstant(schedule.startAt);
+  if (schedule.endAt !== undefined) fields.endAt = formatInstant(schedule.endAt);
+  if (schedule.kind === "interval") return { ...fields, interval: { every: isoDuration(schedule.everyMs) } };
+  return {
+    ...fields,
+    cron: schedule.cron,
+    timeZone: schedule.timeZone,
+    ...(schedule.dstPolicy === undefined ? {} : { dstPolicy: schedule.dstPolicy }),
+  };
+}

@@ -1,0 +1,212 @@
+import type { UpdateJobResponse } from "@jobsched/contract";
+import stringify from "safe-stable-stringify";
+import type { Caller } from "../caller";
+import type { SchedulerDeps } from "../deps";
+import { ConflictError, NotFoundError, PreconditionFailedError, ValidationError } from "../errors";
+import { isJobId } from "../ids";
+import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
+import { definitionFromRequest, requestFieldsOf } from "../job-definition";
+import { MissedRunPolicy, planRuns } from "../missed-runs";
+import { missedRun } from "../run";
+import { previewRuns } from "../schedule/preview";
+import type { Schedule } from "../schedule/schedule";
+import { firstRunAt, nextFiring } from "../schedule/schedule";
+import { DEFAULT_TIME_ZONE } from "../schedule/schedule-input";
+import { createJobRequest, updateJobRequest } from "../schemas";
+import { parseWith } from "../validation";
+import { jobView } from "../views";
+import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
+import { RECENT_RUNS } from "./get-job";
+
+/**
+ * PATCH /api/v1/jobs/{jobId}: changes a job in place (decision 0024). The patch is merged into
+ * the job's definition as request fields and the result is checked by the create's own rules;
+ * job id, type, history and idempotency key stay. With If-Match, a job whose version moved on
+ * is refused (412); the write is conditional on the job being as read, and a sweep that moved
+ * it meanwhile only makes the update read again.
+ *
+ * A schedule change applies from now: runs already created (due within the sweep's lookahead)
+ * keep their instant, and the new schedule's first run is its first firing after now and after
+ * the last run that exists. A paused job's firings of the old schedule that fell in the pause
+ * are recorded missed, as nothing will run them. Payload and policies apply to every run not yet
+ * handed to a worker.
+ */
+const ATTEMPTS = 5;
+const PREVIEW_COUNT = 5;
+const SCHEDULE_KINDS = ["runAt", "cron", "interval"] as const;
+/** Fields that belong to one schedule kind, dropped from the definition when the kind changes. */
+const KIND_FIELDS: Readonly<Record<(typeof SCHEDULE_KINDS)[number], readonly string[]>> = {
+  runAt: ["cron", "interval", "timeZone", "dstPolicy", "startAt", "endAt"],
+  cron: ["runAt", "interval"],
+  interval: ["runAt", "cron", "timeZone", "dstPolicy"],
+};
+
+/** The job as it now is, the fields that changed, and its next runs before and after. */
+export type UpdateResult = UpdateJobResponse;
+
+export async function updateJob(
+  deps: SchedulerDeps,
+  caller: Caller,
+  jobId: string,
+  body: unknown,
+  ifMatch: string | undefined,
+): Promise<UpdateResult> {
+  for (const fixed of ["type", "idempotencyKey"]) {
+    if (typeof body === "object" && body !== null && Object.hasOwn(body, fixed)) {
+      throw new ValidationError(`${fixed}: cannot be changed; create a new job`, fixed);
+    }
+  }
+  const patch = parseWith(updateJobRequest, body);
+  if (Object.keys(patch).length === 0)
+    throw new ValidationError("body: name at least one field to change", "body");
+
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
+    if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+    if (ifMatch !== undefined && !etagMatches(ifMatch, job.version)) {
+      throw new PreconditionFailedError(
+        `If-Match: job ${jobId} is at version ${etagOf(job)}; read it again and reapply the change`,
+        "If-Match",
+      );
+    }
+    if (job.status === JobStatus.Cancelled || job.status === JobStatus.Completed) {
+      throw new ConflictError(`job ${jobId} is ${job.status}; it cannot be changed`, "jobId");
+    }
+
+    const before = requestFieldsOf(job);
+    const request = parseWith(createJobRequest, { ...merge(before, patch), type: job.type });
+    const definition = definitionFromRequest(deps.settings, request, job.jobId);
+    const after = requestFieldsOf(definition);
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+      .filter((field) => stringify(before[field]) !== stringify(after[field]))
+      .sort();
+    const from = deps.clock.now();
+    if (changed.length === 0) return result(deps, job, [], job.schedule, from);
+
+    const now = Math.max(from, job.updatedAt + 1);
+    const scheduleChanged = stringify(job.schedule) !== stringify(definition.schedule);
+    const nextRunAt = scheduleChanged
+      ? await nextRunOfNewSchedule(deps, job, definition.schedule, now)
+      : job.nextRunAt;
+    const updated: Job = {
+      ...job,
+      ...definition,
+      nextRunAt,
+      updatedAt: now,
+      version: job.version + 1,
+      audit: [
+        ...job.audit,
+        { action: "updated" as const, by: caller.principal, at: now, fields: changed },
+      ].slice(-MAX_AUDIT_ENTRIES),
+    };
+    if (!(await deps.jobs.replaceJob(updated, job.updatedAt))) continue; // changed under us: read again
+    deps.log.info("job updated", { jobId, by: caller.principal, fields: changed });
+    if (
+      updated.status === JobStatus.Active &&
+      nextRunAt !== undefined &&
+      nextRunAt < now + deps.settings.lookaheadSeconds * 1000
+    ) {
+      await fireNearTerm(deps, { ...updated, nextRunAt });
+    }
+    return result(deps, updated, changed, job.schedule, now);
+  }
+  throw new ConflictError(`job ${jobId} kept changing; try again`, "jobId");
+}
+
+/** The definition with the patch merged in: null clears, a schedule kind replaces the others. */
+function merge(definition: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...definition };
+  for (const kind of SCHEDULE_KINDS) {
+    if (patch[kind] !== undefined) for (const field of KIND_FIELDS[kind]) delete merged[field];
+  }
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === null) delete merged[field];
+    else if (value !== undefined) merged[field] = value;
+  }
+  return merged;
+}
+
+/**
+ * Where a job whose schedule changed goes on: the new schedule's first firing after now and
+ * after the latest run that exists. Refused while the old schedule has a firing due that the
+ * sweep has not handled (it is behind: a moment later it has), and for a one-off whose run
+ * exists. A paused job's old firings that fell in the pause are recorded missed first, so a
+ * crash between the two leaves them accounted for.
+ */
+async function nextRunOfNewSchedule(
+  deps: SchedulerDeps,
+  job: Job,
+  schedule: Schedule,
+  now: number,
+): Promise<number | undefined> {
+  const overdue = job.nextRunAt !== undefined && job.nextRunAt <= now;
+  if (job.status === JobStatus.Active && overdue) {
+    throw new ConflictError(
+      `job ${job.jobId} has a run due now that is being created; try again in a few seconds`,
+      "jobId",
+    );
+  }
+  if (job.schedule.kind === "once" && job.nextRunAt === undefined) {
+    throw new ConflictError(
+      `job ${job.jobId}: its one run is already created; cancel it and create a new job to run at another time`,
+      "jobId",
+    );
+  }
+  const [latest] = await deps.runs.listRecentRuns(job.jobId, 1);
+  const after = Math.max(now - 1, latest?.scheduledFor ?? Number.NEGATIVE_INFINITY);
+  let next: number | undefined;
+  if (schedule.kind === "once") {
+    if (schedule.runAt < now - MAX_PAST_RUN_AT_MS)
+      throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");
+    next = firstRunAt(schedule, now);
+  } else {
+    next = nextFiring(schedule, after)?.at;
+  }
+  if (next === undefined) {
+    const field = schedule.kind === "cron" ? "cron" : "endAt";
+    throw new ValidationError(`${field}: the new schedule has no run after now`, field);
+  }
+  if (job.status === JobStatus.Paused && overdue && job.nextRunAt !== undefined) {
+    const plan = planRuns(
+      job.schedule,
+      { policy: MissedRunPolicy.Skip, graceMs: 0 },
+      job.nextRunAt - 1,
+      now,
+      now + 1,
+    );
+    const reason = "the job was paused, and its schedule changed before it was resumed";
+    await Promise.all(
+      plan.missed.map((firing) => deps.runs.createRun(missedRun(job, { ...firing, reason }, now))),
+    );
+  }
+  return next;
+}
+
+async function result(
+  deps: SchedulerDeps,
+  job: Job,
+  changed: string[],
+  previous: Schedule,
+  now: number,
+): Promise<UpdateResult> {
+  const zoneOf = (schedule: Schedule) => (schedule.kind === "cron" ? schedule.timeZone : DEFAULT_TIME_ZONE);
+  return {
+    job: jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS)),
+    changed,
+    nextRunsBefore: previewRuns(previous, zoneOf(previous), now, PREVIEW_COUNT),
+    nextRunsAfter: previewRuns(job.schedule, zoneOf(job.schedule), job.nextRunAt ?? now, PREVIEW_COUNT),
+  };
+}
+
+/** The job's ETag: its version, quoted. */
+export function etagOf(job: Pick<Job, "version">): string {
+  return `"${job.version}"`;
+}
+
+/** If-Match: a list of entity tags or `*`, compared strongly (a weak W/ tag never matches). */
+export function etagMatches(ifMatch: string, version: number): boolean {
+  return ifMatch
+    .split(",")
+    .map((tag) => tag.trim())
+    .some((tag) => tag === "*" || tag === `"${version}"`);
+}
