@@ -54,6 +54,7 @@ export function jobTable(job: JobResponse): string {
     `schedule   ${schedule}`,
     `next run   ${job.nextRunAt ?? "-"}`,
   ];
+  if (job.overlapPolicy !== "allow") lines.push(`overlap    ${job.overlapPolicy}`);
   if (job.pauseReason !== undefined) lines.push(`paused     ${job.pauseReason}`);
   if (job.runs.length > 0) lines.push("", runsTable(job.runs));
   return lines.join("\n");

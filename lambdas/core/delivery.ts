@@ -59,7 +59,10 @@ export function dueOf(message: Pick<RunMessage, "scheduledFor" | "notBefore">): 
 }
 
 export function runMessageOf(
-  run: Omit<RunMessage, "notBefore"> & { readonly retryAt?: number | undefined },
+  run: Omit<RunMessage, "notBefore" | "backfill"> & {
+    readonly retryAt?: number | undefined;
+    readonly origin?: string | undefined;
+  },
 ): RunMessage {
   return {
     runId: run.runId,
@@ -68,5 +71,6 @@ export function runMessageOf(
     tenant: run.tenant,
     type: run.type,
     ...(run.retryAt === undefined ? {} : { notBefore: run.retryAt }),
+    ...(run.origin === "backfill" ? { backfill: true as const } : {}),
   };
 }

@@ -14,7 +14,14 @@ import type { CreateJobRequest } from "./schemas";
  */
 export type JobDefinition = Pick<
   Job,
-  "payload" | "schedule" | "missedRuns" | "maxLatenessMs" | "maxAttempts" | "retry" | "leaseSeconds"
+  | "payload"
+  | "schedule"
+  | "missedRuns"
+  | "overlapPolicy"
+  | "maxLatenessMs"
+  | "maxAttempts"
+  | "retry"
+  | "leaseSeconds"
 >;
 
 /** The request fields that define a job (all of a create's but `type` and `idempotencyKey`). */
@@ -61,6 +68,8 @@ export function definitionFromRequest(
     payload: request.payload ?? null,
     schedule,
     missedRuns: request.missedRuns,
+    // The default is not stored: jobs from before the field read the same.
+    overlapPolicy: request.overlapPolicy === "allow" ? undefined : request.overlapPolicy,
     maxLatenessMs:
       request.maxLateness === undefined ? undefined : durationMs(request.maxLateness, "maxLateness"),
     maxAttempts: request.maxAttempts,
@@ -75,6 +84,7 @@ export function requestFieldsOf(job: JobDefinition): Record<string, unknown> {
     payload: job.payload,
     ...scheduleRequestFields(job.schedule),
     missedRuns: job.missedRuns,
+    overlapPolicy: job.overlapPolicy ?? "allow",
     maxAttempts: job.maxAttempts,
     retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },
     leaseSeconds: job.leaseSeconds,

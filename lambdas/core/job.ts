@@ -1,4 +1,4 @@
-import { JobStatus } from "@jobsched/contract";
+import { JobStatus, type OverlapPolicy } from "@jobsched/contract";
 import type { BackoffPolicy } from "./backoff";
 import type { MissedRunPolicy } from "./missed-runs";
 import type { Schedule } from "./schedule/schedule";
@@ -35,6 +35,13 @@ export interface Job {
    */
   readonly nextRunAt: number | undefined;
   readonly missedRuns: MissedRunPolicy;
+  /** What a run due while the previous one is unfinished does (overlap.ts); absent: allow. */
+  readonly overlapPolicy?: OverlapPolicy | undefined;
+  /**
+   * With an overlap policy: the run that last started (its scheduled instant), which a run
+   * coming due checks for being unfinished. Claimed by the lease step, never by the sweep.
+   */
+  readonly activeRunAt?: number | undefined;
   readonly maxLatenessMs: number | undefined;
   readonly maxAttempts: number;
   readonly retry: BackoffPolicy;

@@ -47,6 +47,13 @@ export interface JobStore {
    * exactly when isFiledDue says so.
    */
   replaceJob(job: Job, expectedUpdatedAt: number): Promise<boolean>;
+  /**
+   * overlapPolicy: records `runAt` as the job's active run, if the active run is still
+   * `expected` (undefined: none recorded). False when another lease step claimed it first.
+   * Moves updatedAt on by a millisecond, so a replaceJob that read the job before fails and
+   * reads again instead of writing the old active run back.
+   */
+  claimRunSlot(jobId: string, expected: number | undefined, runAt: number): Promise<boolean>;
   /** A tenant's jobs, newest first, optionally only of one status and type. */
   listJobs(
     tenant: string,
@@ -100,6 +107,16 @@ export type RepairCandidate = Pick<
   readonly checkAt: number;
 };
 
+/** What finishing a run tells its caller: the message to delete, and what the run left to do. */
+export interface FinishedRun {
+  readonly receiptHandle: string | undefined;
+  readonly final: boolean;
+  /** overlapPolicy buffer-one: the run that waited for this one, to be sent on its way now. */
+  readonly wakes?:
+    | { readonly scheduledFor: number; readonly tenant: string; readonly type: string }
+    | undefined;
+}
+
 /** Run records. */
 export interface RunStore {
   /** Conditional put on (job id, scheduled instant): "exists" when that run was created before. */
@@ -128,7 +145,7 @@ export interface RunStore {
     fence: number,
     outcome: RunOutcome,
     tenants?: readonly string[],
-  ): Promise<{ receiptHandle: string | undefined; final: boolean } | undefined>;
+  ): Promise<FinishedRun | undefined>;
   /**
    * Puts a failed run back to pending for a retry at `plan.retryAt` if `fence` still holds the
    * lease. Returns the receipt handle of the message that delivered it, or undefined when stale.
@@ -172,10 +189,22 @@ export interface RunStore {
   abandonRun(
     jobId: string,
     scheduledFor: number,
-    status: "cancelled" | "missed",
+    status: "cancelled" | "missed" | "skipped",
     reason: string,
     now: number,
   ): Promise<void>;
+  /**
+   * overlapPolicy buffer-one: notes on an unfinished run (pending or leased) the run that waits
+   * for it, unless another already waits. True when `waiting` is (now) the one noted; false when
+   * the run finished meanwhile or another run waits.
+   */
+  setWake(jobId: string, scheduledFor: number, waiting: number): Promise<boolean>;
+  /**
+   * overlapPolicy cancel-previous: ends an unfinished run as cancelled with the reason and
+   * raises its fence, so its holder's heartbeat and completion are refused (409). Undefined when
+   * it had finished, or is its job's last run (that one ends the job; it is never revoked).
+   */
+  revokeRun(jobId: string, scheduledFor: number, reason: string, now: number): Promise<Run | undefined>;
   /**
    * Records a run that never started (pending, no attempt yet, never replayed, no `origin`) as missed, with
    * the reason; answers the run as recorded, or undefined if it had started or is finished (or
@@ -220,6 +249,8 @@ export interface RunMessage {
   readonly type: string;
   /** A retry's message: not to be started before this instant. */
   readonly notBefore?: number | undefined;
+  /** A backfilled run's: it runs beside the job's other runs, whatever its overlap policy. */
+  readonly backfill?: true | undefined;
 }
 
 export interface ReceivedRunMessage {

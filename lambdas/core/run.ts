@@ -51,6 +51,11 @@ export interface Run {
    * late on purpose, so maxLateness never records it missed.
    */
   readonly origin?: RunOrigin | undefined;
+  /**
+   * overlapPolicy buffer-one: the run that waits for this one (its scheduled instant), sent on
+   * its way the moment this one finishes.
+   */
+  readonly wakes?: number | undefined;
 }
 
 export type RunOrigin = "manual" | "backfill";

@@ -1,4 +1,4 @@
-import { DstPolicy } from "@jobsched/contract";
+import { DstPolicy, OverlapPolicy } from "@jobsched/contract";
 import { z } from "zod";
 import { PAYLOAD_LIMIT_BYTES } from "../definitions/settings";
 import { documentSize } from "./document-limits";
@@ -61,6 +61,14 @@ export const dstPolicyField = z
       "cron only. first-occurrence (default): a time that occurs twice runs once, at its first occurrence, and a time skipped by a jump forward runs at the end of the gap; every-occurrence: a time that occurs twice runs in both passes; skip-gap: a skipped time does not run",
   });
 
+/** What a run that comes due while the job's previous run is unfinished does. */
+export const overlapPolicyField = z
+  .enum(Object.values(OverlapPolicy) as [OverlapPolicy, ...OverlapPolicy[]])
+  .meta({
+    description:
+      "allow (default): it starts anyway; skip: it is recorded skipped; buffer-one: it waits for the running one (one at most; further ones are skipped); cancel-previous: the running run's lease is revoked (its heartbeat and completion get 409) and this one starts",
+  });
+
 /** An opt-in window each firing runs at a stable offset inside (schedule/jitter.ts). */
 export const jitterField = durationInput.optional().meta({
   description:
@@ -121,6 +129,7 @@ export const createJobRequest = z
       .enum(["catch-up", "run-once", "skip"])
       .default("run-once")
       .meta({ description: "What to do with firings missed during an outage or a pause" }),
+    overlapPolicy: overlapPolicyField.optional(),
     maxLateness: durationInput
       .optional()
       .meta({ description: "A run later than this is recorded as missed instead of started" }),
@@ -155,6 +164,7 @@ export const updateJobRequest = z
     startAt: isoInstant.nullable().optional(),
     endAt: isoInstant.nullable().optional(),
     missedRuns: z.enum(["catch-up", "run-once", "skip"]).optional(),
+    overlapPolicy: overlapPolicyField.optional(),
     maxLateness: durationInput.nullable().optional(),
     maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
     retry: create.retry.nullable(),

@@ -84,6 +84,7 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     ...jobSummaryView(job),
     payload: job.payload,
     missedRuns: job.missedRuns,
+    overlapPolicy: job.overlapPolicy ?? "allow",
     maxLateness: job.maxLatenessMs === undefined ? undefined : isoDuration(job.maxLatenessMs),
     maxAttempts: job.maxAttempts,
     retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },

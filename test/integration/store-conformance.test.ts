@@ -219,6 +219,35 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     }
   });
 
+  it("notes one waiting run on an unfinished run, and hands it over when that run finishes", async () => {
+    const run = await pendingRun(stores);
+    await lease(stores, run, T);
+    expect(await stores.runs.setWake(run.jobId, run.scheduledFor, T + 1)).toBe(true);
+    expect(await stores.runs.setWake(run.jobId, run.scheduledFor, T + 1)).toBe(true); // the same again
+    expect(await stores.runs.setWake(run.jobId, run.scheduledFor, T + 2)).toBe(false); // one waits
+    const finished = await succeed(stores, run, 1);
+    expect(finished?.wakes).toEqual({ scheduledFor: T + 1, tenant: run.tenant, type: run.type });
+    expect(await stores.runs.setWake(run.jobId, run.scheduledFor, T + 3)).toBe(false); // finished
+  });
+
+  it("revokes an unfinished run (fence up, cancelled with the reason), never a finished one or a last one", async () => {
+    const run = await pendingRun(stores);
+    await lease(stores, run, T);
+    const revoked = await stores.runs.revokeRun(run.jobId, run.scheduledFor, "replaced", T + 1_000);
+    expect(revoked).toMatchObject({
+      status: "cancelled",
+      fence: 2,
+      error: "replaced",
+      finishedAt: T + 1_000,
+    });
+    expect(await succeed(stores, run, 1)).toBeUndefined(); // the old holder's completion
+    expect(await stores.runs.revokeRun(run.jobId, run.scheduledFor, "again", T + 2_000)).toBeUndefined();
+
+    const last = await pendingRun(stores, { final: true });
+    expect(await stores.runs.revokeRun(last.jobId, last.scheduledFor, "replaced", T)).toBeUndefined();
+    expect(await stored(stores, last)).toMatchObject({ status: "pending" });
+  });
+
   it("keeps a finished last run a repair candidate until it is settled; an unfinished one stays", async () => {
     const run = await pendingRun(stores, { final: true });
     await lease(stores, run, T);
@@ -279,6 +308,18 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     expect(await stores.jobs.createJob(job)).toBe("created");
     return job;
   }
+
+  it("claims a job's run slot only from the active run it was read with, and moves updatedAt on", async () => {
+    const job = await storedJob();
+    expect(await stores.jobs.claimRunSlot(job.jobId, 5, 10)).toBe(false);
+    expect(await stores.jobs.claimRunSlot(job.jobId, undefined, 10)).toBe(true);
+    expect(await stores.jobs.claimRunSlot(job.jobId, undefined, 20)).toBe(false);
+    expect(await stores.jobs.claimRunSlot(job.jobId, 10, 20)).toBe(true);
+    const claimed = await stores.jobs.getJob(job.jobId);
+    expect(claimed).toMatchObject({ activeRunAt: 20, updatedAt: job.updatedAt + 2 });
+    // A replace that read the job before the claim fails: it would write the old slot back.
+    expect(await stores.jobs.replaceJob({ ...job, payload: 1 }, job.updatedAt)).toBe(false);
+  });
 
   it("creates a job once", async () => {
     const job = await storedJob();

@@ -41,6 +41,13 @@ export class MemoryJobStore implements JobStore {
     return "created" as const;
   }
 
+  async claimRunSlot(jobId: string, expected: number | undefined, runAt: number) {
+    const current = this.jobs.get(jobId);
+    if (!current || current.activeRunAt !== expected) return false;
+    this.jobs.set(jobId, { ...current, activeRunAt: runAt, updatedAt: current.updatedAt + 1 });
+    return true;
+  }
+
   async replaceJob(job: Job, expectedUpdatedAt: number) {
     if (this.jobs.get(job.jobId)?.updatedAt !== expectedUpdatedAt) return false;
     this.jobs.set(job.jobId, this.filed(job));
@@ -210,7 +217,41 @@ export class MemoryRunStore implements RunStore {
       receiptHandle: undefined,
       retryAt: undefined,
     });
-    return { receiptHandle: current.receiptHandle, final: current.final };
+    const { wakes, tenant, type } = current;
+    return {
+      receiptHandle: current.receiptHandle,
+      final: current.final,
+      ...(wakes === undefined ? {} : { wakes: { scheduledFor: wakes, tenant, type } }),
+    };
+  }
+
+  async setWake(jobId: string, scheduledFor: number, waiting: number) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    const unfinished = current?.status === RunStatus.Pending || current?.status === RunStatus.Leased;
+    if (!current || !unfinished || (current.wakes !== undefined && current.wakes !== waiting)) return false;
+    this.runs.set(key, { ...current, wakes: waiting });
+    return true;
+  }
+
+  async revokeRun(jobId: string, scheduledFor: number, reason: string, now: number) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (current?.status !== RunStatus.Pending && current?.status !== RunStatus.Leased) return undefined;
+    if (current.final) return undefined; // a job's last run is what ends it
+    const revoked = {
+      ...current,
+      status: RunStatus.Cancelled,
+      fence: current.fence + 1,
+      error: reason,
+      finishedAt: now,
+      checkAt: undefined,
+      receiptHandle: undefined,
+      retryAt: undefined,
+      leaseExpiresAt: undefined,
+    };
+    this.runs.set(key, revoked);
+    return revoked;
   }
 
   private held(jobId: string, scheduledFor: number, fence: number) {
@@ -295,7 +336,7 @@ export class MemoryRunStore implements RunStore {
   async abandonRun(
     jobId: string,
     scheduledFor: number,
-    status: "cancelled" | "missed",
+    status: "cancelled" | "missed" | "skipped",
     reason: string,
     now: number,
   ) {

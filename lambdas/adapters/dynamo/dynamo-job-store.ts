@@ -142,6 +142,27 @@ export class DynamoJobStore implements JobStore {
     );
   }
 
+  claimRunSlot(jobId: string, expected: number | undefined, runAt: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: jobPk(jobId), sk: JOB_SK },
+          // updatedAt moves on by a millisecond: a replaceJob that read the job before fails its
+          // condition and reads again, instead of writing the old active run back.
+          UpdateExpression: "SET activeRunAt = :runAt ADD updatedAt :one",
+          ConditionExpression:
+            expected === undefined ? "attribute_not_exists(activeRunAt)" : "activeRunAt = :expected",
+          ExpressionAttributeValues: {
+            ":runAt": runAt,
+            ":one": 1,
+            ...(expected === undefined ? {} : { ":expected": expected }),
+          },
+        }),
+      ),
+    );
+  }
+
   replaceJob(job: Job, expectedUpdatedAt: number): Promise<boolean> {
     return applied(() =>
       this.db.send(

@@ -6,7 +6,15 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { repairKeyOf } from "../../core/keys";
-import type { LeaseGrant, Page, RepairCandidate, RetryPlan, RunOutcome, RunStore } from "../../core/ports";
+import type {
+  FinishedRun,
+  LeaseGrant,
+  Page,
+  RepairCandidate,
+  RetryPlan,
+  RunOutcome,
+  RunStore,
+} from "../../core/ports";
 import type { Run } from "../../core/run";
 import { DEAD_LETTER_INDEX, JOBS_TABLE, REPAIR_INDEX } from "../../definitions/table";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
@@ -139,6 +147,7 @@ export class DynamoRunStore implements RunStore {
     if (tenants !== undefined && tenants.length === 0) return undefined;
     let receiptHandle: string | undefined;
     let final = false;
+    let wakes: FinishedRun["wakes"];
     // A worker's completion also names the tenants it serves: one IN condition, no read first.
     const tenantValues = Object.fromEntries((tenants ?? []).map((tenant, i) => [`:tenant${i}`, tenant]));
     const tenantCondition =
@@ -172,8 +181,15 @@ export class DynamoRunStore implements RunStore {
       );
       receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
       final = Attributes?.final === true;
+      if (typeof Attributes?.wakes === "number") {
+        wakes = {
+          scheduledFor: Attributes.wakes,
+          tenant: String(Attributes.tenant),
+          type: String(Attributes.type),
+        };
+      }
     });
-    return done ? { receiptHandle, final } : undefined;
+    return done ? { receiptHandle, final, ...(wakes ? { wakes } : {}) } : undefined;
   }
 
   async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
@@ -329,7 +345,7 @@ export class DynamoRunStore implements RunStore {
   async abandonRun(
     jobId: string,
     scheduledFor: number,
-    status: "cancelled" | "missed",
+    status: "cancelled" | "missed" | "skipped",
     reason: string,
     now: number,
   ): Promise<void> {
@@ -353,6 +369,49 @@ export class DynamoRunStore implements RunStore {
         }),
       ),
     );
+  }
+
+  async setWake(jobId: string, scheduledFor: number, waiting: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(jobId, scheduledFor),
+          UpdateExpression: "SET wakes = :waiting",
+          ConditionExpression:
+            "(#status = :pending OR #status = :leased) AND (attribute_not_exists(wakes) OR wakes = :waiting)",
+          ExpressionAttributeNames: STATUS,
+          ExpressionAttributeValues: { ":waiting": waiting, ":pending": "pending", ":leased": "leased" },
+        }),
+      ),
+    );
+  }
+
+  async revokeRun(
+    jobId: string,
+    scheduledFor: number,
+    reason: string,
+    now: number,
+  ): Promise<Run | undefined> {
+    const expiry = this.expiry(now);
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      // The fence goes up: the holder's heartbeat and completion no longer match it.
+      UpdateExpression: `SET #status = :cancelled, finishedAt = :now, #error = :reason${expiry.set} ADD fence :one REMOVE repairKey, checkAt, receiptHandle, retryAt, leaseExpiresAt`,
+      // A job's last run is never revoked: it is what ends the job.
+      ConditionExpression: `(#status = :pending OR #status = :leased) AND ${finalIs(false)}`,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
+      ExpressionAttributeValues: {
+        ...expiry.values,
+        ":true": true,
+        ":cancelled": "cancelled",
+        ":pending": "pending",
+        ":leased": "leased",
+        ":reason": reason,
+        ":now": now,
+        ":one": 1,
+      },
+    });
   }
 
   async missRun(

@@ -39,6 +39,8 @@ const jobItemSchema = z.object({
   status: statusSchema,
   nextRunAt: z.number().optional(),
   missedRuns: policySchema,
+  overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
+  activeRunAt: z.number().optional(),
   maxLatenessMs: z.number().optional(),
   maxAttempts: z.number(),
   retry: z.object({ baseMs: z.number(), capMs: z.number() }),

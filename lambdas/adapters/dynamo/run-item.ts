@@ -12,7 +12,15 @@ export function runKey(jobId: string, scheduledFor: number) {
   return { pk: jobPk(jobId), sk: runSk(scheduledFor) };
 }
 
-const statusSchema = z.enum(["pending", "leased", "succeeded", "dead-lettered", "cancelled", "missed"]);
+const statusSchema = z.enum([
+  "pending",
+  "leased",
+  "succeeded",
+  "dead-lettered",
+  "cancelled",
+  "missed",
+  "skipped",
+]);
 
 const runItemSchema = z.object({
   runId: z.string(),
@@ -38,6 +46,7 @@ const runItemSchema = z.object({
   missedCount: z.number().optional(),
   missedThrough: z.number().optional(),
   origin: z.enum(["manual", "backfill"]).optional(),
+  wakes: z.number().optional(),
 });
 
 const repairItemSchema = runItemSchema

@@ -32,6 +32,7 @@ const runMessageSchema = z.object({
   tenant: z.string(),
   type: z.string(),
   notBefore: z.number().optional(),
+  backfill: z.literal(true).optional(),
 });
 
 function parseRunMessage(body: string | undefined): RunMessage | undefined {

@@ -4,9 +4,9 @@ import { servesTenant, type WorkerCaller } from "../caller";
 import { delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
-import { parseRunId } from "../ids";
+import { parseRunId, runIdOf } from "../ids";
 import { formatInstant } from "../instant";
-import type { RunOutcome } from "../ports";
+import type { FinishedRun, RunOutcome } from "../ports";
 import { type Run, RunStatus } from "../run";
 import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -51,11 +51,23 @@ export async function completeRun(
     const finished = await finishHeld(seen, { status: RunStatus.Succeeded, error: undefined, now });
     if (!finished) return repeatedOrStale(seen);
     await deleting(deps, runId, finished.receiptHandle);
+    await wakeBuffered(deps, key.jobId, finished);
     await endJobAfter(deps, key, finished, now);
     deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
     return { runId, status: "succeeded" };
   }
   return recordFailure(seen);
+}
+
+/**
+ * overlapPolicy buffer-one: the run that waited for this one goes at once. Should this send be
+ * lost, its own message comes back when this run's lease would have ended.
+ */
+async function wakeBuffered(deps: SchedulerDeps, jobId: string, finished: FinishedRun): Promise<void> {
+  if (!finished.wakes) return;
+  const { scheduledFor, tenant, type } = finished.wakes;
+  const message = runMessageOf({ runId: runIdOf(jobId, scheduledFor), jobId, scheduledFor, tenant, type });
+  await deps.queue.send([{ message, delaySeconds: 0 }]);
 }
 
 /** A completion as received: who sent it, for which run, with what, and when. */
@@ -126,6 +138,7 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
   );
   if (!finished) return repeatedOrStale(seen);
   await seen.deleting(deps, runId, finished.receiptHandle);
+  await wakeBuffered(deps, key.jobId, finished);
   // A replay still runs it: leases ignore completed jobs.
   await endJobAfter(deps, key, finished, now);
   deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
@@ -142,7 +155,7 @@ async function finishHeld(
   seen: Seen,
   outcome: Omit<RunOutcome, "final">,
   known?: Run,
-): Promise<{ receiptHandle: string | undefined; final: boolean } | undefined> {
+): Promise<FinishedRun | undefined> {
   const { deps, key, request, worker } = seen;
   const finish = (final: boolean) =>
     deps.runs.finishRun(key.jobId, key.scheduledFor, request.fence, { ...outcome, final }, worker.tenants);

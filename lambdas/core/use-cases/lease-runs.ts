@@ -13,6 +13,7 @@ import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { type LeaseRequest, leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
+import { admitOverlap } from "./overlap";
 
 export type { Lease };
 
@@ -287,6 +288,8 @@ async function leaseOne(
       return drop("later than the job's maxLateness: missed");
     }
   }
+  // A run due while the job's previous run is unfinished: the job's overlap policy decides.
+  if (!(await admitOverlap(deps, job, message, receiptHandle, now))) return undefined;
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
     workerId: request.workerId,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DstPolicy, JobStatus, MissedRunPolicy, RunStatus } from "./statuses.js";
+import { DstPolicy, JobStatus, MissedRunPolicy, OverlapPolicy, RunStatus } from "./statuses.js";
 
 /**
  * Every response body of the API, defined once (issue 16). The server's views and use cases
@@ -95,6 +95,7 @@ export const jobResponse = z
     ...jobSummaryFields,
     payload: z.unknown(),
     missedRuns: z.enum(values(MissedRunPolicy)),
+    overlapPolicy: z.enum(values(OverlapPolicy)),
     maxLateness: z.string().optional(),
     maxAttempts: z.int(),
     retry: z.object({ base: z.string(), cap: z.string() }),

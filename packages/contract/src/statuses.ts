@@ -26,6 +26,8 @@ export const RunStatus = {
   Cancelled: "cancelled",
   /** Never started: its firing was missed (outage, pause, maxLateness); `error` says why. */
   Missed: "missed",
+  /** Never started: the job's previous run was still unfinished (overlapPolicy skip, buffer-one). */
+  Skipped: "skipped",
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
@@ -45,3 +47,16 @@ export const DstPolicy = {
   SkipGap: "skip-gap",
 } as const;
 export type DstPolicy = (typeof DstPolicy)[keyof typeof DstPolicy];
+
+/**
+ * What a job does with a run that comes due while its previous run is unfinished (see the
+ * README): `allow` (default) starts it anyway; `skip` records it skipped; `buffer-one` lets one
+ * wait and skips the rest; `cancel-previous` revokes the running one's lease through its fence.
+ */
+export const OverlapPolicy = {
+  Allow: "allow",
+  Skip: "skip",
+  BufferOne: "buffer-one",
+  CancelPrevious: "cancel-previous",
+} as const;
+export type OverlapPolicy = (typeof OverlapPolicy)[keyof typeof OverlapPolicy];

@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { StaleFenceError } from "../../lambdas/core/errors";
+import { parseRunId } from "../../lambdas/core/ids";
+import { RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { backfillJob, triggerJob } from "../../lambdas/core/use-cases/manual-runs";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+/**
+ * Overlap policies, on the memory stores: two runs of one job, the second due while the first
+ * is held by a worker. The runs are triggered by hand (a manual run is subject to the policy
+ * like a scheduled one), so the test needs no sweep.
+ */
+const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t-a"] };
+
+async function jobWith(deps: MemoryDeps, overlapPolicy: string) {
+  const { jobId } = await createJob(deps, alice, { type: "x", cron: "0 0 1 1 *", overlapPolicy });
+  return jobId;
+}
+/** A manual run of the job, delivered and offered to a worker: what it was given. */
+async function runNow(deps: MemoryDeps, jobId: string) {
+  const run = await triggerJob(deps, alice, jobId, {});
+  deps.queue.deliverAll();
+  const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+  return { run, leases };
+}
+const stored = (deps: MemoryDeps, runId: string) => {
+  const key = parseRunId(runId);
+  return key ? deps.runs.getRun(key.jobId, key.scheduledFor) : undefined;
+};
+
+describe("overlap policies", () => {
+  it("allow (default): the second run starts beside the first", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await jobWith(deps, "allow");
+    expect((await runNow(deps, jobId)).leases).toHaveLength(1);
+    deps.clock.advance(1_000);
+    expect((await runNow(deps, jobId)).leases).toHaveLength(1);
+  });
+
+  it("skip: a run due while the previous one runs is recorded skipped with the reason; after it finishes, runs start again", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await jobWith(deps, "skip");
+    const first = await runNow(deps, jobId);
+    const [held] = first.leases;
+    deps.clock.advance(1_000);
+    const second = await runNow(deps, jobId);
+    expect(second.leases).toEqual([]);
+    expect(await stored(deps, second.run.runId)).toMatchObject({
+      status: RunStatus.Skipped,
+      error: expect.stringContaining("still unfinished (overlapPolicy skip)"),
+    });
+    await completeRun(deps, worker, held?.runId ?? "", { fence: held?.fence, result: "succeeded" });
+    deps.clock.advance(1_000);
+    expect((await runNow(deps, jobId)).leases).toHaveLength(1);
+  });
+
+  it("buffer-one: one waits and starts when the running one finishes; a third is skipped", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await jobWith(deps, "buffer-one");
+    const [held] = (await runNow(deps, jobId)).leases;
+    deps.clock.advance(1_000);
+    const waiting = await runNow(deps, jobId);
+    expect(waiting.leases).toEqual([]);
+    expect((await stored(deps, waiting.run.runId))?.status).toBe(RunStatus.Pending);
+    deps.clock.advance(1_000);
+    const third = await runNow(deps, jobId);
+    expect(third.leases).toEqual([]);
+    expect((await stored(deps, third.run.runId))?.status).toBe(RunStatus.Skipped);
+
+    // The running one finishes: the waiting one is sent at once and starts.
+    await completeRun(deps, worker, held?.runId ?? "", { fence: held?.fence, result: "succeeded" });
+    deps.queue.deliverAll();
+    const [woken, ...more] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(more).toEqual([]);
+    expect(woken?.runId).toBe(waiting.run.runId);
+  });
+
+  it("cancel-previous: the running one is cancelled, its fence raised: its heartbeat and completion are refused", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await jobWith(deps, "cancel-previous");
+    const [old] = (await runNow(deps, jobId)).leases;
+    deps.clock.advance(1_000);
+    const newer = await runNow(deps, jobId);
+    expect(newer.leases).toHaveLength(1);
+    expect(await stored(deps, old?.runId ?? "")).toMatchObject({
+      status: RunStatus.Cancelled,
+      error: expect.stringContaining("overlapPolicy cancel-previous"),
+    });
+    await expect(heartbeatRun(deps, worker, old?.runId ?? "", { fence: old?.fence })).rejects.toBeInstanceOf(
+      StaleFenceError,
+    );
+    await expect(
+      completeRun(deps, worker, old?.runId ?? "", { fence: old?.fence, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(StaleFenceError);
+  });
+
+  it("lets backfilled runs run beside each other whatever the policy", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      interval: { every: "1h" },
+      overlapPolicy: "skip",
+    });
+    await backfillJob(deps, alice, jobId, {
+      from: new Date(NOW - 5 * 3_600_000).toISOString(),
+      to: new Date(NOW - 1).toISOString(),
+    });
+    deps.queue.deliverAll();
+    const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(leases.length).toBeGreaterThanOrEqual(5);
+  });
+});
