@@ -55,6 +55,7 @@ export function jobTable(job: JobResponse): string {
     `next run   ${job.nextRunAt ?? "-"}`,
   ];
   if (job.overlapPolicy !== "allow") lines.push(`overlap    ${job.overlapPolicy}`);
+  if (job.delivery !== "at-least-once") lines.push(`delivery   ${job.delivery}`);
   if (job.pauseReason !== undefined) lines.push(`paused     ${job.pauseReason}`);
   if (job.runs.length > 0) lines.push("", runsTable(job.runs));
   return lines.join("\n");

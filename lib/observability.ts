@@ -133,9 +133,14 @@ export class Observability extends Construct {
           new GraphWidget({
             title: "Runs",
             width: 12,
-            left: ["RunsCreated", "RunsLeased", "RunsSucceeded", "RunsRetried", "RunsDeadLettered"].map(
-              (name) => metric(name, "Sum"),
-            ),
+            left: [
+              "RunsCreated",
+              "RunsLeased",
+              "RunsSucceeded",
+              "RunsRetried",
+              "RunsDeadLettered",
+              "RunsLost",
+            ].map((name) => metric(name, "Sum")),
           }),
           new GraphWidget({
             title: "Start lateness (ms, first attempts)",

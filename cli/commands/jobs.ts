@@ -150,6 +150,7 @@ function definitionOptions(command: Command): Command {
     .option("--payload <json>", "JSON payload handed to the worker")
     .option("--missed-runs <policy>", "catch-up | run-once | skip")
     .option("--overlap-policy <policy>", "allow (default) | skip | buffer-one | cancel-previous")
+    .option("--delivery <guarantee>", "at-least-once (default) | at-most-once")
     .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
     .option("--max-attempts <n>", "1-100")
     .option("--lease-seconds <n>", "5-42600 (11 h 50 min)");
@@ -180,6 +181,7 @@ function definitionBody(o: Record<string, string | undefined>): Record<string, u
     payload,
     missedRuns: o.missedRuns,
     overlapPolicy: o.overlapPolicy,
+    delivery: o.delivery,
     maxLateness: duration(o.maxLateness),
     maxAttempts: number(o.maxAttempts),
     leaseSeconds: number(o.leaseSeconds),

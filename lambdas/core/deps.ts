@@ -10,6 +10,11 @@ export interface Log {
   error(message: string, extra?: Record<string, unknown>): void;
 }
 
+/** Counts the handler publishes as metrics (EMF in AWS); absent where nothing publishes them. */
+export interface Counters {
+  count(name: "RunsLost", value: number): void;
+}
+
 /** Everything a use case may touch, passed in so tests can substitute any part. */
 export interface SchedulerDeps {
   readonly jobs: JobStore;
@@ -25,4 +30,5 @@ export interface SchedulerDeps {
   /** Jitter for retry backoff. */
   readonly random: Random;
   readonly log: Log;
+  readonly counters?: Counters;
 }

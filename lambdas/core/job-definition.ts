@@ -18,6 +18,7 @@ export type JobDefinition = Pick<
   | "schedule"
   | "missedRuns"
   | "overlapPolicy"
+  | "delivery"
   | "maxLatenessMs"
   | "maxAttempts"
   | "retry"
@@ -70,6 +71,7 @@ export function definitionFromRequest(
     missedRuns: request.missedRuns,
     // The default is not stored: jobs from before the field read the same.
     overlapPolicy: request.overlapPolicy === "allow" ? undefined : request.overlapPolicy,
+    delivery: request.delivery === "at-most-once" ? "at-most-once" : undefined,
     maxLatenessMs:
       request.maxLateness === undefined ? undefined : durationMs(request.maxLateness, "maxLateness"),
     maxAttempts: request.maxAttempts,
@@ -85,6 +87,7 @@ export function requestFieldsOf(job: JobDefinition): Record<string, unknown> {
     ...scheduleRequestFields(job.schedule),
     missedRuns: job.missedRuns,
     overlapPolicy: job.overlapPolicy ?? "allow",
+    delivery: job.delivery ?? "at-least-once",
     maxAttempts: job.maxAttempts,
     retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },
     leaseSeconds: job.leaseSeconds,

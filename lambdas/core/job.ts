@@ -37,6 +37,8 @@ export interface Job {
   readonly missedRuns: MissedRunPolicy;
   /** What a run due while the previous one is unfinished does (overlap.ts); absent: allow. */
   readonly overlapPolicy?: OverlapPolicy | undefined;
+  /** `at-most-once`: a run is never leased twice nor retried (absent: at-least-once). */
+  readonly delivery?: "at-most-once" | undefined;
   /**
    * With an overlap policy: the run that last started (its scheduled instant), which a run
    * coming due checks for being unfinished. Claimed by the lease step, never by the sweep.

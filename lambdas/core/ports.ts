@@ -75,6 +75,8 @@ export interface LeaseGrant {
   readonly receiptHandle: string;
   /** The time of the grant; a lease that lapsed before it may be taken over. */
   readonly now: number;
+  /** At-most-once: only a run never leased before (a lapsed lease is not taken over). */
+  readonly firstOnly?: boolean;
 }
 
 export interface RunOutcome {
@@ -193,6 +195,16 @@ export interface RunStore {
     reason: string,
     now: number,
   ): Promise<void>;
+  /**
+   * At-most-once: records a leased run whose lease lapsed by `now` as `lost` with the reason
+   * (a last run keeps its repair-index entry until its job is marked, as finishRun's do).
+   * Undefined when it was not in that state (completed, or its lease still held).
+   */
+  loseRun(
+    jobId: string,
+    scheduledFor: number,
+    loss: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ): Promise<Run | undefined>;
   /**
    * overlapPolicy buffer-one: notes on an unfinished run (pending or leased) the run that waits
    * for it, unless another already waits. True when `waiting` is (now) the one noted; false when

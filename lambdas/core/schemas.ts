@@ -69,6 +69,12 @@ export const overlapPolicyField = z
       "allow (default): it starts anyway; skip: it is recorded skipped; buffer-one: it waits for the running one (one at most; further ones are skipped); cancel-previous: the running run's lease is revoked (its heartbeat and completion get 409) and this one starts",
   });
 
+/** The delivery guarantee a job asks for. */
+export const deliveryField = z.enum(["at-least-once", "at-most-once"]).meta({
+  description:
+    "at-least-once (default): a run whose lease lapses runs again, failures retry; at-most-once: a run is marked started before it is handed over, never leased twice (a lapsed lease is recorded lost) and never retried",
+});
+
 /** An opt-in window each firing runs at a stable offset inside (schedule/jitter.ts). */
 export const jitterField = durationInput.optional().meta({
   description:
@@ -130,6 +136,7 @@ export const createJobRequest = z
       .default("run-once")
       .meta({ description: "What to do with firings missed during an outage or a pause" }),
     overlapPolicy: overlapPolicyField.optional(),
+    delivery: deliveryField.optional(),
     maxLateness: durationInput
       .optional()
       .meta({ description: "A run later than this is recorded as missed instead of started" }),
@@ -165,6 +172,7 @@ export const updateJobRequest = z
     endAt: isoInstant.nullable().optional(),
     missedRuns: z.enum(["catch-up", "run-once", "skip"]).optional(),
     overlapPolicy: overlapPolicyField.optional(),
+    delivery: deliveryField.optional(),
     maxLateness: durationInput.nullable().optional(),
     maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
     retry: create.retry.nullable(),

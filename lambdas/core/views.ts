@@ -85,6 +85,7 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     payload: job.payload,
     missedRuns: job.missedRuns,
     overlapPolicy: job.overlapPolicy ?? "allow",
+    delivery: job.delivery ?? "at-least-once",
     maxLateness: job.maxLatenessMs === undefined ? undefined : isoDuration(job.maxLatenessMs),
     maxAttempts: job.maxAttempts,
     retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },

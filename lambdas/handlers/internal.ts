@@ -23,7 +23,10 @@ const metrics = new Metrics({ namespace: "jobsched", serviceName: "jobsched" });
 
 /** EMF: runs leased and how late each first attempt started (the dashboard's percentiles). */
 function recordLeases(leases: readonly Lease[]): void {
-  if (leases.length === 0) return;
+  if (leases.length === 0) {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics(); // runs recorded lost
+    return;
+  }
   metrics.addMetric("RunsLeased", MetricUnit.Count, leases.length);
   for (const lease of leases) {
     if (lease.attempt === 1) {
@@ -91,7 +94,12 @@ function itemResults<T>(outcomes: ReadonlyArray<ItemOutcome<T>>, log: Log) {
  * The worker-facing lease protocol (/internal/*). Every route first finds the caller's worker
  * binding (403 without one); the use cases then see only the tenants it serves.
  */
-export function createInternalHandler(deps: HandlerDeps) {
+export function createInternalHandler(handlerDeps: HandlerDeps) {
+  // Runs an at-most-once lease step records lost: a metric (and alarmable), published below.
+  const deps: HandlerDeps = {
+    ...handlerDeps,
+    counters: { count: (name, value) => metrics.addMetric(name, MetricUnit.Count, value) },
+  };
   const worker = (event: HttpEvent) => workerOf(event, deps.workerBindings);
   const route = dispatch({
     "POST /internal/leases": async (event) => {

@@ -20,7 +20,11 @@ export interface JobState {
 }
 
 const MINUTE = 60_000;
-const TERMINAL = new Set(["succeeded", "dead-lettered", "missed", "cancelled"]);
+const TERMINAL = new Set(["succeeded", "dead-lettered", "missed", "cancelled", "skipped", "lost"]);
+/** Statuses of runs that never ran to a completion: each must say why. */
+const WITH_REASON = new Set(["missed", "cancelled", "skipped", "lost"]);
+/** The payload kind of the mix's at-most-once jobs. */
+export const AT_MOST_ONCE_KIND = "at-most-once";
 
 export interface Books {
   readonly jobs: number;
@@ -47,6 +51,10 @@ export interface Books {
   readonly activeWithNothingToRun: string[];
   /** Executions of a run by a worker not bound to the run's tenant. */
   readonly crossTenant: string[];
+  /** Runs of at-most-once jobs executed more than once (there must be none). */
+  readonly atMostOnceRepeated: string[];
+  /** Runs of at-most-once jobs recorded lost (their worker died or stopped mid-run). */
+  readonly atMostOnceLost: number;
   /**
    * Executions started before their run was due (leases are handed over ahead since issue 14;
    * the worker must hold each run until then).
@@ -134,10 +142,13 @@ export function keepBooks(
       kind[run.status] = (kind[run.status] ?? 0) + 1;
       byKind[job.kind] = kind;
       if (!TERMINAL.has(run.status)) unaccounted.push(`${label}: still ${run.status}`);
-      if ((run.status === "missed" || run.status === "cancelled") && !run.error) {
+      if (WITH_REASON.has(run.status) && !run.error) {
         unaccounted.push(`${label}: ${run.status} without a reason`);
       }
-      if (run.status === "missed" || run.status === "cancelled") {
+      if (run.status === "lost" && job.kind !== AT_MOST_ONCE_KIND) {
+        unexpected.push(`${label}: lost, but the job is at-least-once`);
+      }
+      if (WITH_REASON.has(run.status)) {
         const reason = `${run.status}: ${(run.error ?? "").replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>")}`;
         missedReasons[reason] = (missedReasons[reason] ?? 0) + 1;
       }
@@ -156,8 +167,36 @@ export function keepBooks(
     activeWithNothingToRun,
     crossTenant: crossTenantExecutions(accepted, events, served),
     startedEarly: earlyStarts(events),
+    ...atMostOnceBooks(accepted, events, finalRows),
     ...executionBooks(events, finalRows),
   };
+}
+
+/** At-most-once jobs' runs: executed once at most, and how many were recorded lost. */
+function atMostOnceBooks(
+  accepted: readonly AcceptedJob[],
+  events: readonly WorkerEvent[],
+  finalRows: ReadonlyMap<string, RunRow>,
+) {
+  const atMostOnce = new Set(
+    accepted.filter((job) => job.kind === AT_MOST_ONCE_KIND).map((job) => job.jobId),
+  );
+  const jobOf = (runId: string) => `j_${runId.split("_")[1] ?? ""}`;
+  const starts = new Map<string, number[]>();
+  for (const event of events) {
+    if (event.e !== "start" || !atMostOnce.has(jobOf(event.runId))) continue;
+    starts.set(event.runId, [...(starts.get(event.runId) ?? []), event.fence]);
+  }
+  const atMostOnceRepeated = [...starts]
+    .filter(([, fences]) => fences.length > 1)
+    .map(
+      ([runId, fences]) =>
+        `${runId}: at-most-once, executed ${fences.length} times (fences ${fences.join(", ")})`,
+    );
+  const atMostOnceLost = [...finalRows.values()].filter(
+    (row) => row.status === "lost" && atMostOnce.has(jobOf(row.runId)),
+  ).length;
+  return { atMostOnceRepeated, atMostOnceLost };
 }
 
 /** Every execution that began before its run's scheduled instant (the run id carries it). */

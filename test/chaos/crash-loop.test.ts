@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
 import { bodyOf } from "../support/bodies";
-import { type JobState, keepBooks, type RunRow } from "./accounting";
+import { AT_MOST_ONCE_KIND, type JobState, keepBooks, type RunRow } from "./accounting";
 import {
   type AcceptedJob,
   CHAOS_TYPE,
@@ -27,7 +27,8 @@ import {
  * SIGKILL at random moments and started again. Workers are stopped (SIGSTOP) and killed too.
  * After the last restart and a drain, the books must balance: no accepted job lost, every due
  * run finished or recorded as missed or cancelled with its reason, no completion accepted with
- * a stale fence. Duplicate executions are counted and printed: at-least-once allows them.
+ * a stale fence. Duplicate executions are counted and printed: at-least-once allows them;
+ * at-most-once jobs in the mix must never run a run twice (a lapsed lease is recorded lost).
  * Jobs come from two tenants; one worker is bound to each and a pool worker serves both: no
  * worker may execute a run of a tenant it does not serve.
  *
@@ -80,7 +81,19 @@ function mixFor(i: number): { payload: ChaosPayload; extra: Record<string, unkno
       extra: { maxLateness: 3 },
     };
   }
-  // Slow runs hold short leases by heartbeats: they are the ones a stopped worker loses.
+  // Slow runs hold short leases by heartbeats: they are the ones a stopped worker loses. Every
+  // other one is at-most-once: a lapsed lease is recorded lost and never leased again.
+  if (roll === 19 && Math.floor(i / 20) % 2 === 1) {
+    return {
+      payload: {
+        kind: AT_MOST_ONCE_KIND,
+        ms: Math.round(between(4_000, 9_000)),
+        failAttempts: 0,
+        permanent: false,
+      },
+      extra: { leaseSeconds: 5, delivery: "at-most-once" },
+    };
+  }
   return {
     payload: {
       kind: "slow-heartbeats",
@@ -345,6 +358,7 @@ describe("the local runtime in a crash loop", () => {
           `succeeded where no worker succeeded: ${books.outcomeWithoutCompletion.length}`,
         `final run status by kind: ${JSON.stringify(books.byKind)}`,
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
+        `at-most-once: ${books.atMostOnceLost} run(s) recorded lost, ${books.atMostOnceRepeated.length} executed twice`,
         `jobs by tenant: A ${accepted.filter((j) => j.tenant === "a").length}, B ${accepted.filter((j) => j.tenant === "b").length}; ` +
           `executions by worker: ${JSON.stringify(Object.fromEntries(CHAOS_WORKERS.map((w) => [w.id, events.filter((e) => e.e === "start" && e.worker === w.id).length])))}; ` +
           `cross-tenant executions: ${books.crossTenant.length}; executions started before due: ${books.startedEarly.length}`,
@@ -360,6 +374,7 @@ describe("the local runtime in a crash loop", () => {
       ...books.outcomeWithoutCompletion,
       ...books.crossTenant,
       ...books.startedEarly,
+      ...books.atMostOnceRepeated,
       ...books.activeWithNothingToRun.map(
         (id) =>
           `${id} (${kindOf.get(id)}): active with nothing to run; runs ${JSON.stringify(states.get(id)?.runs.map((r) => [r.scheduledFor, r.status, r.fence, r.error]))}`,
@@ -385,6 +400,7 @@ describe("the local runtime in a crash loop", () => {
     expect(books.activeWithNothingToRun).toEqual([]);
     expect(books.crossTenant).toEqual([]);
     expect(books.startedEarly).toEqual([]);
+    expect(books.atMostOnceRepeated).toEqual([]);
     expect(books.executions).toBeGreaterThan(0);
     passed = true;
   });

@@ -60,7 +60,7 @@ describe("the production stack", () => {
     });
   });
 
-  it("has a dashboard of runs created, leased, succeeded, retried, dead-lettered and lateness percentiles", () => {
+  it("has a dashboard of runs created, leased, succeeded, retried, dead-lettered, lost and lateness percentiles", () => {
     const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard"));
     const body = JSON.stringify(dashboard?.Properties);
     for (const name of [
@@ -69,6 +69,7 @@ describe("the production stack", () => {
       "RunsSucceeded",
       "RunsRetried",
       "RunsDeadLettered",
+      "RunsLost",
       "p99",
     ]) {
       expect(body).toContain(name);

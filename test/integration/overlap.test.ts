@@ -1,4 +1,10 @@
-import { createJobResponse, errorResponse, jobResponse, runResponse } from "@jobsched/contract";
+import {
+  createJobResponse,
+  errorResponse,
+  jobResponse,
+  leasesResponse,
+  runResponse,
+} from "@jobsched/contract";
 import { createWorker, type LeasedRun } from "@jobsched/worker";
 import { describe, expect, it } from "vitest";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -107,6 +113,47 @@ describe("overlap policies, end to end", () => {
         fence: oldLease.fence + 1,
       });
       expect(runs.find((r) => r.runKey === newer.runKey)).toMatchObject({ status: "succeeded" });
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+});
+
+describe("at-most-once delivery, end to end", () => {
+  it("records a run whose worker vanished mid-run as lost, and never leases it again", async () => {
+    const stack = await createTestStack("at-most-once");
+    const api = await startTestApi(stack);
+    try {
+      const created = await api.tenantA("POST", "/api/v1/jobs", {
+        body: {
+          type: "once-only",
+          runAt: iso(Date.now() + 1_000),
+          leaseSeconds: 5,
+          delivery: "at-most-once",
+        },
+      });
+      const { jobId } = bodyOf(createJobResponse, created);
+      const lease = async () =>
+        bodyOf(
+          leasesResponse,
+          await api.worker("POST", "/internal/leases", {
+            body: { workerId: "w-vanishing", types: ["once-only"], max: 1, waitSeconds: 10 },
+          }),
+        );
+      const [first] = await lease();
+      expect(first?.attempt).toBe(1);
+      // The worker dies without a heartbeat: the message comes back when the lease has lapsed.
+      expect(await lease()).toEqual([]);
+      const job = bodyOf(jobResponse, await api.tenantA("GET", `/api/v1/jobs/${jobId}`));
+      expect(job.delivery).toBe("at-most-once");
+      expect(job.runs).toMatchObject([
+        { runKey: first?.runKey, status: "lost", attempt: 1, error: expect.stringContaining("at-most-once") },
+      ]);
+      expect(job.status).toBe("completed");
+      const late = await api.worker("POST", `/internal/leases/${first?.runId}/complete`, {
+        body: { fence: first?.fence, result: "succeeded" },
+      });
+      expect(late.status).toBe(409);
     } finally {
       await api.close();
     }

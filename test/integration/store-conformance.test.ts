@@ -219,6 +219,36 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     }
   });
 
+  it("at most once: leases only a run never leased, and records a lapsed lease lost (a last one stays a repair candidate)", async () => {
+    const run = await pendingRun(stores);
+    expect(
+      await stores.runs.leaseRun(run.jobId, run.scheduledFor, { ...grant(T), firstOnly: true }),
+    ).toMatchObject({
+      attempt: 1,
+    });
+    const loss = { reason: "lapsed", now: T + LEASE - 1, final: false };
+    expect(await stores.runs.loseRun(run.jobId, run.scheduledFor, loss)).toBeUndefined(); // still held
+    const later = T + LEASE;
+    expect(
+      await stores.runs.leaseRun(run.jobId, run.scheduledFor, { ...grant(later), firstOnly: true }),
+    ).toBeUndefined();
+    expect(
+      await stores.runs.loseRun(run.jobId, run.scheduledFor, { ...loss, now: later, final: true }),
+    ).toBeUndefined();
+    expect(await stores.runs.loseRun(run.jobId, run.scheduledFor, { ...loss, now: later })).toMatchObject({
+      status: "lost",
+      error: "lapsed",
+      finishedAt: later,
+    });
+    expect(await stores.runs.leaseRun(run.jobId, run.scheduledFor, grant(later + 1))).toBeUndefined();
+
+    const last = await pendingRun(stores, { final: true });
+    await lease(stores, last, T);
+    await stores.runs.loseRun(last.jobId, last.scheduledFor, { ...loss, now: later, final: true });
+    const candidates = await stores.runs.queryRepairCandidates(repairKeyOf(last.jobId), T + 3_600_000, 100);
+    expect(candidates.items.map((c) => c.runId)).toContain(last.runId);
+  });
+
   it("notes one waiting run on an unfinished run, and hands it over when that run finishes", async () => {
     const run = await pendingRun(stores);
     await lease(stores, run, T);

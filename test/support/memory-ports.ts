@@ -181,6 +181,7 @@ export class MemoryRunStore implements RunStore {
     const key = this.key(jobId, scheduledFor);
     const current = this.runs.get(key);
     if (!current || !isLeasableAt(current, grant.startsAt)) return undefined;
+    if (grant.firstOnly && current.attempt !== 0) return undefined;
     const leased: StoredRun = {
       ...current,
       status: RunStatus.Leased,
@@ -223,6 +224,28 @@ export class MemoryRunStore implements RunStore {
       final: current.final,
       ...(wakes === undefined ? {} : { wakes: { scheduledFor: wakes, tenant, type } }),
     };
+  }
+
+  async loseRun(
+    jobId: string,
+    scheduledFor: number,
+    loss: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ) {
+    const key = this.key(jobId, scheduledFor);
+    const current = this.runs.get(key);
+    if (current?.status !== RunStatus.Leased || (current.leaseExpiresAt ?? 0) > loss.now) return undefined;
+    if (current.final !== loss.final) return undefined;
+    const lost = {
+      ...current,
+      status: RunStatus.Lost,
+      error: loss.reason,
+      finishedAt: loss.now,
+      checkAt: current.final ? current.checkAt : undefined,
+      receiptHandle: undefined,
+      retryAt: undefined,
+    };
+    this.runs.set(key, lost);
+    return lost;
   }
 
   async setWake(jobId: string, scheduledFor: number, waiting: number) {

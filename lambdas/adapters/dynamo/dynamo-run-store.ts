@@ -122,12 +122,14 @@ export class DynamoRunStore implements RunStore {
       UpdateExpression:
         "SET #status = :leased, leaseExpiresAt = :until, availableAt = :until, startedAt = :starts, " +
         "workerId = :worker, receiptHandle = :receipt ADD fence :one, attempt :one",
-      ConditionExpression: LEASABLE,
+      // At-most-once: a run leased before is never leased again (a replay resets attempt to 0).
+      ConditionExpression: grant.firstOnly ? `${LEASABLE} AND attempt = :zero` : LEASABLE,
       ExpressionAttributeNames: STATUS,
       ExpressionAttributeValues: {
         ":leased": "leased",
         ":pending": "pending",
         ":one": 1,
+        ...(grant.firstOnly ? { ":zero": 0 } : {}),
         ":until": grant.leaseExpiresAt,
         ":worker": grant.workerId,
         ":receipt": grant.receiptHandle,
@@ -369,6 +371,29 @@ export class DynamoRunStore implements RunStore {
         }),
       ),
     );
+  }
+
+  async loseRun(
+    jobId: string,
+    scheduledFor: number,
+    loss: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ): Promise<Run | undefined> {
+    const expiry = this.expiry(loss.now);
+    const leaving = `${loss.final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      UpdateExpression: `SET #status = :lost, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
+      ConditionExpression: `#status = :leased AND leaseExpiresAt <= :now AND ${finalIs(loss.final)}`,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
+      ExpressionAttributeValues: {
+        ...expiry.values,
+        ":lost": "lost",
+        ":leased": "leased",
+        ":true": true,
+        ":reason": loss.reason,
+        ":now": loss.now,
+      },
+    });
   }
 
   async setWake(jobId: string, scheduledFor: number, waiting: number): Promise<boolean> {

@@ -41,6 +41,7 @@ const jobItemSchema = z.object({
   missedRuns: policySchema,
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
+  delivery: z.literal("at-most-once").optional(),
   maxLatenessMs: z.number().optional(),
   maxAttempts: z.number(),
   retry: z.object({ baseMs: z.number(), capMs: z.number() }),

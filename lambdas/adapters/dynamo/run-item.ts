@@ -20,6 +20,7 @@ const statusSchema = z.enum([
   "cancelled",
   "missed",
   "skipped",
+  "lost",
 ]);
 
 const runItemSchema = z.object({

@@ -105,7 +105,9 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
   }
 
   const error = request.error ?? "failed (no error given)";
-  const attemptsLeft = job !== undefined && run.attempt < job.maxAttempts;
+  // At-most-once: a failed run may have done part of its work; it is never run again.
+  const atMostOnce = job?.delivery === "at-most-once";
+  const attemptsLeft = job !== undefined && run.attempt < job.maxAttempts && !atMostOnce;
   if (request.retryable && attemptsLeft) {
     const retryAt = now + retryDelayMs(run.attempt, job.retry, deps.random);
     const retried = await deps.runs.retryRun(key.jobId, key.scheduledFor, request.fence, {
@@ -129,9 +131,11 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     seen,
     {
       status: RunStatus.DeadLettered,
-      error: request.retryable
-        ? `${error} (attempt ${run.attempt} of ${job?.maxAttempts ?? run.attempt})`
-        : error,
+      error: atMostOnce
+        ? `${error} (at-most-once: not retried)`
+        : request.retryable
+          ? `${error} (attempt ${run.attempt} of ${job?.maxAttempts ?? run.attempt})`
+          : error,
       now,
     },
     run,

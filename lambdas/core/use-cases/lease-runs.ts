@@ -231,6 +231,30 @@ async function sendBack(deps: SchedulerDeps, entries: readonly SentBack[]): Prom
   await hiding;
 }
 
+/** The reason an at-most-once run whose lease lapsed is recorded `lost`. */
+export const LOST_RUN_REASON =
+  "its lease lapsed without a completion (the worker crashed or hung); at-most-once: not run again";
+
+/**
+ * At-most-once: a run whose lease lapsed is recorded lost instead of leased again. True when
+ * this call recorded it (or the job's end it leads to); false when it is not such a run.
+ */
+async function recordLost(deps: SchedulerDeps, message: RunMessage, now: number): Promise<boolean> {
+  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  const lapsed = run?.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
+  if (!run || !lapsed) return false;
+  const lost = await deps.runs.loseRun(run.jobId, run.scheduledFor, {
+    reason: LOST_RUN_REASON,
+    now,
+    final: run.final,
+  });
+  if (!lost) return false;
+  deps.log.warn("at-most-once run lost", { runId: run.runId, fence: run.fence, workerId: run.workerId });
+  deps.counters?.count("RunsLost", 1);
+  await endJobAfter(deps, lost, lost, now);
+  return true;
+}
+
 interface Granted {
   readonly lease: Lease;
   readonly leaseExpiresAt: number;
@@ -291,13 +315,18 @@ async function leaseOne(
   // A run due while the job's previous run is unfinished: the job's overlap policy decides.
   if (!(await admitOverlap(deps, job, message, receiptHandle, now))) return undefined;
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
+  const atMostOnce = job.delivery === "at-most-once";
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
     workerId: request.workerId,
     startsAt,
     leaseExpiresAt,
     receiptHandle,
     now,
+    firstOnly: atMostOnce,
   });
+  if (!leased && atMostOnce && (await recordLost(deps, message, now))) {
+    return drop("at-most-once run whose lease lapsed: recorded lost, not run again");
+  }
   // Finished, held by a live lease (this is a second copy: the holder's own message comes back
   // if it fails), or gone.
   if (!leased) return drop("run is finished, held by another worker, or gone");

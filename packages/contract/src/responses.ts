@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DstPolicy, JobStatus, MissedRunPolicy, OverlapPolicy, RunStatus } from "./statuses.js";
+import { Delivery, DstPolicy, JobStatus, MissedRunPolicy, OverlapPolicy, RunStatus } from "./statuses.js";
 
 /**
  * Every response body of the API, defined once (issue 16). The server's views and use cases
@@ -96,6 +96,7 @@ export const jobResponse = z
     payload: z.unknown(),
     missedRuns: z.enum(values(MissedRunPolicy)),
     overlapPolicy: z.enum(values(OverlapPolicy)),
+    delivery: z.enum(values(Delivery)),
     maxLateness: z.string().optional(),
     maxAttempts: z.int(),
     retry: z.object({ base: z.string(), cap: z.string() }),

@@ -28,6 +28,11 @@ export const RunStatus = {
   Missed: "missed",
   /** Never started: the job's previous run was still unfinished (overlapPolicy skip, buffer-one). */
   Skipped: "skipped",
+  /**
+   * An at-most-once run whose lease lapsed without a completion (its worker crashed or hung):
+   * it may have run, partly or wholly, and is not run again; `error` says why.
+   */
+  Lost: "lost",
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
@@ -60,3 +65,10 @@ export const OverlapPolicy = {
   CancelPrevious: "cancel-previous",
 } as const;
 export type OverlapPolicy = (typeof OverlapPolicy)[keyof typeof OverlapPolicy];
+
+/**
+ * A job's delivery guarantee: `at-least-once` (default) runs a run again when its lease lapses;
+ * `at-most-once` never leases a run twice (a lapsed lease is recorded `lost`) and never retries.
+ */
+export const Delivery = { AtLeastOnce: "at-least-once", AtMostOnce: "at-most-once" } as const;
+export type Delivery = (typeof Delivery)[keyof typeof Delivery];
