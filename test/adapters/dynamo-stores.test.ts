@@ -178,7 +178,7 @@ describe("DynamoRunStore", () => {
     expect(await runs.missRun(run.jobId, run.scheduledFor, miss)).toBeUndefined();
     expect(db).toHaveReceivedCommandWith(UpdateCommand, {
       ConditionExpression:
-        "#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND (attribute_not_exists(#final) OR #final <> :true)",
+        "#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND attribute_not_exists(origin) AND (attribute_not_exists(#final) OR #final <> :true)",
       ReturnValues: "ALL_NEW",
     });
   });
