@@ -37,7 +37,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
   )
     .option(
       "--clear <fields>",
-      "comma-separated fields to reset to their default: timeZone, dstPolicy, jitter, startAt, endAt, maxLateness, retry, leaseSeconds",
+      "comma-separated fields to reset to their default: timeZone, dstPolicy, jitter, startAt, endAt, maxLateness, retry, leaseSeconds, labels",
     )
     .option("--if-match <etag>", 'refuse (412) unless the job is still at this version (its ETag, e.g. "3")')
     .action(async (jobId: string, o: Record<string, string | undefined>) => {
@@ -70,6 +70,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .description("your jobs, newest first")
     .option("--status <status>", "active | paused | cancelled | completed")
     .option("--type <type>", "only this job type")
+    .option("--label <pairs>", "only jobs with these labels: key=value, comma-separated")
     .option("--limit <n>", "page size, 1-100")
     .option("--cursor <cursor>", "the next page, from a previous answer")
     .action(async (o: Record<string, string | undefined>) =>
@@ -151,6 +152,7 @@ function definitionOptions(command: Command): Command {
     .option("--missed-runs <policy>", "catch-up | run-once | skip")
     .option("--overlap-policy <policy>", "allow (default) | skip | buffer-one | cancel-previous")
     .option("--delivery <guarantee>", "at-least-once (default) | at-most-once")
+    .option("--labels <pairs>", "key=value pairs, comma-separated (update: merged into the job's)")
     .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
     .option("--max-attempts <n>", "1-100")
     .option("--lease-seconds <n>", "5-42600 (11 h 50 min)");
@@ -182,10 +184,22 @@ function definitionBody(o: Record<string, string | undefined>): Record<string, u
     missedRuns: o.missedRuns,
     overlapPolicy: o.overlapPolicy,
     delivery: o.delivery,
+    labels: o.labels === undefined ? undefined : labelsOf(o.labels),
     maxLateness: duration(o.maxLateness),
     maxAttempts: number(o.maxAttempts),
     leaseSeconds: number(o.leaseSeconds),
   });
+}
+
+/** `team=billing,env=prod` as a labels object; the API checks keys and values. */
+function labelsOf(text: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const pair of text.split(",").filter(Boolean)) {
+    const at = pair.indexOf("=");
+    if (at < 1) throw new CliError(`--labels: "${pair}" is not key=value`);
+    labels[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return labels;
 }
 
 function given(fields: Record<string, unknown>): Record<string, unknown> {

@@ -19,6 +19,7 @@ export type JobDefinition = Pick<
   | "missedRuns"
   | "overlapPolicy"
   | "delivery"
+  | "labels"
   | "maxLatenessMs"
   | "maxAttempts"
   | "retry"
@@ -72,6 +73,8 @@ export function definitionFromRequest(
     // The default is not stored: jobs from before the field read the same.
     overlapPolicy: request.overlapPolicy === "allow" ? undefined : request.overlapPolicy,
     delivery: request.delivery === "at-most-once" ? "at-most-once" : undefined,
+    labels:
+      request.labels === undefined || Object.keys(request.labels).length === 0 ? undefined : request.labels,
     maxLatenessMs:
       request.maxLateness === undefined ? undefined : durationMs(request.maxLateness, "maxLateness"),
     maxAttempts: request.maxAttempts,
@@ -93,6 +96,7 @@ export function requestFieldsOf(job: JobDefinition): Record<string, unknown> {
     leaseSeconds: job.leaseSeconds,
   };
   if (job.maxLatenessMs !== undefined) fields.maxLateness = isoDuration(job.maxLatenessMs);
+  if (job.labels !== undefined) fields.labels = { ...job.labels };
   return fields;
 }
 

@@ -37,6 +37,8 @@ export interface Job {
   readonly missedRuns: MissedRunPolicy;
   /** What a run due while the previous one is unfinished does (overlap.ts); absent: allow. */
   readonly overlapPolicy?: OverlapPolicy | undefined;
+  /** Key/value pairs to group and find jobs by (absent: none). */
+  readonly labels?: Readonly<Record<string, string>> | undefined;
   /** `at-most-once`: a run is never leased twice nor retried (absent: at-least-once). */
   readonly delivery?: "at-most-once" | undefined;
   /**

@@ -54,10 +54,23 @@ export interface JobStore {
    * reads again instead of writing the old active run back.
    */
   claimRunSlot(jobId: string, expected: number | undefined, runAt: number): Promise<boolean>;
-  /** A tenant's jobs, newest first, optionally only of one status and type. */
+  /**
+   * Files the job's labels for label listings, and unfiles the label keys in `removed`. Called
+   * before an update writes new labels (the job item is the truth; a filing it no longer carries
+   * matches nothing) and after it removed some.
+   */
+  fileLabels(
+    job: Pick<Job, "jobId" | "tenant" | "createdAt" | "labels">,
+    removed: readonly string[],
+  ): Promise<void>;
+  /** A tenant's jobs, newest first, optionally only of one status and type and with labels. */
   listJobs(
     tenant: string,
-    filter: { readonly status?: JobStatus | undefined; readonly type?: string | undefined },
+    filter: {
+      readonly status?: JobStatus | undefined;
+      readonly type?: string | undefined;
+      readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
+    },
     limit: number,
     cursor?: string,
   ): Promise<Page<JobSummary>>;

@@ -75,6 +75,24 @@ export const deliveryField = z.enum(["at-least-once", "at-most-once"]).meta({
     "at-least-once (default): a run whose lease lapses runs again, failures retry; at-most-once: a run is marked started before it is handed over, never leased twice (a lapsed lease is recorded lost) and never retried",
 });
 
+/** Labels: at most MAX_LABELS key/value pairs, to group jobs and find them (GET /jobs?label=). */
+export const MAX_LABELS = 20;
+export const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
+export const LABEL_VALUE = /^[A-Za-z0-9._:/@+-]{0,128}$/;
+const labelKeyField = z
+  .string()
+  .regex(LABEL_KEY, "label keys: 1-64 of letters, digits and . _ : / -, starting with a letter or digit");
+const labelValueField = z
+  .string()
+  .regex(LABEL_VALUE, "label values: up to 128 of letters, digits and . _ : / @ + -");
+export const labelsField = z
+  .record(labelKeyField, labelValueField)
+  .refine((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`)
+  .meta({
+    description: `Up to ${MAX_LABELS} key/value pairs to group and find jobs (GET /api/v1/jobs?label=key=value)`,
+    example: { team: "billing", env: "prod" },
+  });
+
 /** An opt-in window each firing runs at a stable offset inside (schedule/jitter.ts). */
 export const jitterField = durationInput.optional().meta({
   description:
@@ -137,6 +155,7 @@ export const createJobRequest = z
       .meta({ description: "What to do with firings missed during an outage or a pause" }),
     overlapPolicy: overlapPolicyField.optional(),
     delivery: deliveryField.optional(),
+    labels: labelsField.optional(),
     maxLateness: durationInput
       .optional()
       .meta({ description: "A run later than this is recorded as missed instead of started" }),
@@ -173,6 +192,12 @@ export const updateJobRequest = z
     missedRuns: z.enum(["catch-up", "run-once", "skip"]).optional(),
     overlapPolicy: overlapPolicyField.optional(),
     delivery: deliveryField.optional(),
+    // Merged key by key (RFC 7396): a label set to null is removed, the others are kept.
+    labels: z
+      .record(labelKeyField, labelValueField.nullable())
+      .refine((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`)
+      .nullable()
+      .optional(),
     maxLateness: durationInput.nullable().optional(),
     maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
     retry: create.retry.nullable(),
@@ -206,6 +231,28 @@ export const backfillRequest = z
 export const listJobsQuery = z.strictObject({
   status: z.enum(["active", "paused", "cancelled", "completed"]).optional(),
   type: jobType.optional(),
+  label: z
+    .string()
+    .min(3)
+    .max(2048)
+    .transform((text, ctx) => {
+      const pairs: Array<[string, string]> = [];
+      for (const pair of text.split(",")) {
+        const [key = "", value, ...rest] = pair.split("=");
+        if (value === undefined || rest.length > 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
+          ctx.addIssue({ code: "custom", message: `"${pair}" is not key=value (comma-separated pairs)` });
+          return z.NEVER;
+        }
+        pairs.push([key, value]);
+      }
+      if (pairs.length > MAX_LABELS) {
+        ctx.addIssue({ code: "custom", message: `at most ${MAX_LABELS} pairs` });
+        return z.NEVER;
+      }
+      return pairs;
+    })
+    .optional()
+    .meta({ description: "Only jobs with every one of these labels: key=value pairs, comma-separated" }),
   limit: z.coerce.number({ message: "must be a number" }).int().min(1).max(100).default(25),
   cursor: z.string().min(1).max(2048).optional(),
 });

@@ -86,6 +86,7 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     missedRuns: job.missedRuns,
     overlapPolicy: job.overlapPolicy ?? "allow",
     delivery: job.delivery ?? "at-least-once",
+    labels: job.labels === undefined ? {} : { ...job.labels },
     maxLateness: job.maxLatenessMs === undefined ? undefined : isoDuration(job.maxLatenessMs),
     maxAttempts: job.maxAttempts,
     retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },

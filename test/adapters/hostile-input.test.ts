@@ -406,6 +406,11 @@ const createBody = fc
       dstPolicy: fc.oneof(fc.constantFrom("every-occurrence", "skip-gap"), hostileValue),
       overlapPolicy: fc.oneof(fc.constantFrom("skip", "buffer-one", "cancel-previous"), hostileValue),
       delivery: fc.oneof(fc.constantFrom("at-most-once", "at-least-once"), hostileValue),
+      labels: fc.oneof(
+        fc.constant({ team: "billing", env: "prod" }),
+        fc.dictionary(hostileString, hostileString),
+        hostileValue,
+      ),
       jitter: fc.oneof(fc.constantFrom("PT5M", "P2D", 3600), hostileDuration),
     },
     { requiredKeys: ["type"] },
@@ -436,6 +441,7 @@ const FIELDS = [
   "missedRuns",
   "overlapPolicy",
   "delivery",
+  "labels",
   "dstPolicy",
   "jitter",
   "startAt",
@@ -481,6 +487,7 @@ const patchBody = fc.record(
       hostileValue,
     ),
     leaseSeconds: fc.oneof(fc.constantFrom(60, null), hostileValue),
+    labels: fc.oneof(fc.constantFrom({ team: "search" }, { team: null }, null), hostileValue),
   },
   { requiredKeys: [] },
 );
@@ -598,13 +605,35 @@ const cursor = fc.oneof(
 );
 const query = fc.dictionary(
   fc.oneof(
-    fc.constantFrom("limit", "cursor", "status", "type", "cron", "timeZone", "count", "from", "every"),
+    fc.constantFrom(
+      "limit",
+      "cursor",
+      "status",
+      "type",
+      "label",
+      "cron",
+      "timeZone",
+      "count",
+      "from",
+      "every",
+    ),
     hostileString,
   ),
   fc.oneof(
     cursor,
     hostileString,
-    fc.constantFrom("0", "-1", "1e9", "25", "active", "NaN", "9007199254740993"),
+    fc.constantFrom(
+      "0",
+      "-1",
+      "1e9",
+      "25",
+      "active",
+      "NaN",
+      "9007199254740993",
+      "team=a",
+      "team=a,env=b",
+      "a=b=c",
+    ),
   ),
   { maxKeys: 4 },
 );

@@ -3,6 +3,7 @@ import {
   createJobResponse,
   errorResponse,
   jobResponse,
+  jobsPageResponse,
   leasesResponse,
   previewResponse,
   runResponse,
@@ -307,5 +308,54 @@ describe("update in place (PATCH with ETag / If-Match)", () => {
       expect(bodyOf(errorResponse, refused).error.field).toBe(field);
     }
     expect((await getJob(jobId)).version).toBe(2);
+  });
+});
+
+describe("labels", () => {
+  it("are kept on the job, filter the listing (every pair must match), merge key by key on update, and stay within the tenant", async () => {
+    const make = async (labels: Record<string, string>) =>
+      (await create({ type: "labelled", cron: "0 9 * * *", labels })).jobId;
+    const billingProd = await make({ team: "billing", env: "prod" });
+    const billingDev = await make({ team: "billing", env: "dev" });
+    await make({ team: "search", env: "prod" });
+    await api.tenantB("POST", "/api/v1/jobs", {
+      body: { type: "labelled", cron: "0 9 * * *", labels: { team: "billing", env: "prod" } },
+    });
+
+    const list = async (query: Record<string, string>) =>
+      bodyOf(jobsPageResponse, await api.tenantA("GET", "/api/v1/jobs", { query }));
+    expect((await list({ label: "team=billing" })).jobs.map((j) => j.jobId)).toEqual([
+      billingDev,
+      billingProd,
+    ]);
+    expect((await list({ label: "team=billing,env=prod" })).jobs.map((j) => j.jobId)).toEqual([billingProd]);
+    expect((await list({ label: "team=billing", status: "paused" })).jobs).toEqual([]);
+
+    // Paging through a label: one at a time, newest first, with the cursor it gives.
+    const first = await list({ label: "team=billing", limit: "1" });
+    expect(first.jobs.map((j) => j.jobId)).toEqual([billingDev]);
+    const second = await list({ label: "team=billing", limit: "1", cursor: first.cursor ?? "" });
+    expect(second.jobs.map((j) => j.jobId)).toEqual([billingProd]);
+
+    const patched = await api.tenantA("PATCH", `/api/v1/jobs/${billingDev}`, {
+      body: { labels: { team: null, tier: "gold" } },
+    });
+    expect(bodyOf(updateJobResponse, patched).job.labels).toEqual({ env: "dev", tier: "gold" });
+    expect((await list({ label: "team=billing" })).jobs.map((j) => j.jobId)).toEqual([billingProd]);
+    expect((await list({ label: "tier=gold" })).jobs.map((j) => j.jobId)).toEqual([billingDev]);
+
+    for (const [query, field] of [
+      [{ label: "team" }, "label"],
+      [{ label: "team=a=b" }, "label"],
+    ] as const) {
+      const refused = await api.tenantA("GET", "/api/v1/jobs", { query });
+      expect(refused.status).toBe(400);
+      expect(bodyOf(errorResponse, refused).error.field).toBe(field);
+    }
+    const badLabel = await api.tenantA("POST", "/api/v1/jobs", {
+      body: { type: "labelled", cron: "0 9 * * *", labels: { "bad key": "x" } },
+    });
+    expect(badLabel.status).toBe(400);
+    expect(bodyOf(errorResponse, badLabel).error.field).toMatch(/^labels/);
   });
 });

@@ -54,9 +54,23 @@ export class MemoryJobStore implements JobStore {
     return true;
   }
 
+  /** Calls to fileLabels (the memory store reads labels off the jobs themselves). */
+  readonly labelFilings: Array<{
+    jobId: string;
+    labels: Readonly<Record<string, string>>;
+    removed: readonly string[];
+  }> = [];
+  async fileLabels(job: Pick<Job, "jobId" | "labels">, removed: readonly string[]) {
+    this.labelFilings.push({ jobId: job.jobId, labels: { ...job.labels }, removed });
+  }
+
   async listJobs(
     tenant: string,
-    filter: { status?: JobStatus | undefined; type?: string | undefined },
+    filter: {
+      status?: JobStatus | undefined;
+      type?: string | undefined;
+      labels?: ReadonlyArray<readonly [string, string]> | undefined;
+    },
     limit: number,
     cursor?: string,
   ) {
@@ -64,7 +78,9 @@ export class MemoryJobStore implements JobStore {
       .filter((j) => j.tenant === tenant)
       .filter(
         (j) =>
-          (filter.status === undefined || j.status === filter.status) && (filter.type ?? j.type) === j.type,
+          (filter.status === undefined || j.status === filter.status) &&
+          (filter.type ?? j.type) === j.type &&
+          (filter.labels ?? []).every(([key, value]) => j.labels?.[key] === value),
       )
       .sort((a, b) => b.createdAt - a.createdAt);
     const start = cursor === undefined ? 0 : Number(cursor);

@@ -3,6 +3,7 @@ import { ConflictError, PreconditionFailedError, ValidationError } from "../../l
 import { RunStatus } from "../../lambdas/core/run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
 import { etagMatches, updateJob } from "../../lambdas/core/use-cases/update-job";
 import { memoryDeps } from "../support/memory-ports";
 
@@ -127,6 +128,29 @@ describe("updateJob", () => {
     });
     expect(recurring.job.runAt).toBeUndefined();
     expect(recurring.changed).toEqual(["cron", "runAt", "timeZone"]);
+  });
+});
+
+describe("labels on update", () => {
+  it("merges labels key by key, files the new ones before the write and unfiles removed ones after", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      cron: "0 9 * * *",
+      labels: { team: "a", env: "prod" },
+    });
+    const updated = await updateJob(deps, alice, jobId, { labels: { team: null, tier: "gold" } }, undefined);
+    expect(updated.changed).toEqual(["labels"]);
+    expect(updated.job.labels).toEqual({ env: "prod", tier: "gold" });
+    expect(deps.jobs.labelFilings).toEqual([
+      { jobId, labels: { env: "prod", tier: "gold" }, removed: [] },
+      { jobId, labels: { env: "prod", tier: "gold" }, removed: ["team"] },
+    ]);
+    const page = await listJobs(deps, alice, { label: "tier=gold,env=prod" });
+    expect(page.jobs.map((j) => j.jobId)).toEqual([jobId]);
+    expect((await listJobs(deps, alice, { label: "team=a" })).jobs).toEqual([]);
+    const cleared = await updateJob(deps, alice, jobId, { labels: null }, undefined);
+    expect(cleared.job.labels).toEqual({});
   });
 });
 

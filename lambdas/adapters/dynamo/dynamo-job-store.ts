@@ -1,5 +1,6 @@
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -19,19 +20,43 @@ import {
   jobPk,
   toJobItem,
 } from "./job-item";
+import { LABEL_SK_PREFIX, labelItems, labelPartition } from "./label-items";
 import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
 
 const sweepCursorKey = (group: number) => ({ pk: `SWEEP#${String(group).padStart(4, "0")}`, sk: "CURSOR" });
 
-/** JobStore on DynamoDB: conditional writes on deterministic keys, no transactions. */
+/**
+ * JobStore on DynamoDB: conditional writes on deterministic keys, no transactions. Labels are
+ * filed as pointer items (label-items.ts), written before and removed after their job's write.
+ */
 export class DynamoJobStore implements JobStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
-  createJob(job: Job): Promise<"created" | "exists"> {
+  async createJob(job: Job): Promise<"created" | "exists"> {
+    // Pointers first: a crash between leaves pointers to no job, which match nothing.
+    await this.fileLabels(job, []);
     return putIfAbsent(this.db, this.tableName, toJobItem(job));
+  }
+
+  async fileLabels(job: Pick<Job, "jobId" | "tenant" | "createdAt" | "labels">, removed: readonly string[]) {
+    const puts = labelItems(job).map((item) => ({ PutRequest: { Item: item } }));
+    const deletes = removed
+      .filter((key) => job.labels?.[key] === undefined)
+      .map((key) => ({ DeleteRequest: { Key: { pk: jobPk(job.jobId), sk: `${LABEL_SK_PREFIX}${key}` } } }));
+    let requests: Record<string, unknown>[] = [...puts, ...deletes];
+    // At most 20 labels: one batch (25 a call), its unprocessed items tried again.
+    while (requests.length > 0) {
+      const result = await this.db.send(
+        new BatchWriteCommand({ RequestItems: { [this.tableName]: requests.slice(0, 25) } }),
+      );
+      requests = [
+        ...((result.UnprocessedItems?.[this.tableName] ?? []) as Record<string, unknown>[]),
+        ...requests.slice(25),
+      ];
+    }
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {
@@ -178,10 +203,16 @@ export class DynamoJobStore implements JobStore {
 
   async listJobs(
     tenant: string,
-    filter: { readonly status?: JobStatus | undefined; readonly type?: string | undefined },
+    filter: {
+      readonly status?: JobStatus | undefined;
+      readonly type?: string | undefined;
+      readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
+    },
     limit: number,
     cursor?: string,
   ): Promise<Page<JobSummary>> {
+    const [first] = filter.labels ?? [];
+    if (first) return this.listJobsByLabel(tenant, first, filter, limit, cursor);
     const filters = [
       ...(filter.status === undefined ? [] : ["#status = :status"]),
       ...(filter.type === undefined ? [] : ["#type = :type"]),
@@ -219,6 +250,57 @@ export class DynamoJobStore implements JobStore {
         }),
       );
       items.push(...(result.Items ?? []).map(fromSummaryItem));
+      startKey = result.LastEvaluatedKey;
+      if (items.length >= limit || startKey === undefined) break;
+    }
+    return { items, cursor: encodeCursor(startKey) };
+  }
+
+  /**
+   * A label listing: the pointers of the first label, newest first, then their jobs read in one
+   * batch and checked (tenant, every label, status, type) against the job items themselves.
+   */
+  private async listJobsByLabel(
+    tenant: string,
+    [key, value]: readonly [string, string],
+    filter: {
+      readonly status?: JobStatus | undefined;
+      readonly type?: string | undefined;
+      readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
+    },
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<JobSummary>> {
+    const partition = labelPartition(tenant, key, value);
+    const items: JobSummary[] = [];
+    let startKey = decodeCursor(
+      cursor,
+      keyShapeOf(TENANT_INDEX),
+      (k) => k.jobTenant === partition && typeof k.createdAt === "number",
+    );
+    const matches = (job: Job) =>
+      job.tenant === tenant &&
+      (filter.labels ?? []).every(([k, v]) => job.labels?.[k] === v) &&
+      (filter.status === undefined || job.status === filter.status) &&
+      (filter.type === undefined || job.type === filter.type);
+    for (let round = 0; round < 10; round++) {
+      const result = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: TENANT_INDEX.name,
+          KeyConditionExpression: "jobTenant = :partition",
+          ExpressionAttributeValues: { ":partition": partition },
+          ScanIndexForward: false,
+          Limit: limit - items.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      const ids = (result.Items ?? []).map((item) => String(item.jobId));
+      const jobs = await this.getJobs(ids);
+      for (const id of ids) {
+        const job = jobs.get(id);
+        if (job && matches(job)) items.push(job);
+      }
       startKey = result.LastEvaluatedKey;
       if (items.length >= limit || startKey === undefined) break;
     }

@@ -42,6 +42,7 @@ const jobItemSchema = z.object({
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
   delivery: z.literal("at-most-once").optional(),
+  labels: z.record(z.string(), z.string()).optional(),
   maxLatenessMs: z.number().optional(),
   maxAttempts: z.number(),
   retry: z.object({ baseMs: z.number(), capMs: z.number() }),

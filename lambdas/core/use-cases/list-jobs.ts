@@ -9,7 +9,12 @@ import { jobSummaryView, runView } from "../views";
 /** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
 export async function listJobs(deps: Pick<SchedulerDeps, "jobs">, caller: Caller, query: unknown) {
   const q = parseWith(listJobsQuery, query, "query");
-  const page = await deps.jobs.listJobs(caller.tenant, { status: q.status, type: q.type }, q.limit, q.cursor);
+  const page = await deps.jobs.listJobs(
+    caller.tenant,
+    { status: q.status, type: q.type, labels: q.label },
+    q.limit,
+    q.cursor,
+  );
   return {
     jobs: page.items.map(jobSummaryView),
     ...(page.cursor === undefined ? {} : { cursor: page.cursor }),

@@ -99,7 +99,11 @@ export async function updateJob(
         { action: "updated" as const, by: caller.principal, at: now, fields: changed },
       ].slice(-MAX_AUDIT_ENTRIES),
     };
+    // New labels are filed before the write, removed ones unfiled after: the job is the truth.
+    const removedLabels = Object.keys(job.labels ?? {}).filter((key) => updated.labels?.[key] === undefined);
+    if (changed.includes("labels")) await deps.jobs.fileLabels(updated, []);
     if (!(await deps.jobs.replaceJob(updated, job.updatedAt))) continue; // changed under us: read again
+    if (removedLabels.length > 0) await deps.jobs.fileLabels(updated, removedLabels);
     deps.log.info("job updated", { jobId, by: caller.principal, fields: changed });
     if (
       updated.status === JobStatus.Active &&
@@ -121,9 +125,20 @@ function merge(definition: Record<string, unknown>, patch: Record<string, unknow
   }
   for (const [field, value] of Object.entries(patch)) {
     if (value === null) delete merged[field];
+    else if (field === "labels") merged.labels = mergeLabels(merged.labels, value);
     else if (value !== undefined) merged[field] = value;
   }
   return merged;
+}
+
+/** Labels merge key by key: a label set to null is removed, the others are kept. */
+function mergeLabels(current: unknown, patch: unknown): Record<string, string> {
+  const merged: Record<string, unknown> = { ...(current as Record<string, string> | undefined) };
+  for (const [key, value] of Object.entries(patch as Record<string, string | null>)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged as Record<string, string>;
 }
 
 /**

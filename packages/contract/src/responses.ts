@@ -97,6 +97,7 @@ export const jobResponse = z
     missedRuns: z.enum(values(MissedRunPolicy)),
     overlapPolicy: z.enum(values(OverlapPolicy)),
     delivery: z.enum(values(Delivery)),
+    labels: z.record(z.string(), z.string()),
     maxLateness: z.string().optional(),
     maxAttempts: z.int(),
     retry: z.object({ base: z.string(), cap: z.string() }),
