@@ -41,6 +41,13 @@ describe("trigger", () => {
     expect(deps.runs.runs.size).toBe(runsBefore);
   });
 
+  it("gives up with a 409 when every instant it tries already has a run", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, { type: "x", cron: "0 0 1 1 *" });
+    deps.runs.createRun = async () => "exists";
+    await expect(triggerJob(deps, alice, jobId, {})).rejects.toBeInstanceOf(ConflictError);
+  });
+
   it("is leased however late it is, despite the job's maxLateness", async () => {
     const deps = memoryDeps(NOW);
     const { jobId } = await createJob(deps, alice, { type: "x", cron: "0 0 1 1 *", maxLateness: 1 });

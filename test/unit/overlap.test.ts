@@ -100,6 +100,85 @@ describe("overlap policies", () => {
     ).rejects.toBeInstanceOf(StaleFenceError);
   });
 
+  it("never skips or revokes a job's last run: it waits for the running one instead", async () => {
+    const deps = memoryDeps(NOW);
+    // A one-off whose last run comes due while a manual run of the job is held.
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      runAt: new Date(NOW + 60_000).toISOString(),
+      overlapPolicy: "skip",
+    });
+    const [manual] = (await runNow(deps, jobId)).leases;
+    expect(manual).toBeDefined();
+    deps.clock.advance(60_000);
+    await import("../../lambdas/core/use-cases/fire-jobs").then(async ({ fireJobs }) => {
+      const job = await deps.jobs.getJob(jobId);
+      if (job?.nextRunAt !== undefined) await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
+    });
+    deps.queue.deliverAll();
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    const last = [...deps.runs.runs.values()].find((r) => r.final);
+    expect(last?.status).toBe(RunStatus.Pending); // waits, not skipped
+    expect(deps.queue.extended.at(-1)?.seconds).toBeGreaterThan(0);
+
+    // cancel-previous: the last run is held, a manual run comes: the last run is not revoked.
+    const deps2 = memoryDeps(NOW);
+    const other = await createJob(deps2, alice, {
+      type: "x",
+      runAt: new Date(NOW).toISOString(),
+      overlapPolicy: "cancel-previous",
+    });
+    deps2.queue.deliverAll();
+    const [lastLease] = await leaseRuns(deps2, worker, { workerId: "w", types: ["x"] });
+    expect(lastLease?.final).toBe(true);
+    deps2.clock.advance(1_000);
+    expect((await runNow(deps2, other.jobId)).leases).toEqual([]);
+    expect((await stored(deps2, lastLease?.runId ?? ""))?.status).toBe(RunStatus.Leased);
+  });
+
+  it("lets the running run's own retry through, and skips a run due while the first waits for it", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      cron: "0 0 1 1 *",
+      overlapPolicy: "skip",
+      retry: { base: 2, cap: 2 },
+    });
+    const [first] = (await runNow(deps, jobId)).leases;
+    await completeRun(deps, worker, first?.runId ?? "", {
+      fence: first?.fence,
+      result: "failed",
+      error: "boom",
+    });
+    deps.clock.advance(1_000);
+    // Due while the first waits for its retry (unfinished): skipped; the first's retry goes through.
+    const during = await runNow(deps, jobId);
+    expect((await stored(deps, during.run.runId))?.status).toBe(RunStatus.Skipped);
+    expect(during.leases).toMatchObject([{ runId: first?.runId, attempt: 2 }]);
+  });
+
+  it("looks again in a second when another run of the job claimed the slot first", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await jobWith(deps, "skip");
+    deps.jobs.claimRunSlot = async () => false;
+    expect((await runNow(deps, jobId)).leases).toEqual([]);
+    expect(deps.queue.extended.at(-1)?.seconds).toBe(1);
+  });
+
+  it("buffer-one: a run finding the running one just finished starts", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await jobWith(deps, "buffer-one");
+    const [held] = (await runNow(deps, jobId)).leases;
+    // The running one finishes between the read and the note: the note fails, the run starts.
+    const setWake = deps.runs.setWake.bind(deps.runs);
+    deps.runs.setWake = async (...args) => {
+      await completeRun(deps, worker, held?.runId ?? "", { fence: held?.fence, result: "succeeded" });
+      return setWake(...args);
+    };
+    deps.clock.advance(1_000);
+    expect((await runNow(deps, jobId)).leases).toHaveLength(1);
+  });
+
   it("lets backfilled runs run beside each other whatever the policy", async () => {
     const deps = memoryDeps(NOW);
     const { jobId } = await createJob(deps, alice, {

@@ -151,6 +151,10 @@ describe("labels on update", () => {
     expect((await listJobs(deps, alice, { label: "team=a" })).jobs).toEqual([]);
     const cleared = await updateJob(deps, alice, jobId, { labels: null }, undefined);
     expect(cleared.job.labels).toEqual({});
+    const many = Array.from({ length: 21 }, (_, i) => `k${i}=v`).join(",");
+    for (const label of ["team", "team=a=b", "bad key=x", many]) {
+      await expect(listJobs(deps, alice, { label })).rejects.toMatchObject({ field: "label" });
+    }
   });
 });
 

@@ -14,7 +14,8 @@ import { type Run, RunStatus } from "../run";
  * - `skip`: the new run is recorded `skipped` with the reason;
  * - `buffer-one`: the new run waits: it is noted on the running one (`wakes`), which sends it
  *   on its way when it finishes, and its message is hidden until the running one's lease ends
- *   (at most RECHECK_SECONDS); a run due while another already waits is skipped;
+ *   (at least MIN_RECHECK_SECONDS, at most RECHECK_SECONDS); a run due while another already
+ *   waits is skipped;
  * - `cancel-previous`: the running one is cancelled and its fence raised, so its worker's
  *   heartbeat and completion are refused (409) and the worker SDK aborts its handler; the new
  *   run starts.
@@ -25,6 +26,11 @@ import { type Run, RunStatus } from "../run";
  * again a second later.
  */
 export const RECHECK_SECONDS = 300;
+/**
+ * The shortest wait: a running run whose lease lapsed (its worker died) is unfinished until it
+ * is leased again and finishes; the waiting run must not spin on it meanwhile.
+ */
+export const MIN_RECHECK_SECONDS = 5;
 
 /** Whether the run may be leased now; when not, its message was dealt with here. */
 export async function admitOverlap(
@@ -70,7 +76,10 @@ async function overlapAllows(
   const wait = async () => {
     const until = active.leaseExpiresAt ?? active.retryAt ?? now;
     await deps.queue.hide([
-      { receiptHandle, seconds: Math.min(RECHECK_SECONDS, delaySecondsAfter(until, now)) },
+      {
+        receiptHandle,
+        seconds: Math.min(RECHECK_SECONDS, Math.max(MIN_RECHECK_SECONDS, delaySecondsAfter(until, now))),
+      },
     ]);
     return false;
   };
