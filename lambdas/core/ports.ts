@@ -13,6 +13,13 @@ export interface Page<T> {
 }
 
 /** Job definitions, the due index and the sweep cursors. */
+/** What a job listing may be narrowed to: a status, a type, and labels every job must carry. */
+export interface JobFilter {
+  readonly status?: JobStatus | undefined;
+  readonly type?: string | undefined;
+  readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
+}
+
 export interface JobStore {
   /** Conditional put: "exists" (and nothing written) when a job with this id is stored. */
   createJob(job: Job): Promise<"created" | "exists">;
@@ -64,16 +71,7 @@ export interface JobStore {
     removed: readonly string[],
   ): Promise<void>;
   /** A tenant's jobs, newest first, optionally only of one status and type and with labels. */
-  listJobs(
-    tenant: string,
-    filter: {
-      readonly status?: JobStatus | undefined;
-      readonly type?: string | undefined;
-      readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
-    },
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<JobSummary>>;
+  listJobs(tenant: string, filter: JobFilter, limit: number, cursor?: string): Promise<Page<JobSummary>>;
   /** The oldest hour bucket a shard group may still hold due jobs in, if ever recorded. */
   getSweepCursor(group: number): Promise<number | undefined>;
   /** Moves a group's cursor forward; never backward. */

@@ -1,6 +1,7 @@
 import middy from "@middy/core";
 import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../adapters/scheduler-deps";
+import type { Caller } from "../core/caller";
 import { previewSchedule } from "../core/schedule/preview";
 import { controlJob, type JobAction } from "../core/use-cases/control-job";
 import { createJob } from "../core/use-cases/create-job";
@@ -29,6 +30,23 @@ export function createApiHandler(deps: HandlerDeps) {
     );
     return json(200, job, withEtag(job));
   };
+
+  /** A use case on one of the caller's jobs, with the request's body, answered with `status`. */
+  const onJob =
+    (
+      status: number,
+      useCase: (deps: HandlerDeps, caller: Caller, jobId: string, body: unknown) => Promise<unknown>,
+    ) =>
+    async (event: HttpEvent) =>
+      json(
+        status,
+        await useCase(
+          deps,
+          callerOf(event, deps.tenantMapping),
+          pathParameter(event, "jobId"),
+          jsonBody(event),
+        ),
+      );
 
   const route = dispatch({
     "POST /api/v1/jobs": async (event) => {
@@ -64,26 +82,8 @@ export function createApiHandler(deps: HandlerDeps) {
       ),
     "POST /api/v1/jobs/{jobId}/pause": control("pause"),
     "POST /api/v1/jobs/{jobId}/resume": control("resume"),
-    "POST /api/v1/jobs/{jobId}/trigger": async (event) =>
-      json(
-        201,
-        await triggerJob(
-          deps,
-          callerOf(event, deps.tenantMapping),
-          pathParameter(event, "jobId"),
-          jsonBody(event),
-        ),
-      ),
-    "POST /api/v1/jobs/{jobId}/backfill": async (event) =>
-      json(
-        200,
-        await backfillJob(
-          deps,
-          callerOf(event, deps.tenantMapping),
-          pathParameter(event, "jobId"),
-          jsonBody(event),
-        ),
-      ),
+    "POST /api/v1/jobs/{jobId}/trigger": onJob(201, triggerJob),
+    "POST /api/v1/jobs/{jobId}/backfill": onJob(200, backfillJob),
     "GET /api/v1/schedules/preview": async (event) => {
       callerOf(event, deps.tenantMapping);
       return json(200, previewSchedule(queryParameters(event), deps.clock.now()));

@@ -1,10 +1,11 @@
 import type { Caller } from "../../lambdas/core/caller";
 import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
-import { type DueJob, isFiledDue, type Job, type JobStatus, type JobSummary } from "../../lambdas/core/job";
+import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
 import type {
   Admission,
+  JobFilter,
   JobStore,
   LaneRetirement,
   LeaseGrant,
@@ -64,16 +65,7 @@ export class MemoryJobStore implements JobStore {
     this.labelFilings.push({ jobId: job.jobId, labels: { ...job.labels }, removed });
   }
 
-  async listJobs(
-    tenant: string,
-    filter: {
-      status?: JobStatus | undefined;
-      type?: string | undefined;
-      labels?: ReadonlyArray<readonly [string, string]> | undefined;
-    },
-    limit: number,
-    cursor?: string,
-  ) {
+  async listJobs(tenant: string, filter: JobFilter, limit: number, cursor?: string) {
     const all: JobSummary[] = [...this.jobs.values()]
       .filter((j) => j.tenant === tenant)
       .filter(

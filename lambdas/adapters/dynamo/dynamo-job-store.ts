@@ -7,8 +7,8 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import type { DueJob, Job, JobStatus, JobSummary } from "../../core/job";
-import type { JobStore, Page } from "../../core/ports";
+import type { DueJob, Job, JobSummary } from "../../core/job";
+import type { JobFilter, JobStore, Page } from "../../core/ports";
 import { DUE_INDEX, TENANT_INDEX } from "../../definitions/table";
 import { applied, putIfAbsent } from "./conditions";
 import {
@@ -203,11 +203,7 @@ export class DynamoJobStore implements JobStore {
 
   async listJobs(
     tenant: string,
-    filter: {
-      readonly status?: JobStatus | undefined;
-      readonly type?: string | undefined;
-      readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
-    },
+    filter: JobFilter,
     limit: number,
     cursor?: string,
   ): Promise<Page<JobSummary>> {
@@ -263,11 +259,7 @@ export class DynamoJobStore implements JobStore {
   private async listJobsByLabel(
     tenant: string,
     [key, value]: readonly [string, string],
-    filter: {
-      readonly status?: JobStatus | undefined;
-      readonly type?: string | undefined;
-      readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
-    },
+    filter: JobFilter,
     limit: number,
     cursor?: string,
   ): Promise<Page<JobSummary>> {
