@@ -2,9 +2,10 @@ import { defineConfig } from "vitest/config";
 import { workspaceAliases } from "./vitest.workspace-aliases";
 
 /**
- * Two projects: `unit` tests the pure core with a fake clock and in-memory ports (no emulator,
+ * Three projects: `unit` tests the pure core with a fake clock and in-memory ports (no emulator,
  * modules shared between files for speed); `integration` holds the adapter, handler,
- * end-to-end and CDK tests, with dynalite and fauxqs started once by the global setup.
+ * end-to-end and CDK tests, with dynalite and fauxqs started once by the global setup;
+ * `browser` drives the web console in Debian's Chromium (installed by its setup when missing).
  */
 export default defineConfig({
   resolve: { alias: workspaceAliases },
@@ -30,6 +31,15 @@ export default defineConfig({
           name: "integration",
           include: ["test/adapters/**/*.test.ts", "test/integration/**/*.test.ts", "test/infra/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts", "test/support/chromium-setup.ts"],
+          testTimeout: 60_000,
         },
       },
     ],

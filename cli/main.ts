@@ -2,9 +2,10 @@
  * The jobsched command line, one module per command (cli/commands/):
  *
  *   jobsched preview ...              offline: the next runs of a schedule
- *   jobsched jobs create|get|list|runs|pause|resume|cancel ...
+ *   jobsched jobs create|update|get|list|runs|pause|resume|cancel|trigger|backfill ...
  *   jobsched dlq list|replay ...      dead letters: list, replay one or all
  *   jobsched worker ...               a worker that runs a command for each run it leases
+ *   jobsched console                  the web console on 127.0.0.1 (issue 19, in progress)
  *
  * API commands are signed with SigV4, with credentials from the standard AWS chain
  * (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE / --profile, SSO, instance roles...).
@@ -14,6 +15,7 @@
  */
 import { Command, CommanderError, Option } from "commander";
 import { ValidationError } from "../lambdas/core/errors";
+import { consoleCommand } from "./commands/console";
 import { dlqCommand } from "./commands/dlq";
 import { jobsCommand } from "./commands/jobs";
 import { previewCommand } from "./commands/preview";
@@ -36,7 +38,9 @@ export function buildProgram(out: Out, exitCodes: { code: number }) {
     .configureOutput({ writeOut: (s) => out.log(s.trimEnd()), writeErr: (s) => out.error(s.trimEnd()) })
     .exitOverride();
   const cli = cliContext(program, out);
-  for (const command of [previewCommand, jobsCommand, dlqCommand, workerCommand]) command(program, cli);
+  for (const command of [previewCommand, jobsCommand, dlqCommand, workerCommand, consoleCommand]) {
+    command(program, cli);
+  }
   program.hook("postAction", () => {
     exitCodes.code = 0;
   });

@@ -94,6 +94,10 @@ Create a job that runs in 10 seconds (as ${tenant.principal}):
     -d "{\\"type\\":\\"example.log\\",\\"payload\\":{\\"hello\\":\\"world\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
 
 Then: curl -s ${sign} ${gateway.url}/api/v1/jobs/<jobId>      Stop with Ctrl-C.
+
+Web console (on http://127.0.0.1:8790, its calls signed with the same dev keys):
+  AWS_ACCESS_KEY_ID=${tenant.accessKeyId} AWS_SECRET_ACCESS_KEY=${tenant.secretAccessKey} \\
+    npx jobsched console --endpoint ${gateway.url} --region ${credentials.region}
 `);
 
 let stopping = false;

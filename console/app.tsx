@@ -1,0 +1,49 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { DeadLettersPage } from "./pages/dead-letters";
+import { JobPage } from "./pages/job";
+import { JobsPage } from "./pages/jobs";
+import { LatenessPage } from "./pages/lateness";
+
+/**
+ * The jobsched console: jobs, a job, dead letters and start lateness, on hash routes
+ * (#/jobs, #/jobs/<id>, #/dead-letters, #/lateness) so the server serves one page.
+ */
+function route(): string {
+  return window.location.hash.replace(/^#/, "") || "/jobs";
+}
+
+function App() {
+  const [path, setPath] = useState(route());
+  useEffect(() => {
+    const onChange = () => setPath(route());
+    window.addEventListener("hashchange", onChange);
+    return () => window.removeEventListener("hashchange", onChange);
+  }, []);
+  const jobId = /^\/jobs\/(.+)$/.exec(path)?.[1];
+  return (
+    <>
+      <header>
+        <strong>jobsched</strong>
+        <nav aria-label="Sections">
+          <a href="#/jobs">Jobs</a> <a href="#/dead-letters">Dead letters</a>{" "}
+          <a href="#/lateness">Lateness</a>
+        </nav>
+      </header>
+      <main>
+        {jobId !== undefined ? (
+          <JobPage jobId={decodeURIComponent(jobId)} />
+        ) : path === "/dead-letters" ? (
+          <DeadLettersPage />
+        ) : path === "/lateness" ? (
+          <LatenessPage />
+        ) : (
+          <JobsPage />
+        )}
+      </main>
+    </>
+  );
+}
+
+const root = document.getElementById("app");
+if (root) render(<App />, root);

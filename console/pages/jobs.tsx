@@ -1,0 +1,112 @@
+import type { JobSummaryResponse, JobsPageResponse } from "@jobsched/contract";
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, api, query } from "../api";
+import { TableHead } from "./table-head";
+
+/** Jobs, newest first: filter by status, type and label, find one by id, page on. */
+export function JobsPage() {
+  const [status, setStatus] = useState("");
+  const [type, setType] = useState("");
+  const [label, setLabel] = useState("");
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [page, setPage] = useState<JobsPageResponse | undefined>();
+  const [error, setError] = useState("");
+  const [search, setSearch] = useState("");
+
+  const cursor = cursors.at(-1);
+  useEffect(() => {
+    api<JobsPageResponse>("GET", `/api/v1/jobs${query({ status, type, label, cursor, limit: "25" })}`)
+      .then((answer) => {
+        setPage(answer.body);
+        setError("");
+      })
+      .catch((e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
+  }, [status, type, label, cursor]);
+
+  const filter = (set: (value: string) => void) => (event: Event) => {
+    set((event.target as HTMLInputElement).value);
+    setCursors([]);
+  };
+  return (
+    <section aria-labelledby="jobs-title">
+      <h1 id="jobs-title">Jobs</h1>
+      <form
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (search.trim()) window.location.hash = `#/jobs/${encodeURIComponent(search.trim())}`;
+        }}
+      >
+        <label>
+          Status{" "}
+          <select value={status} onChange={filter(setStatus)}>
+            <option value="">any</option>
+            {["active", "paused", "cancelled", "completed"].map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Type <input value={type} onChange={filter(setType)} placeholder="send-invoice" />
+        </label>
+        <label>
+          Label <input value={label} onChange={filter(setLabel)} placeholder="team=billing" />
+        </label>
+        <label>
+          Job id <input value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit">Open</button>
+      </form>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <div class="scroll">
+        <table>
+          <TableHead columns={["Job", "Type", "Status", "Schedule", "Next run"]} />
+          <tbody>
+            {(page?.jobs ?? []).map((job) => (
+              <tr key={job.jobId}>
+                <td>
+                  <a href={`#/jobs/${encodeURIComponent(job.jobId)}`}>{job.jobId}</a>
+                </td>
+                <td>{job.type}</td>
+                <td class={`status-${job.status}`}>{job.status}</td>
+                <td>{scheduleText(job)}</td>
+                <td>{job.nextRunAt ?? "-"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p>
+        {page?.jobs.length ?? 0} job(s) on this page{" "}
+        <button
+          type="button"
+          disabled={cursors.length === 0}
+          onClick={() => setCursors(cursors.slice(0, -1))}
+        >
+          Previous
+        </button>{" "}
+        <button
+          type="button"
+          disabled={page?.cursor === undefined}
+          onClick={() => page?.cursor && setCursors([...cursors, page.cursor])}
+        >
+          Next
+        </button>
+      </p>
+    </section>
+  );
+}
+
+export function scheduleText(
+  job: Pick<JobSummaryResponse, "cron" | "timeZone" | "interval" | "runAt">,
+): string {
+  if (job.cron) return `cron ${job.cron} (${job.timeZone ?? "UTC"})`;
+  if (job.interval) return `every ${job.interval.every}`;
+  return `at ${job.runAt ?? "-"}`;
+}
