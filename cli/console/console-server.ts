@@ -35,7 +35,7 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-/** The largest request body relayed: far above any API request's own limit. */
+/** The largest request body relayed: far above every API request's own limit. */
 const MAX_BODY_BYTES = 1_048_576;
 const LOOPBACK = "127.0.0.1";
 

@@ -40,7 +40,7 @@ export function JobsPage() {
         <label>
           Status{" "}
           <select value={status} onChange={filter(setStatus)}>
-            <option value="">any</option>
+            <option value="">all</option>
             {["active", "paused", "cancelled", "completed"].map((s) => (
               <option key={s} value={s}>
                 {s}

@@ -10,7 +10,7 @@ import { createTestStack } from "../support/stack";
 
 /**
  * The console's server (issue 19): it relays the page's calls to the API signed with the
- * operator's credentials (tenant A's dev keys here), listens on loopback only, and refuses any
+ * operator's credentials (tenant A's dev keys here), listens on loopback only, and refuses every
  * request that is not from its own page.
  */
 let api: TestApi;
