@@ -16,6 +16,12 @@ import { createTestStack } from "../support/stack";
  * Screenshots of each page go to .ci-out/screenshots/.
  */
 const ROOT = resolve(import.meta.dirname, "../..");
+/**
+ * How long a check waits for the page: expect.poll's default is one second, less than a page
+ * load and its API calls may take on a busy 2-core machine. (A run failed once on a check that
+ * did not wait at all: the next runs arrive by a second call, after the job is shown.)
+ */
+const PATIENCE = { timeout: 15_000, interval: 100 };
 const SHOTS = resolve(ROOT, ".ci-out/screenshots");
 let api: TestApi;
 let consoleServer: ConsoleServer;
@@ -70,7 +76,7 @@ describe("the console in Chromium", () => {
     const { jobId } = bodyOf(createJobResponse, created);
     const page = await openPage(360);
     await page.goto(consoleServer.url);
-    await expect.poll(() => page.getByRole("link", { name: jobId }).count()).toBe(1);
+    await expect.poll(() => page.getByRole("link", { name: jobId }).count(), PATIENCE).toBe(1);
     // Evaluated in the page (a string: this file is compiled without the DOM's types).
     const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
     expect(overflow).toBeLessThanOrEqual(0);
@@ -78,9 +84,9 @@ describe("the console in Chromium", () => {
 
     await page.setViewportSize({ width: 1100, height: 800 });
     await page.getByLabel("Status").selectOption("paused");
-    await expect.poll(() => page.getByRole("link", { name: jobId }).count()).toBe(0);
+    await expect.poll(() => page.getByRole("link", { name: jobId }).count(), PATIENCE).toBe(0);
     await page.getByLabel("Status").selectOption("active");
-    await expect.poll(() => page.getByRole("link", { name: jobId }).count()).toBe(1);
+    await expect.poll(() => page.getByRole("link", { name: jobId }).count(), PATIENCE).toBe(1);
     await page.screenshot({ path: resolve(SHOTS, "jobs.png"), fullPage: true });
     await page.close();
   });
@@ -97,10 +103,12 @@ describe("the console in Chromium", () => {
     const { jobId } = bodyOf(createJobResponse, created);
     const page = await openPage();
     await page.goto(`${consoleServer.url}/#/jobs/${jobId}`);
-    await expect.poll(() => page.locator("#job-status").textContent()).toBe("active");
-    expect(await page.getByRole("heading", { name: "Next runs" }).count()).toBe(1);
+    await expect.poll(() => page.locator("#job-status").textContent(), PATIENCE).toBe("active");
+    // The next runs come from a second call (the preview), after the job itself is shown.
+    await expect.poll(() => page.getByRole("heading", { name: "Next runs" }).count(), PATIENCE).toBe(1);
+    expect(await page.locator("h2:has-text('Next runs') + ul > li").count()).toBe(5);
     await page.getByRole("button", { name: "Pause" }).click();
-    await expect.poll(() => page.locator("#job-status").textContent()).toBe("paused");
+    await expect.poll(() => page.locator("#job-status").textContent(), PATIENCE).toBe("paused");
     const job = await api.tenantA("GET", `/api/v1/jobs/${jobId}`);
     expect((job.body as { status: string }).status).toBe("paused");
     await page.screenshot({ path: resolve(SHOTS, "job.png"), fullPage: true });
@@ -126,10 +134,10 @@ describe("the console in Chromium", () => {
     const page = await openPage();
     await page.goto(`${consoleServer.url}/#/dead-letters`);
     const replay = page.getByRole("button", { name: `Replay ${lease.runKey}` });
-    await expect.poll(() => replay.count()).toBe(1);
+    await expect.poll(() => replay.count(), PATIENCE).toBe(1);
     await page.screenshot({ path: resolve(SHOTS, "dead-letters.png"), fullPage: true });
     await replay.click();
-    await expect.poll(() => page.getByRole("status").first().textContent()).toContain("replayed");
+    await expect.poll(() => page.getByRole("status").first().textContent(), PATIENCE).toContain("replayed");
     const runs = bodyOf(runsPageResponse, await api.tenantA("GET", `/api/v1/jobs/${jobId}/runs`));
     expect(runs.runs[0]).toMatchObject({ runKey: lease.runKey, status: "pending" });
     await page.close();
