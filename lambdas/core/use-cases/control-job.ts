@@ -1,8 +1,7 @@
 import type { Caller } from "../caller";
 import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
-import { ConflictError, NotFoundError } from "../errors";
-import { isJobId } from "../ids";
+import { ConflictError } from "../errors";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { MissedRunPolicy } from "../missed-runs";
 import { PAUSED_RUN_REASON, RunStatus } from "../run";
@@ -12,7 +11,7 @@ import { jobView } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
 import { endJobAfter } from "./end-job";
-import { RECENT_RUNS } from "./get-job";
+import { callersJob, RECENT_RUNS } from "./get-job";
 
 /**
  * Pause, resume and cancel. Each is a read, a decision, and a write conditional on the job not
@@ -55,8 +54,7 @@ export async function controlJob(
   const transition = TRANSITIONS[action];
   const reason = action === "pause" ? parseWith(pauseRequest, body).reason : undefined;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-    if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+    const job = await callersJob(deps, caller, jobId);
     if (job.status === transition.to) return view(deps, job); // already there: nothing to do
     if (!transition.from.includes(job.status)) {
       throw new ConflictError(`job ${jobId} is ${job.status}; it cannot be ${transition.audit}`, "jobId");

@@ -1,10 +1,9 @@
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
-import { NotFoundError } from "../errors";
-import { isJobId } from "../ids";
 import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
+import { callersJob } from "./get-job";
 
 /** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
 export async function listJobs(deps: Pick<SchedulerDeps, "jobs">, caller: Caller, query: unknown) {
@@ -29,8 +28,7 @@ export async function listRuns(
   query: unknown,
 ) {
   const q = parseWith(pageQuery, query, "query");
-  const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+  const _job = await callersJob(deps, caller, jobId);
   const page = await deps.runs.listRuns(jobId, q.limit, q.cursor);
   return { runs: page.items.map(runView), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
 }

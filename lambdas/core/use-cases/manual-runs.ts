@@ -1,8 +1,7 @@
 import type { Caller } from "../caller";
 import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
-import { ConflictError, NotFoundError, ValidationError } from "../errors";
-import { isJobId } from "../ids";
+import { ConflictError, ValidationError } from "../errors";
 import { parseInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { newRun, type Run, RunStatus } from "../run";
@@ -10,6 +9,7 @@ import { firingsAfter, nextFiring } from "../schedule/schedule";
 import { backfillRequest, triggerRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { runView } from "../views";
+import { callersJob } from "./get-job";
 
 /**
  * Runs a caller asks for by hand, beside the ones the sweep makes from the schedule:
@@ -30,8 +30,7 @@ export const MAX_BACKFILL_FIRINGS = 1_000;
 const PARALLEL_CREATES = 25;
 
 async function activeJob(deps: SchedulerDeps, caller: Caller, jobId: string, action: string): Promise<Job> {
-  const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+  const job = await callersJob(deps, caller, jobId);
   if (job.status !== JobStatus.Active) {
     throw new ConflictError(`job ${jobId} is ${job.status}; only an active job can ${action}`, "jobId");
   }

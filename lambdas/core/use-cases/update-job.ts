@@ -2,8 +2,7 @@ import type { UpdateJobResponse } from "@jobsched/contract";
 import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
-import { ConflictError, NotFoundError, PreconditionFailedError, ValidationError } from "../errors";
-import { isJobId } from "../ids";
+import { ConflictError, PreconditionFailedError, ValidationError } from "../errors";
 import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { definitionFromRequest, requestFieldsOf } from "../job-definition";
 import { MissedRunPolicy, planRuns } from "../missed-runs";
@@ -16,7 +15,7 @@ import { createJobRequest, updateJobRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { jobView } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
-import { RECENT_RUNS } from "./get-job";
+import { callersJob, RECENT_RUNS } from "./get-job";
 
 /**
  * PATCH /api/v1/jobs/{jobId}: changes a job in place (decision 0024). The patch is merged into
@@ -61,8 +60,7 @@ export async function updateJob(
     throw new ValidationError("body: name at least one field to change", "body");
 
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-    if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+    const job = await callersJob(deps, caller, jobId);
     if (ifMatch !== undefined && !etagMatches(ifMatch, job.version)) {
       throw new PreconditionFailedError(
         `If-Match: job ${jobId} is at version ${etagOf(job)}; read it again and reapply the change`,
