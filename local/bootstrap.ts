@@ -117,5 +117,10 @@ export async function bootstrapStack(options: {
   };
   await ensureTable(createDynamoClient(base), base.tableName);
   const queueUrls = await ensureQueues(createSqsClient(base), options.queuePrefix ?? options.tableName);
-  return { ...base, runQueueUrl: queueUrls.get("runs") ?? "", sweepQueueUrl: queueUrls.get("sweeps") ?? "" };
+  return {
+    ...base,
+    runQueueUrl: queueUrls.get("runs") ?? "",
+    sweepQueueUrl: queueUrls.get("sweeps") ?? "",
+    pushQueueUrl: queueUrls.get("push") ?? "",
+  };
 }

@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { signingSecretsOf } from "../lambdas/core/use-cases/webhook-secrets";
 import {
   envNameOf,
   LOCAL_SETTINGS,
@@ -10,14 +11,24 @@ import {
   settingsFrom,
 } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
+import { tenantOfPrincipal } from "../lambdas/handlers/http/request";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
 import { bootstrapStack } from "./bootstrap";
 import { lockDataDir } from "./data-lock";
+import { startLocalDispatcher } from "./dispatcher";
 import { startDynamo, startSqs } from "./emulators";
+import {
+  createExampleQueue,
+  EXAMPLE_FUNCTION_ARN,
+  EXAMPLE_ROLE_ARN,
+  EXAMPLE_WEBHOOK_PORT,
+  startExampleReceiver,
+} from "./example-targets";
 import { runExampleWorker } from "./example-worker";
 import { startHttpGateway } from "./http-gateway";
 import { type LocalCredentials, loadLocalCredentials, widestWorker } from "./local-credentials";
+import { DEFAULT_FUNCTIONS_FILE, LocalFunctions } from "./local-functions";
 import { withSqsLimits } from "./sqs-aws-limits";
 import { startSqsEventSource } from "./sqs-event-source";
 import { startTicker } from "./ticker";
@@ -73,10 +84,26 @@ const sweeper = startSqsEventSource(sqsClient, config.sweepQueueUrl, createSweep
   concurrency: 2,
   onError: (error) => deps.log.error("sweep poll failed", { error: String(error) }),
 });
+// The dispatcher Lambda's event source: push runs (jobs with a target) delivered as they come due.
+let functions: LocalFunctions;
+const functionsFile = process.env.JOBSCHED_FUNCTIONS_FILE ?? DEFAULT_FUNCTIONS_FILE;
+try {
+  functions = LocalFunctions.fromFile(functionsFile);
+} catch (error) {
+  console.error(`jobsched: ${(error as Error).message}`);
+  process.exit(1);
+}
+const dispatcher = startLocalDispatcher(deps, sqsClient, config.pushQueueUrl, functions, sqs.endpoint);
 const workerStop = new AbortController();
 const exampleWorker = widestWorker(credentials);
 const worker = runExampleWorker(gateway.url, exampleWorker, credentials.region, workerStop.signal);
 const tenant = credentials.first("tenant");
+// Example push targets: a webhook receiver, a queue, and the function in the functions file.
+const receiver = await startExampleReceiver(async () => {
+  const secret = await deps.webhookSecrets.get(tenantOfPrincipal(tenant.principal));
+  return secret ? signingSecretsOf(secret, Date.now()) : [];
+});
+const exampleQueueUrl = await createExampleQueue(sqsClient);
 
 const inTenSeconds = "$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)";
 const sign = `--aws-sigv4 "aws:amz:${credentials.region}:execute-api" --user ${tenant.accessKeyId}:${tenant.secretAccessKey}`;
@@ -95,6 +122,17 @@ Create a job that runs in 10 seconds (as ${tenant.principal}):
 
 Then: curl -s ${sign} ${gateway.url}/api/v1/jobs/<jobId>      Stop with Ctrl-C.
 
+Push jobs: no worker, the dispatcher calls the target (README, "Push delivery"):
+  webhook  create the signing secret once (shown once), then the job; the example receiver
+           on 127.0.0.1:${EXAMPLE_WEBHOOK_PORT}${receiver ? "" : " (port taken: not started)"} verifies each delivery's signature:
+    curl -s ${sign} -X POST ${gateway.url}/api/v1/webhook-secret
+    curl -s ${sign} -H 'content-type: application/json' -X POST ${gateway.url}/api/v1/jobs \\
+      -d "{\\"target\\":{\\"kind\\":\\"https\\",\\"url\\":\\"http://127.0.0.1:${EXAMPLE_WEBHOOK_PORT}/hook\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
+  function ${EXAMPLE_FUNCTION_ARN} (${functionsFile}):
+    -d "{\\"target\\":{\\"kind\\":\\"lambda\\",\\"functionArn\\":\\"${EXAMPLE_FUNCTION_ARN}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
+  queue    ${exampleQueueUrl}:
+    -d "{\\"target\\":{\\"kind\\":\\"sqs\\",\\"queueUrl\\":\\"${exampleQueueUrl}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
+
 Web console (on http://127.0.0.1:8790, its calls signed with the same dev keys):
   AWS_ACCESS_KEY_ID=${tenant.accessKeyId} AWS_SECRET_ACCESS_KEY=${tenant.secretAccessKey} \\
     npx jobsched console --endpoint ${gateway.url} --region ${credentials.region}
@@ -108,7 +146,8 @@ async function shutdown(signal: string) {
   const force = setTimeout(() => process.exit(1), 10_000);
   force.unref();
   workerStop.abort();
-  await Promise.allSettled([worker, ticker.stop(), sweeper.stop()]);
+  await Promise.allSettled([worker, ticker.stop(), sweeper.stop(), dispatcher.stop()]);
+  receiver?.close();
   gateway.server.closeAllConnections();
   await new Promise((done) => gateway.server.close(done));
   await Promise.allSettled([sqs.close(), dynamo.close()]);

@@ -5,15 +5,34 @@ import { localContext } from "./lambda-context";
 /**
  * What Lambda's SQS event source mapping does, for the local runtime: long-poll a queue, hand
  * batches to the handler as an SQSEvent, delete the records it did not report as failed, and
- * leave failed ones to come back after their visibility timeout.
+ * leave failed ones to come back after their visibility timeout. Like the mapping, it scales:
+ * `concurrency` pollers at the least, one more (up to `maxConcurrency`) whenever a poller
+ * gets a full batch, and back down as pollers find the queue empty.
  */
 export function startSqsEventSource(
   sqs: SQSClient,
   queueUrl: string,
   handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>,
-  options: { batchSize: number; concurrency: number; onError: (error: unknown) => void },
+  options: {
+    batchSize: number;
+    concurrency: number;
+    maxConcurrency?: number;
+    functionName?: string;
+    timeoutMs?: number;
+    onError: (error: unknown) => void;
+  },
 ): { stop(): Promise<void> } {
   let stopped = false;
+  let active = 0;
+  const running = new Set<Promise<void>>();
+  const spawn = () => {
+    active++;
+    const done = poller().finally(() => {
+      active--;
+      running.delete(done);
+    });
+    running.add(done);
+  };
   const poller = async () => {
     while (!stopped) {
       try {
@@ -22,16 +41,26 @@ export function startSqsEventSource(
             QueueUrl: queueUrl,
             MaxNumberOfMessages: options.batchSize,
             WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ["ApproximateReceiveCount"],
           }),
         );
-        if (Messages.length === 0) continue;
+        if (Messages.length === 0) {
+          if (active > options.concurrency) return;
+          continue;
+        }
+        if (
+          Messages.length === options.batchSize &&
+          active < (options.maxConcurrency ?? options.concurrency)
+        ) {
+          spawn();
+        }
         const records = Messages.map(
           (m) =>
             ({
               messageId: m.MessageId ?? "",
               receiptHandle: m.ReceiptHandle ?? "",
               body: m.Body ?? "",
-              attributes: {},
+              attributes: { ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? "1" },
               messageAttributes: {},
               md5OfBody: m.MD5OfBody ?? "",
               eventSource: "aws:sqs",
@@ -39,7 +68,10 @@ export function startSqsEventSource(
               awsRegion: "us-east-1",
             }) as unknown as SQSRecord,
         );
-        const { batchItemFailures } = await handler({ Records: records }, localContext("sweeper", 60_000));
+        const { batchItemFailures } = await handler(
+          { Records: records },
+          localContext(options.functionName ?? "sweeper", options.timeoutMs ?? 60_000),
+        );
         const failed = new Set(batchItemFailures.map((f) => f.itemIdentifier));
         const done = records.filter((r) => !failed.has(r.messageId));
         if (done.length > 0) {
@@ -55,11 +87,11 @@ export function startSqsEventSource(
       }
     }
   };
-  const pollers = Array.from({ length: options.concurrency }, poller);
+  for (let i = 0; i < options.concurrency; i++) spawn();
   return {
     async stop() {
       stopped = true;
-      await Promise.allSettled(pollers);
+      while (running.size > 0) await Promise.allSettled([...running]);
     },
   };
 }

@@ -12,6 +12,8 @@ const environmentSchema = z.object({
   TABLE_NAME: z.string().min(1),
   RUN_QUEUE_URL: z.string().min(1),
   SWEEP_QUEUE_URL: z.string().min(1),
+  /** The dispatcher's queue (push runs); the stack sets it for every function. */
+  PUSH_QUEUE_URL: z.string().default(""),
   /** Emulator endpoints; unset in AWS. */
   DYNAMODB_ENDPOINT: z.string().url().optional(),
   SQS_ENDPOINT: z.string().url().optional(),
@@ -46,6 +48,8 @@ export interface RuntimeConfig {
   readonly tableName: string;
   readonly runQueueUrl: string;
   readonly sweepQueueUrl: string;
+  /** Push runs' queue, read by the dispatcher ("" where there is none: push jobs cannot run). */
+  readonly pushQueueUrl: string;
   readonly dynamodbEndpoint: string | undefined;
   readonly sqsEndpoint: string | undefined;
   readonly settings: SchedulerSettings;
@@ -72,6 +76,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     tableName: e.TABLE_NAME,
     runQueueUrl: e.RUN_QUEUE_URL,
     sweepQueueUrl: e.SWEEP_QUEUE_URL,
+    pushQueueUrl: e.PUSH_QUEUE_URL,
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
     tenantMapping: e.TENANT_MAPPING,

@@ -9,6 +9,7 @@ import { DynamoJobStore } from "./dynamo/dynamo-job-store";
 import { DynamoRateLimiter } from "./dynamo/dynamo-rate-limiter";
 import { DynamoRunStore } from "./dynamo/dynamo-run-store";
 import { DynamoTenantQuotas } from "./dynamo/dynamo-tenant-quotas";
+import { DynamoWebhookSecretStore } from "./dynamo/dynamo-webhook-secrets";
 import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
 import { LaneDirectory } from "./sqs/lane-directory";
@@ -33,12 +34,17 @@ export function createSchedulerDeps(
   return {
     jobs: new DynamoJobStore(db, config.tableName),
     runs: new DynamoRunStore(db, config.tableName, config.settings.runRetentionDays * 86_400),
-    queue: new SqsRunQueue(sqs, new LaneDirectory(sqs, db, config.tableName, config.runQueueUrl)),
+    queue: new SqsRunQueue(
+      sqs,
+      new LaneDirectory(sqs, db, config.tableName, config.runQueueUrl),
+      config.pushQueueUrl,
+    ),
     sweeps: new SqsSweepQueue(sqs, config.sweepQueueUrl),
     clock: systemClock,
     settings: config.settings,
     rateLimiter: new DynamoRateLimiter(db, config.tableName, config.settings.tenantRunsPerSecond),
     quotas: new DynamoTenantQuotas(db, config.tableName, config.settings),
+    webhookSecrets: new DynamoWebhookSecretStore(db, config.tableName),
     random: Math.random,
     log,
     randomBytes: (size) => randomBytes(size),

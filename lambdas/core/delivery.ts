@@ -1,6 +1,7 @@
 import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
 import { MAX_DELAY_SECONDS } from "./aws-limits";
 import type { RunMessage } from "./ports";
+import { isPushType } from "./target";
 
 /**
  * How many seconds before its due second a run's message becomes visible at the least. The
@@ -9,6 +10,18 @@ import type { RunMessage } from "./ports";
  * the seconds before it instead of after (decision 0014).
  */
 export { DELIVERY_LEAD_SECONDS };
+
+/**
+ * A push run's base lead: the dispatcher is a Lambda billed while it holds a run until its
+ * second, so its runs come a second (to two, SQS rounding down) before it, not five; a dense
+ * second still gets the extra lead its density asks for (leadSecondsFor).
+ */
+export const PUSH_LEAD_SECONDS = 1;
+
+/** The base lead of a run of this type: a worker's, or the dispatcher's for a push type. */
+export function baseLeadSecondsOf(type: string): number {
+  return isPushType(type) ? PUSH_LEAD_SECONDS : DELIVERY_LEAD_SECONDS;
+}
 
 /**
  * The longest lead: a second this dense or denser becomes visible this early. Bounded so that a

@@ -1,7 +1,15 @@
 import type { SchedulerSettings } from "../definitions/settings";
 import type { Random } from "./backoff";
 import type { Clock } from "./clock";
-import type { JobStore, RateLimiter, RunQueue, RunStore, SweepQueue, TenantQuotas } from "./ports";
+import type {
+  JobStore,
+  RateLimiter,
+  RunQueue,
+  RunStore,
+  SweepQueue,
+  TenantQuotas,
+  WebhookSecretStore,
+} from "./ports";
 
 /** Structured logging as the core needs it; Powertools' Logger satisfies it. */
 export interface Log {
@@ -27,6 +35,8 @@ export interface SchedulerDeps {
   readonly rateLimiter: RateLimiter;
   /** Per-tenant quotas on creating jobs. */
   readonly quotas: TenantQuotas;
+  /** Each tenant's webhook signing secret (push targets of kind https). */
+  readonly webhookSecrets: WebhookSecretStore;
   /** Jitter for retry backoff. */
   readonly random: Random;
   readonly log: Log;

@@ -1,4 +1,5 @@
 import type { SchedulerSettings } from "../definitions/settings";
+import { webhookUrlProblem } from "./destination-rules";
 import { durationMs, isoDuration } from "./duration";
 import { ValidationError } from "./errors";
 import { formatInstant } from "./instant";
@@ -6,6 +7,7 @@ import type { Job } from "./job";
 import type { Schedule } from "./schedule/schedule";
 import { scheduleFromFields } from "./schedule/schedule-input";
 import type { CreateJobRequest } from "./schemas";
+import type { Target } from "./target";
 
 /**
  * What a caller defines about a job, as opposed to where it stands (status, next run, audit):
@@ -19,6 +21,7 @@ export type JobDefinition = Pick<
   | "missedRuns"
   | "overlapPolicy"
   | "delivery"
+  | "target"
   | "labels"
   | "maxLatenessMs"
   | "maxAttempts"
@@ -73,6 +76,7 @@ export function definitionFromRequest(
     // The default is not stored: jobs from before the field read the same.
     overlapPolicy: request.overlapPolicy === "allow" ? undefined : request.overlapPolicy,
     delivery: request.delivery === "at-most-once" ? "at-most-once" : undefined,
+    target: request.target === undefined ? undefined : checkedTarget(request.target, settings),
     labels:
       request.labels === undefined || Object.keys(request.labels).length === 0 ? undefined : request.labels,
     maxLatenessMs:
@@ -82,6 +86,32 @@ export function definitionFromRequest(
     leaseSeconds: request.leaseSeconds ?? settings.leaseSeconds,
   };
 }
+
+/**
+ * A target's destination, checked beyond its shape: a webhook URL by the destination rules
+ * (https, no private addresses in AWS), a queue URL as an SQS queue's (in AWS, SQS's own host).
+ */
+function checkedTarget(target: Target, settings: SchedulerSettings): Target {
+  const allowPrivate = settings.allowPrivateTargets === 1;
+  if (target.kind === "https") {
+    const problem = webhookUrlProblem(target.url, allowPrivate);
+    if (problem) throw new ValidationError(`target.url: ${problem}`, "target.url");
+  }
+  if (target.kind === "sqs" && !SQS_QUEUE_URL.test(target.queueUrl)) {
+    const local = allowPrivate && webhookUrlProblem(target.queueUrl, true) === undefined;
+    if (!local || !/\/\d{12}\/[A-Za-z0-9_-]{1,80}(\.fifo)?$/.test(target.queueUrl)) {
+      throw new ValidationError(
+        "target.queueUrl: must be an SQS queue URL, like https://sqs.us-east-1.amazonaws.com/123456789012/reminders",
+        "target.queueUrl",
+      );
+    }
+  }
+  return target;
+}
+
+/** An SQS queue's URL in AWS (standard or FIFO). */
+const SQS_QUEUE_URL =
+  /^https:\/\/(sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?|[a-z0-9-]+\.queue\.amazonaws\.com)\/\d{12}\/[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
 
 /** A job's definition as request fields: what an update merges its patch into. */
 export function requestFieldsOf(job: JobDefinition): Record<string, unknown> {
@@ -97,6 +127,7 @@ export function requestFieldsOf(job: JobDefinition): Record<string, unknown> {
   };
   if (job.maxLatenessMs !== undefined) fields.maxLateness = isoDuration(job.maxLatenessMs);
   if (job.labels !== undefined) fields.labels = { ...job.labels };
+  if (job.target !== undefined) fields.target = { ...job.target };
   return fields;
 }
 

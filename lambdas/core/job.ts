@@ -2,6 +2,7 @@ import { JobStatus, type OverlapPolicy } from "@jobsched/contract";
 import type { BackoffPolicy } from "./backoff";
 import type { MissedRunPolicy } from "./missed-runs";
 import type { Schedule } from "./schedule/schedule";
+import type { Target } from "./target";
 
 /**
  * A job: the definition a tenant submitted, and where it stands. Runs are separate records
@@ -41,6 +42,8 @@ export interface Job {
   readonly labels?: Readonly<Record<string, string>> | undefined;
   /** `at-most-once`: a run is never leased twice nor retried (absent: at-least-once). */
   readonly delivery?: "at-most-once" | undefined;
+  /** Push delivery: the dispatcher calls this target; the job's type is its kind (`@https`...). */
+  readonly target?: Target | undefined;
   /**
    * With an overlap policy: the run that last started (its scheduled instant), which a run
    * coming due checks for being unfinished. Claimed by the lease step, never by the sweep.

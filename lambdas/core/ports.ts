@@ -257,6 +257,27 @@ export interface RunStore {
   rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean>;
 }
 
+/**
+ * A tenant's webhook signing secret (Standard Webhooks: `whsec_` and base64 of the key), and
+ * after a rotation the previous one, which still signs deliveries until `previousValidUntil`.
+ */
+export interface WebhookSecret {
+  readonly current: string;
+  readonly createdAt: number;
+  readonly previous?: string | undefined;
+  readonly previousValidUntil?: number | undefined;
+}
+
+/** Where the webhook secrets are kept: one per tenant. */
+export interface WebhookSecretStore {
+  get(tenant: string): Promise<WebhookSecret | undefined>;
+  /**
+   * Stores `secret` as the tenant's, if its secret is still `expected` (undefined: none yet);
+   * false when another rotation came first.
+   */
+  put(tenant: string, secret: WebhookSecret, expected: string | undefined): Promise<boolean>;
+}
+
 /** The tick's fan-out of sweep work, one message per group of shards. */
 export interface SweepQueue {
   dispatch(groups: readonly number[], tickAt: number): Promise<void>;

@@ -2,6 +2,12 @@ import { DstPolicy, OverlapPolicy } from "@jobsched/contract";
 import { z } from "zod";
 import { PAYLOAD_LIMIT_BYTES } from "../definitions/settings";
 import { documentSize } from "./document-limits";
+import {
+  DEFAULT_TARGET_CONCURRENCY,
+  DEFAULT_TARGET_TIMEOUT_SECONDS,
+  MAX_TARGET_TIMEOUT_SECONDS,
+  PUSH_TYPES,
+} from "./target";
 
 /**
  * Request bodies and query strings of the API, as zod schemas. Objects are strict: an unknown
@@ -100,9 +106,76 @@ export const jitterField = durationInput.optional().meta({
   example: "PT5M",
 });
 
+/** A Lambda function's ARN: unqualified, or with a version or alias. */
+export const LAMBDA_FUNCTION_ARN =
+  /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$/;
+export const IAM_ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/-]{1,512}$/;
+
+const roleArnField = z
+  .string()
+  .max(2048)
+  .regex(IAM_ROLE_ARN, "must be an IAM role ARN, like arn:aws:iam::123456789012:role/jobsched-target")
+  .meta({
+    description:
+      "A role in your account that the dispatcher assumes (with your tenant name as the external id) to call the target",
+  });
+
+/** Where a push job's runs go instead of to workers (decision 0029). */
+export const targetField = z
+  .discriminatedUnion("kind", [
+    z.strictObject({
+      kind: z.literal("https"),
+      url: z.string().min(1).max(2048).meta({
+        description:
+          "Receives a POST of the run's envelope, signed per Standard Webhooks with your tenant's webhook secret",
+        example: "https://hooks.example.com/jobsched",
+      }),
+      timeoutSeconds: z
+        .int()
+        .min(1)
+        .max(MAX_TARGET_TIMEOUT_SECONDS)
+        .default(DEFAULT_TARGET_TIMEOUT_SECONDS)
+        .meta({ description: "How long the endpoint has to answer (a timeout is a retryable failure)" }),
+      concurrency: z
+        .int()
+        .min(1)
+        .max(100)
+        .default(DEFAULT_TARGET_CONCURRENCY)
+        .meta({ description: "Deliveries to this endpoint one dispatcher has in flight at once" }),
+    }),
+    z.strictObject({
+      kind: z.literal("lambda"),
+      functionArn: z
+        .string()
+        .max(2048)
+        .regex(
+          LAMBDA_FUNCTION_ARN,
+          "must be a Lambda function ARN (optionally with a version or alias), like arn:aws:lambda:us-east-1:123456789012:function:reminders",
+        ),
+      roleArn: roleArnField,
+    }),
+    z.strictObject({
+      kind: z.literal("sqs"),
+      queueUrl: z.string().min(1).max(2048).meta({
+        description:
+          "Receives the run's envelope as a message (the run key as deduplication id on FIFO queues)",
+        example: "https://sqs.us-east-1.amazonaws.com/123456789012/reminders",
+      }),
+      roleArn: roleArnField,
+    }),
+  ])
+  .meta({
+    id: "Target",
+    description:
+      "Push delivery: the scheduler calls this target for each run instead of leaving it to workers (leave out `type`)",
+  });
+
 export const createJobRequest = z
   .strictObject({
-    type: jobType,
+    type: jobType.optional().meta({
+      description: "What kind of work this is; workers lease runs by type. Required unless `target` is given",
+    }),
+    target: targetField.optional(),
     // The body came from JSON.parse, so any value here is JSON already (z.json() would do the
     // same check recursively, and its recursion defeats the OpenAPI generator).
     payload: z
@@ -202,6 +275,8 @@ export const updateJobRequest = z
     maxAttempts: z.int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
     retry: create.retry.nullable(),
     leaseSeconds: create.leaseSeconds.nullable(),
+    // Another destination of the same kind (the kind is the job's type, which cannot change).
+    target: targetField.optional(),
   })
   .meta({ id: "UpdateJobRequest" });
 export type UpdateJobRequest = z.output<typeof updateJobRequest>;
@@ -230,7 +305,8 @@ export const backfillRequest = z
 
 export const listJobsQuery = z.strictObject({
   status: z.enum(["active", "paused", "cancelled", "completed"]).optional(),
-  type: jobType.optional(),
+  // A push job's type is its target's kind: @https, @lambda or @sqs.
+  type: z.union([jobType, z.enum(PUSH_TYPES)]).optional(),
   label: z
     .string()
     .min(3)
@@ -283,6 +359,10 @@ export const completeRequest = z
     result: z.enum(["succeeded", "failed"]),
     retryable: z.boolean().default(true),
     error: z.string().max(4096).optional(),
+    retryAfter: z.int().min(0).max(86_400).optional().meta({
+      description:
+        "A retryable failure's retry waits at least this many seconds (as an HTTP Retry-After asks), within the job's backoff cap",
+    }),
     final: z.boolean().optional().meta({
       description:
         "The lease's `final`, echoed: saves the server a read; a wrong value costs that read, nothing else",

@@ -86,6 +86,7 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     missedRuns: job.missedRuns,
     overlapPolicy: job.overlapPolicy ?? "allow",
     delivery: job.delivery ?? "at-least-once",
+    ...(job.target === undefined ? {} : { target: { ...job.target } }),
     labels: job.labels === undefined ? {} : { ...job.labels },
     maxLateness: job.maxLatenessMs === undefined ? undefined : isoDuration(job.maxLatenessMs),
     maxAttempts: job.maxAttempts,

@@ -10,6 +10,8 @@ export const FUNCTION_MEMORY_MB = {
   internal: 256,
   tick: 512,
   sweeper: 512,
+  // Waits on the network (targets, DynamoDB, SQS); its CPU work is JSON and one HMAC a run.
+  dispatcher: 256,
 } as const;
 
 /**
@@ -22,4 +24,6 @@ export const FUNCTION_TIMEOUT_SECONDS = {
   internal: 29,
   tick: 60,
   sweeper: 60,
+  // The longest target timeout (30 s) after a lead's hold, with room for the writes after it.
+  dispatcher: 60,
 } as const;

@@ -33,6 +33,20 @@ export const RUN_DEAD_LETTER_QUEUE = {
 } as const satisfies QueueDefinition;
 
 /**
+ * Push runs (jobs with a `target`): one queue, read by the dispatcher Lambda through an SQS
+ * event source mapping, so no function runs while nothing is due (decision 0029). Its
+ * visibility timeout is what a run is received with before its lease is set: six times the
+ * dispatcher's timeout, as AWS advises for a queue that feeds a function; the lease step then
+ * hides each leased run's message until its lease ends. Its redrive is the run queue's.
+ */
+export const PUSH_QUEUE = {
+  logicalName: "push",
+  visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.dispatcher,
+  retentionSeconds: FOURTEEN_DAYS,
+  deadLetter: { logicalName: "runs-dlq", maxReceiveCount: 50 },
+} as const satisfies QueueDefinition;
+
+/**
  * The tick's fan-out: one message per group of shards, consumed by the sweeper Lambda. Its
  * visibility timeout is six times the sweeper's timeout, as AWS advises for a queue that feeds a
  * function (the event source may retry a batch and keep messages while it does): a message is
@@ -58,6 +72,7 @@ export const SWEEP_DEAD_LETTER_QUEUE = {
 export const ALL_QUEUES: readonly QueueDefinition[] = [
   RUN_DEAD_LETTER_QUEUE,
   RUN_QUEUE,
+  PUSH_QUEUE,
   SWEEP_DEAD_LETTER_QUEUE,
   SWEEP_QUEUE,
 ];

@@ -28,6 +28,8 @@ export const ROUTES = [
   { method: "GET", path: "/api/v1/dead-letters", function: "api" },
   { method: "POST", path: "/api/v1/dead-letters/replay", function: "api" },
   { method: "POST", path: "/api/v1/dead-letters/{runId}/replay", function: "api" },
+  { method: "POST", path: "/api/v1/webhook-secret", function: "api" },
+  { method: "GET", path: "/api/v1/webhook-secret", function: "api" },
   { method: "POST", path: "/internal/leases", function: "internal" },
   { method: "POST", path: "/internal/leases/{runId}/heartbeat", function: "internal" },
   { method: "POST", path: "/internal/leases/{runId}/complete", function: "internal" },

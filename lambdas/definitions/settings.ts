@@ -48,6 +48,11 @@ export interface SchedulerSettings {
    * active or paused job has it. 0: lanes are kept for good; otherwise at least 1.
    */
   readonly idleLaneDays: number;
+  /**
+   * 1: push targets may be on loopback, private, link-local or metadata addresses, and plain
+   * http (the local runtime's own servers). 0 (AWS): refused at create and at connect.
+   */
+  readonly allowPrivateTargets: number;
 }
 
 const DEFAULT_LIMITS = {
@@ -71,6 +76,7 @@ export const CLOUD_SETTINGS: SchedulerSettings = {
   // Lease calls scale out with Lambda concurrency; docs/CAPACITY.md puts one concurrent lease
   // call at ~500 leases a second, and a spike keeps several in flight per worker fleet.
   leasesPerSecond: 2_000,
+  allowPrivateTargets: 0,
   ...DEFAULT_LIMITS,
 };
 
@@ -82,6 +88,7 @@ export const LOCAL_SETTINGS: SchedulerSettings = {
   tenantRunsPerSecond: 0,
   // What dynalite and fauxqs grant on a 2-core laptop (bench-spike: 450-500 a second).
   leasesPerSecond: 400,
+  allowPrivateTargets: 1,
   ...DEFAULT_LIMITS,
 };
 
@@ -116,6 +123,7 @@ export const settingsSchema = z
     tenantMaxActiveJobs: whole(0),
     tenantMaxJobTypes: whole(0),
     idleLaneDays: whole(0),
+    allowPrivateTargets: whole(0, 1),
   } satisfies Record<keyof SchedulerSettings, z.ZodType>)
   .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
     message: "must not be less than retryBaseSeconds",

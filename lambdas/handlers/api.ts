@@ -10,6 +10,7 @@ import { getJob } from "../core/use-cases/get-job";
 import { listJobs, listRuns } from "../core/use-cases/list-jobs";
 import { backfillJob, triggerJob } from "../core/use-cases/manual-runs";
 import { updateJob } from "../core/use-cases/update-job";
+import { rotateWebhookSecret, showWebhookSecret } from "../core/use-cases/webhook-secrets";
 import { httpErrors } from "./http/error-middleware";
 import { callerOf, type HttpEvent, header, jsonBody, pathParameter, queryParameters } from "./http/request";
 import { json } from "./http/responses";
@@ -98,6 +99,12 @@ export function createApiHandler(deps: HandlerDeps) {
         200,
         await replayDeadLetter(deps, callerOf(event, deps.tenantMapping), pathParameter(event, "runId")),
       ),
+    "POST /api/v1/webhook-secret": async (event) => {
+      const rotated = await rotateWebhookSecret(deps, callerOf(event, deps.tenantMapping));
+      return json(rotated.created ? 201 : 200, rotated.body);
+    },
+    "GET /api/v1/webhook-secret": async (event) =>
+      json(200, await showWebhookSecret(deps, callerOf(event, deps.tenantMapping))),
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);
 }

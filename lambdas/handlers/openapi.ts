@@ -18,6 +18,7 @@ import {
   runResponse,
   runsPageResponse,
   updateJobResponse,
+  webhookSecretResponse,
 } from "@jobsched/contract";
 import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
@@ -196,6 +197,21 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
     summary: "The next runs of a schedule, marked where DST moved, merged or repeated them",
     request: { query: previewQuery },
     responses: { 200: jsonContent(previewResponse, "The next runs"), ...errors },
+  },
+  "POST /api/v1/webhook-secret": {
+    summary:
+      "Create your webhook signing secret, or rotate it (the previous one keeps signing for a day); the answer is the only time it is shown",
+    responses: {
+      201: jsonContent(webhookSecretResponse, "Created; `secret` is shown this once"),
+      200: jsonContent(webhookSecretResponse, "Rotated; `secret` is shown this once"),
+      ...errors,
+      ...conflict,
+    },
+  },
+  "GET /api/v1/webhook-secret": {
+    summary:
+      "When your webhook secret was made, and until when the previous one still signs (never the secret)",
+    responses: { 200: jsonContent(webhookSecretResponse, "The secret's dates"), ...errors, ...notFound },
   },
   "GET /api/v1/openapi.json": {
     summary: "This document",

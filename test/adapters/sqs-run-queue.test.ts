@@ -19,6 +19,7 @@ import { MAX_LANES_PER_RECEIVE, SqsRunQueue } from "../../lambdas/adapters/sqs/s
 const sqs = mockClient(SQSClient);
 const db = mockClient(DynamoDBDocumentClient);
 const TEMPLATE = "https://sqs.local/000000000000/jobsched-runs";
+const PUSH_QUEUE = "https://sqs.local/000000000000/jobsched-push";
 const lane = (n: number) => `https://sqs.local/000000000000/jobsched-runs-lane${n}`;
 
 function newQueue() {
@@ -27,6 +28,7 @@ function newQueue() {
   return new SqsRunQueue(
     sqsClient,
     new LaneDirectory(sqsClient, docClient, "t", TEMPLATE),
+    PUSH_QUEUE,
     async () => undefined,
   );
 }
@@ -218,6 +220,7 @@ describe("SqsRunQueue: receiving fairly", () => {
     const empty = new SqsRunQueue(
       sqsClient,
       new LaneDirectory(sqsClient, docClient, "t", TEMPLATE),
+      PUSH_QUEUE,
       async (ms) => {
         slept += ms;
       },

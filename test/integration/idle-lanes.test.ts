@@ -47,7 +47,7 @@ function hooked(sqs: SQSClient, name: string, before: () => Promise<void>): SQSC
 /** Another process's view of the lanes: a queue of its own over the same table and SQS. */
 function process(stack: TestStack, sqs: SQSClient = stack.sqs) {
   const directory = new LaneDirectory(sqs, stack.db, stack.config.tableName, stack.config.runQueueUrl);
-  return { directory, queue: new SqsRunQueue(sqs, directory, async () => undefined) };
+  return { directory, queue: new SqsRunQueue(sqs, directory, "", async () => undefined) };
 }
 
 /**

@@ -16,6 +16,7 @@ export const MOCKED_AWS_CONFIG = {
   tableName: "jobs",
   runQueueUrl: "https://sqs.local/runs",
   sweepQueueUrl: "https://sqs.local/sweeps",
+  pushQueueUrl: "https://sqs.local/push",
   dynamodbEndpoint: undefined,
   sqsEndpoint: undefined,
   settings: LOCAL_SETTINGS,

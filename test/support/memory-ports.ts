@@ -21,6 +21,8 @@ import type {
   RunStore,
   SweepQueue,
   TenantQuotas,
+  WebhookSecret,
+  WebhookSecretStore,
 } from "../../lambdas/core/ports";
 import { isLeasableAt, isUnstartedOrLapsed, type Run, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -605,6 +607,20 @@ export class MemoryTenantQuotas implements TenantQuotas {
 }
 
 /** A per-second counter per tenant, as the DynamoDB limiter keeps. */
+export class MemoryWebhookSecretStore implements WebhookSecretStore {
+  readonly secrets = new Map<string, WebhookSecret>();
+
+  async get(tenant: string) {
+    return this.secrets.get(tenant);
+  }
+
+  async put(tenant: string, secret: WebhookSecret, expected: string | undefined) {
+    if (this.secrets.get(tenant)?.current !== expected) return false;
+    this.secrets.set(tenant, secret);
+    return true;
+  }
+}
+
 export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly perSecond: () => number) {}
   readonly used = new Map<string, number>();
@@ -655,6 +671,7 @@ export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {
     settings: merged,
     rateLimiter: new MemoryRateLimiter(() => merged.tenantRunsPerSecond),
     quotas: new MemoryTenantQuotas(() => merged, jobs),
+    webhookSecrets: new MemoryWebhookSecretStore(),
     // Jitter in the middle of its range, so backoff tests know the delay.
     random: () => 0.5,
     log: {

@@ -42,6 +42,18 @@ const jobItemSchema = z.object({
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
   delivery: z.literal("at-most-once").optional(),
+  target: z
+    .discriminatedUnion("kind", [
+      z.object({
+        kind: z.literal("https"),
+        url: z.string(),
+        timeoutSeconds: z.number(),
+        concurrency: z.number(),
+      }),
+      z.object({ kind: z.literal("lambda"), functionArn: z.string(), roleArn: z.string() }),
+      z.object({ kind: z.literal("sqs"), queueUrl: z.string(), roleArn: z.string() }),
+    ])
+    .optional(),
   labels: z.record(z.string(), z.string()).optional(),
   maxLatenessMs: z.number().optional(),
   maxAttempts: z.number(),

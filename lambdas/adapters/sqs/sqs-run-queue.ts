@@ -17,6 +17,7 @@ import type {
   RunMessage,
   RunQueue,
 } from "../../core/ports";
+import { isPushType } from "../../core/target";
 import type { Lane, LaneDirectory } from "./lane-directory";
 import { isQueueGone } from "./queue-errors";
 
@@ -35,7 +36,7 @@ const runMessageSchema = z.object({
   backfill: z.literal(true).optional(),
 });
 
-function parseRunMessage(body: string | undefined): RunMessage | undefined {
+export function parseRunMessage(body: string | undefined): RunMessage | undefined {
   try {
     const parsed = runMessageSchema.safeParse(JSON.parse(body ?? ""));
     return parsed.success ? parsed.data : undefined;
@@ -49,7 +50,7 @@ function countOf(received: ReadonlyArray<{ messages: readonly ReceivedRunMessage
 }
 
 /** Our receipt handles say which lane the message came from: `<queue URL> <SQS handle>`. */
-function handleOf(queueUrl: string, receiptHandle: string): string {
+export function handleOf(queueUrl: string, receiptHandle: string): string {
   return `${queueUrl} ${receiptHandle}`;
 }
 
@@ -69,6 +70,8 @@ export class SqsRunQueue implements RunQueue {
   constructor(
     private readonly sqs: SQSClient,
     private readonly lanes: LaneDirectory,
+    /** Where push runs (types `@https`, `@lambda`, `@sqs`) go: the dispatcher's queue, no lane. */
+    private readonly pushQueueUrl: string,
     private readonly sleep: (ms: number) => Promise<void> = (ms) =>
       new Promise((done) => setTimeout(done, ms)),
   ) {}
@@ -78,7 +81,9 @@ export class SqsRunQueue implements RunQueue {
   }
 
   async laneBacklog(tenant: string, type: string): Promise<number> {
-    const [lane] = await this.lanes.lanesOf([type], [tenant]);
+    const [lane] = isPushType(type)
+      ? [{ url: this.pushQueueUrl }]
+      : await this.lanes.lanesOf([type], [tenant]);
     if (!lane) return 0;
     const { Attributes } = await this.sqs.send(
       new GetQueueAttributesCommand({
@@ -102,6 +107,10 @@ export class SqsRunQueue implements RunQueue {
         const { tenant, type } = first.message;
         for (let start = 0; start < entries.length; start += BATCH) {
           const batch = entries.slice(start, start + BATCH);
+          if (isPushType(type)) {
+            await this.sendBatch(this.pushQueueUrl, batch);
+            continue;
+          }
           const queueUrl = await this.lanes.laneFor(tenant, type);
           try {
             await this.sendBatch(queueUrl, batch);

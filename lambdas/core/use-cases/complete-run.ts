@@ -1,7 +1,7 @@
 import type { CompletionResult } from "@jobsched/contract";
 import { retryDelayMs } from "../backoff";
 import { servesTenant, type WorkerCaller } from "../caller";
-import { delaySecondsUntil, runMessageOf } from "../delivery";
+import { baseLeadSecondsOf, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId, runIdOf } from "../ids";
@@ -109,7 +109,9 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
   const atMostOnce = job?.delivery === "at-most-once";
   const attemptsLeft = job !== undefined && run.attempt < job.maxAttempts && !atMostOnce;
   if (request.retryable && attemptsLeft) {
-    const retryAt = now + retryDelayMs(run.attempt, job.retry, deps.random);
+    // A Retry-After the worker (or a webhook endpoint) passed on is a floor, within the cap.
+    const asked = Math.min((request.retryAfter ?? 0) * 1000, job.retry.capMs);
+    const retryAt = now + Math.max(asked, retryDelayMs(run.attempt, job.retry, deps.random));
     const retried = await deps.runs.retryRun(key.jobId, key.scheduledFor, request.fence, {
       error,
       retryAt,
@@ -120,7 +122,10 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     // Send the retry before deleting the old message: a crash in between leaves a copy that the
     // lease step drops (the run is not leasable before retryAt), never no message at all.
     await deps.queue.send([
-      { message: runMessageOf({ ...run, retryAt }), delaySeconds: delaySecondsUntil(retryAt, now) },
+      {
+        message: runMessageOf({ ...run, retryAt }),
+        delaySeconds: delaySecondsUntil(retryAt, now, baseLeadSecondsOf(run.type)),
+      },
     ]);
     await seen.deleting(deps, runId, retried.receiptHandle);
     deps.log.info("run failed; retrying", { runId, attempt: run.attempt, retryAt, error });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
-import { IdempotencyConflictError, QuotaExceededError, ValidationError } from "../errors";
+import { ConflictError, IdempotencyConflictError, QuotaExceededError, ValidationError } from "../errors";
 import { jobIdForIdempotencyKey, newJobId, type RandomBytes } from "../ids";
 import { formatInstant } from "../instant";
 import { type DueJob, type Job, JobStatus } from "../job";
@@ -10,6 +10,7 @@ import { definitionFromRequest } from "../job-definition";
 import type { Admission } from "../ports";
 import { requireFutureRun } from "../schedule/schedule-input";
 import { type CreateJobRequest, createJobRequest } from "../schemas";
+import { pushTypeOf } from "../target";
 import { parseWith } from "../validation";
 import { fireJobs } from "./fire-jobs";
 
@@ -37,6 +38,7 @@ export async function createJob(
   const request = parseWith(createJobRequest, body);
   const now = deps.clock.now();
   const job = buildJob(deps, caller, request, now);
+  await requireWebhookSecret(deps, job);
 
   const admission = await deps.quotas.admitCreate(job.tenant, job.type, now);
   if (!admission.admitted) {
@@ -112,7 +114,7 @@ function buildJob(
   return {
     jobId,
     tenant: caller.tenant,
-    type: request.type,
+    type: typeOf(request),
     ...definition,
     status: JobStatus.Active,
     nextRunAt,
@@ -124,6 +126,40 @@ function buildJob(
     version: 1,
     audit: [{ action: "created", by: caller.principal, at: now }],
   };
+}
+
+/**
+ * A worker job's type is the caller's; a push job's is its target's kind (`@https`...), which
+ * no worker can ask for, so its runs go to the dispatcher alone.
+ */
+function typeOf(request: CreateJobRequest): string {
+  if (request.target !== undefined) {
+    if (request.type !== undefined) {
+      throw new ValidationError(
+        `type: leave it out for a job with a target (its runs are pushed, not leased; its type is ${pushTypeOf(request.target)})`,
+        "type",
+      );
+    }
+    return pushTypeOf(request.target);
+  }
+  if (request.type === undefined) {
+    throw new ValidationError(
+      "type: required (the worker type that runs the job), unless a target is given",
+      "type",
+    );
+  }
+  return request.type;
+}
+
+/** An https target's deliveries are signed with the tenant's webhook secret: it must exist first. */
+export async function requireWebhookSecret(deps: SchedulerDeps, job: Pick<Job, "tenant" | "target">) {
+  if (job.target?.kind !== "https") return;
+  if (!(await deps.webhookSecrets.get(job.tenant))) {
+    throw new ConflictError(
+      "target: an https target's deliveries are signed with your webhook secret; create it first (POST /api/v1/webhook-secret, or jobsched webhook-secret rotate)",
+      "target",
+    );
+  }
 }
 
 function nextInstantOf(job: Job): string | undefined {

@@ -1,4 +1,4 @@
-import { DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
+import { baseLeadSecondsOf, DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { planRuns } from "../missed-runs";
@@ -63,7 +63,12 @@ export async function fireJobs(
     await deps.queue.send(
       toSend.map((run) => ({
         message: runMessageOf(run),
-        delaySeconds: delaySecondsUntil(run.scheduledFor, now, leadOf(run.scheduledFor)),
+        // A push run's base lead is shorter (the dispatcher is billed while it holds a run).
+        delaySeconds: delaySecondsUntil(
+          run.scheduledFor,
+          now,
+          leadOf(run.scheduledFor) - DELIVERY_LEAD_SECONDS + baseLeadSecondsOf(run.type),
+        ),
       })),
     );
   }

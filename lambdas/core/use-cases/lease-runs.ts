@@ -10,7 +10,7 @@ import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
-import { type LeaseRequest, leaseRequest } from "../schemas";
+import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
 import { admitOverlap } from "./overlap";
@@ -53,6 +53,35 @@ export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body:
     // A backlog fills the request; runs of a dense second leased ahead come at fair shares.
     topUpDueBefore: deps.clock.now() + (DELIVERY_LEAD_SECONDS + 1) * 1000,
   });
+  const granted = await grantLeases(deps, worker, request.workerId, received, {
+    receivedVisibilitySeconds: receiveVisibility(deps),
+  });
+  return granted.map((g) => g.lease);
+}
+
+export interface GrantOptions {
+  /** The visibility the messages were received with (their lease is set from it). */
+  readonly receivedVisibilitySeconds: number;
+  /**
+   * Whether a run may be leased in this call, its job read: one that may not goes back to its
+   * queue for a second, its fence untouched (the dispatcher's per-target concurrency).
+   */
+  readonly admit?: (message: RunMessage, job: Job | undefined) => boolean;
+}
+
+/**
+ * The lease step after the receive, shared by the worker protocol and the dispatcher: sets
+ * aside what cannot be handed over, reads the batch's jobs, keeps to the response's byte
+ * budget and the tenants' rate limits, grants each lease (or records why not), and hides each
+ * leased run's message until its lease lapses.
+ */
+export async function grantLeases(
+  deps: SchedulerDeps,
+  worker: WorkerCaller,
+  workerId: string,
+  received: readonly ReceivedRunMessage[],
+  options: GrantOptions,
+): Promise<Granted[]> {
   const now = deps.clock.now();
   const near = await setAsideWhatCannotBeHandedOver(deps, worker, received, now);
   const jobs = await deps.jobs.getJobs(near.map((r) => r.message.jobId));
@@ -62,16 +91,18 @@ export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body:
     (r) => leaseResponseBytes(jobs.get(r.message.jobId)?.payload),
     { left: LEASE_RESPONSE_BUDGET_BYTES },
   );
-  await sendBack(
-    deps,
-    overflow.map((r) => ({ received: r, seconds: 0 })),
-  );
-  const batch = await holdBackOverLimit(deps, fits, now);
-  const granted = (await Promise.all(batch.map((r) => leaseOne(deps, worker, request, r, jobs)))).filter(
+  const admit = options.admit;
+  const admitted = admit ? fits.filter((r) => admit(r.message, jobs.get(r.message.jobId))) : fits;
+  await sendBack(deps, [
+    ...overflow.map((r) => ({ received: r, seconds: 0 })),
+    ...fits.filter((r) => !admitted.includes(r)).map((r) => ({ received: r, seconds: 1 })),
+  ]);
+  const batch = await holdBackOverLimit(deps, admitted, now);
+  const granted = (await Promise.all(batch.map((r) => leaseOne(deps, worker, workerId, r, jobs)))).filter(
     (g): g is Granted => g !== undefined,
   );
-  await hideUntilLapsed(deps, granted, now);
-  return granted.map((g) => g.lease);
+  await hideUntilLapsed(deps, granted, now, options.receivedVisibilitySeconds);
+  return granted;
 }
 
 /**
@@ -92,8 +123,12 @@ function receiveVisibility(deps: SchedulerDeps): number {
  * copy that shows up early finds it live and is dropped, and should the worker die the repair
  * pass re-sends the run once the lease has lapsed. The other runs are unaffected.
  */
-async function hideUntilLapsed(deps: SchedulerDeps, granted: readonly Granted[], now: number) {
-  const received = receiveVisibility(deps);
+async function hideUntilLapsed(
+  deps: SchedulerDeps,
+  granted: readonly Granted[],
+  now: number,
+  received: number,
+) {
   const changes = granted.flatMap((g) => {
     const seconds = Math.min(SAFE_VISIBILITY_SECONDS, Math.ceil((g.leaseExpiresAt - now) / 1000) + 1);
     const needed = seconds > received || seconds < received - (DELIVERY_LEAD_SECONDS + 2);
@@ -255,16 +290,18 @@ async function recordLost(deps: SchedulerDeps, message: RunMessage, now: number)
   return true;
 }
 
-interface Granted {
+export interface Granted {
   readonly lease: Lease;
   readonly leaseExpiresAt: number;
   readonly receiptHandle: string;
+  /** The run's job, as read for the lease (the dispatcher finds its target there). */
+  readonly job: Job;
 }
 
 async function leaseOne(
   deps: SchedulerDeps,
   worker: WorkerCaller,
-  request: LeaseRequest,
+  workerId: string,
   { message, receiptHandle }: Readable,
   jobs: ReadonlyMap<string, Job>,
 ): Promise<Granted | undefined> {
@@ -317,7 +354,7 @@ async function leaseOne(
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const atMostOnce = job.delivery === "at-most-once";
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
-    workerId: request.workerId,
+    workerId,
     startsAt,
     leaseExpiresAt,
     receiptHandle,
@@ -342,7 +379,7 @@ async function leaseOne(
     await endJobAfter(deps, leased, finished, now);
     return drop("attempts exhausted by lapsed leases: dead-lettered");
   }
-  deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId: request.workerId });
+  deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId });
   const lease: Lease = {
     runId: leased.runId,
     runKey: runKeyOf(leased.jobId, leased.scheduledFor),
@@ -356,5 +393,5 @@ async function leaseOne(
     final: leased.final,
     payload: job.payload,
   };
-  return { lease, leaseExpiresAt, receiptHandle };
+  return { lease, leaseExpiresAt, receiptHandle, job };
 }

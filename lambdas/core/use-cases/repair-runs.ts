@@ -1,4 +1,4 @@
-import { delaySecondsAfter, delaySecondsUntil, runMessageOf } from "../delivery";
+import { baseLeadSecondsOf, delaySecondsAfter, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { allRepairKeys } from "../keys";
 import type { RepairCandidate } from "../ports";
@@ -163,7 +163,9 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
   const nextCheck = busy ? now + BUSY_LANE_RECHECK_MS : Math.max(now, visibleAt) + graceMs;
   if (!(await deps.runs.rescheduleCheck(run, run.checkAt, nextCheck))) return "skipped";
   // A held run's copy must not show up before the lease ends (the lease step would drop it).
-  const delaySeconds = leaseLive ? delaySecondsAfter(leaseEnd, now) : delaySecondsUntil(visibleAt, now);
+  const delaySeconds = leaseLive
+    ? delaySecondsAfter(leaseEnd, now)
+    : delaySecondsUntil(visibleAt, now, baseLeadSecondsOf(run.type));
   await deps.queue.send([{ message: runMessageOf(run), delaySeconds }]);
   return "resent";
 }

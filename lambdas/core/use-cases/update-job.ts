@@ -72,7 +72,17 @@ export async function updateJob(
     }
 
     const before = requestFieldsOf(job);
-    const request = parseWith(createJobRequest, { ...merge(before, patch), type: job.type });
+    // A push job's type is its target's kind: another destination of the same kind only.
+    if (patch.target !== undefined && patch.target.kind !== job.target?.kind) {
+      throw new ValidationError(
+        job.target === undefined
+          ? "target: a worker job cannot become a push job (its type would change); create a new job"
+          : `target.kind: must stay ${job.target.kind} (the kind is the job's type, which cannot change)`,
+        job.target === undefined ? "target" : "target.kind",
+      );
+    }
+    const merged = merge(before, patch);
+    const request = parseWith(createJobRequest, job.target ? merged : { ...merged, type: job.type });
     const definition = definitionFromRequest(deps.settings, request, job.jobId);
     const after = requestFieldsOf(definition);
     const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])]

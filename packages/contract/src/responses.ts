@@ -97,6 +97,19 @@ export const jobResponse = z
     missedRuns: z.enum(values(MissedRunPolicy)),
     overlapPolicy: z.enum(values(OverlapPolicy)),
     delivery: z.enum(values(Delivery)),
+    target: z
+      .union([
+        z.object({
+          kind: z.literal("https"),
+          url: z.string(),
+          timeoutSeconds: z.int(),
+          concurrency: z.int(),
+        }),
+        z.object({ kind: z.literal("lambda"), functionArn: z.string(), roleArn: z.string() }),
+        z.object({ kind: z.literal("sqs"), queueUrl: z.string(), roleArn: z.string() }),
+      ])
+      .optional()
+      .meta({ description: "Push jobs: where the scheduler delivers each run (the type is @ and its kind)" }),
     labels: z.record(z.string(), z.string()),
     maxLateness: z.string().optional(),
     maxAttempts: z.int(),
@@ -134,6 +147,20 @@ export const backfillResponse = z
   })
   .meta({ id: "BackfillResult" });
 export type BackfillResponse = z.output<typeof backfillResponse>;
+
+export const webhookSecretResponse = z
+  .object({
+    secret: z.string().optional().meta({
+      description:
+        "Only in the answer that created it, never again: `whsec_` and base64, for a Standard Webhooks verifier",
+    }),
+    createdAt: instant,
+    previousValidUntil: instant.optional().meta({
+      description: "After a rotation: deliveries are signed with the previous secret as well until then",
+    }),
+  })
+  .meta({ id: "WebhookSecret" });
+export type WebhookSecretResponse = z.output<typeof webhookSecretResponse>;
 
 export const createJobResponse = z.object({ jobId: z.string(), nextRunAt: instant.optional() });
 export type CreateJobResponse = z.output<typeof createJobResponse>;

@@ -1,0 +1,52 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { z } from "zod";
+import type { WebhookSecret, WebhookSecretStore } from "../../core/ports";
+import { applied } from "./conditions";
+
+const secretItem = z.object({
+  current: z.string(),
+  createdAt: z.number(),
+  previous: z.string().optional(),
+  previousValidUntil: z.number().optional(),
+});
+
+/**
+ * One item per tenant (pk WEBHOOK#<tenant>, sk SECRET), in the jobs table, which is encrypted
+ * at rest; no index key is on it, so it is in no index. A rotation is conditional on the
+ * secret it replaces, so two at once cannot both believe they set the one shown.
+ */
+export class DynamoWebhookSecretStore implements WebhookSecretStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async get(tenant: string): Promise<WebhookSecret | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keyOf(tenant), ConsistentRead: true }),
+    );
+    return Item ? secretItem.parse(Item) : undefined;
+  }
+
+  put(tenant: string, secret: WebhookSecret, expected: string | undefined): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...keyOf(tenant), ...secret },
+          ...(expected === undefined
+            ? { ConditionExpression: "attribute_not_exists(pk)" }
+            : {
+                ConditionExpression: "#current = :expected",
+                ExpressionAttributeNames: { "#current": "current" },
+                ExpressionAttributeValues: { ":expected": expected },
+              }),
+        }),
+      ),
+    );
+  }
+}
+
+function keyOf(tenant: string) {
+  return { pk: `WEBHOOK#${tenant}`, sk: "SECRET" };
+}

@@ -1,0 +1,147 @@
+import { createHash } from "node:crypto";
+import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { fromTemporaryCredentials } from "@aws-sdk/credential-providers";
+import type { AwsCredentialIdentityProvider } from "@smithy/types";
+import type { DeliveryResult, RunEnvelope } from "../../core/target";
+
+const ERROR_EXCERPT_CHARS = 512;
+
+/**
+ * Credentials for a tenant's role: assumed with the tenant as the external id (the tenant's
+ * trust policy requires it, so no other tenant can make the dispatcher use that role: the
+ * confused-deputy problem), one provider per role and tenant, refreshed before they expire.
+ */
+export class TenantRoles {
+  private readonly providers = new Map<string, AwsCredentialIdentityProvider>();
+
+  constructor(private readonly region: string) {}
+
+  credentialsFor(roleArn: string, tenant: string): AwsCredentialIdentityProvider {
+    const key = `${roleArn}\n${tenant}`;
+    let provider = this.providers.get(key);
+    if (!provider) {
+      provider = fromTemporaryCredentials({
+        params: {
+          RoleArn: roleArn,
+          ExternalId: tenant,
+          RoleSessionName: `jobsched-${tenant.replace(/[^\w+=,.@-]/g, "-")}`.slice(0, 64),
+          DurationSeconds: 900,
+        },
+        clientConfig: { region: this.region },
+      });
+      this.providers.set(key, provider);
+    }
+    return provider;
+  }
+}
+
+/** The region in a Lambda ARN, or in an SQS queue URL's host. */
+export function regionOfArn(arn: string): string {
+  return arn.split(":")[3] ?? "us-east-1";
+}
+export function regionOfQueueUrl(url: string): string {
+  const host = new URL(url).hostname;
+  return /^sqs\.([a-z0-9-]+)\./.exec(host)?.[1] ?? /^([a-z0-9-]+)\.queue\./.exec(host)?.[1] ?? "us-east-1";
+}
+
+/** How a failed AWS call counts: a 4xx other than throttling is the tenant's to fix (for good). */
+export function awsFailure(error: unknown, what: string): DeliveryResult {
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  const name = (error as Error).name;
+  const throttled = status === 429 || /Throttl|TooManyRequests/.test(name);
+  const retryable = status === undefined || status >= 500 || throttled;
+  return { ok: false, retryable, error: `${what}: ${name}: ${(error as Error).message}` };
+}
+
+/** Invokes a function with the envelope and waits for it; a function error is a failed attempt. */
+export async function invokeFunction(
+  client: LambdaClient,
+  functionArn: string,
+  envelope: RunEnvelope,
+  timeoutMs: number,
+): Promise<DeliveryResult> {
+  try {
+    const answer = await client.send(
+      new InvokeCommand({
+        FunctionName: functionArn,
+        InvocationType: "RequestResponse",
+        Payload: Buffer.from(JSON.stringify(envelope)),
+      }),
+      { abortSignal: AbortSignal.timeout(timeoutMs) },
+    );
+    if (answer.FunctionError) {
+      const said = Buffer.from(answer.Payload ?? new Uint8Array()).toString("utf8");
+      return {
+        ok: false,
+        retryable: true,
+        error: `function error (${answer.FunctionError}): ${said.slice(0, ERROR_EXCERPT_CHARS)}`,
+      };
+    }
+    return { ok: true };
+  } catch (error) {
+    return awsFailure(error, `invoke ${functionArn}`);
+  }
+}
+
+/**
+ * Sends the envelope to a queue; on a FIFO queue the run key (hashed to SQS's 128 characters)
+ * is the deduplication id, so an attempt repeated within SQS's 5 minutes sends nothing twice,
+ * and the job id is the group.
+ */
+export async function sendToQueue(
+  client: SQSClient,
+  queueUrl: string,
+  envelope: RunEnvelope,
+  timeoutMs: number,
+): Promise<DeliveryResult> {
+  const fifo = queueUrl.endsWith(".fifo");
+  try {
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: JSON.stringify(envelope),
+        ...(fifo
+          ? {
+              MessageDeduplicationId: createHash("sha256").update(envelope.runKey).digest("hex"),
+              MessageGroupId: envelope.jobId,
+            }
+          : {}),
+      }),
+      { abortSignal: AbortSignal.timeout(timeoutMs) },
+    );
+    return { ok: true };
+  } catch (error) {
+    return awsFailure(error, `send to ${queueUrl}`);
+  }
+}
+
+/** Clients per region and role (with the tenant): made once per dispatcher instance. */
+export class TargetClients {
+  private readonly lambdas = new Map<string, LambdaClient>();
+  private readonly queues = new Map<string, SQSClient>();
+
+  constructor(private readonly roles: TenantRoles) {}
+
+  lambdaFor(functionArn: string, roleArn: string, tenant: string): LambdaClient {
+    const region = regionOfArn(functionArn);
+    const key = `${region}\n${roleArn}\n${tenant}`;
+    let client = this.lambdas.get(key);
+    if (!client) {
+      client = new LambdaClient({ region, credentials: this.roles.credentialsFor(roleArn, tenant) });
+      this.lambdas.set(key, client);
+    }
+    return client;
+  }
+
+  sqsFor(queueUrl: string, roleArn: string, tenant: string): SQSClient {
+    const region = regionOfQueueUrl(queueUrl);
+    const key = `${region}\n${roleArn}\n${tenant}`;
+    let client = this.queues.get(key);
+    if (!client) {
+      client = new SQSClient({ region, credentials: this.roles.credentialsFor(roleArn, tenant) });
+      this.queues.set(key, client);
+    }
+    return client;
+  }
+}

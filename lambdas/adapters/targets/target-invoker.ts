@@ -1,0 +1,85 @@
+import type { LambdaClient } from "@aws-sdk/client-lambda";
+import type { SQSClient } from "@aws-sdk/client-sqs";
+import type { WebhookSecretStore } from "../../core/ports";
+import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../core/target";
+import { signingSecretsOf } from "../../core/use-cases/webhook-secrets";
+import { invokeFunction, sendToQueue, TargetClients, TenantRoles } from "./aws-targets";
+import { deliverWebhook } from "./https-target";
+
+/** A webhook secret read is kept this long: a rotation shows within a minute (the old one still signs). */
+const SECRET_CACHE_MS = 60_000;
+
+/** Where each kind of target is reached: in AWS, with the tenant's role; locally, on the emulators. */
+export interface TargetReach {
+  readonly lambda: (target: Extract<Target, { kind: "lambda" }>, tenant: string) => LambdaLike;
+  readonly sqs: (target: Extract<Target, { kind: "sqs" }>, tenant: string) => SQSClient;
+}
+
+/** A Lambda client, or the local runtime's stand-in for one. */
+export type LambdaLike = Pick<LambdaClient, "send">;
+
+/** The dispatcher's deliveries, per kind (decision 0029). */
+export class Targets implements TargetInvoker {
+  private readonly secrets = new Map<string, { at: number; value: Promise<readonly string[]> }>();
+
+  constructor(
+    private readonly store: WebhookSecretStore,
+    private readonly reach: TargetReach,
+    private readonly allowPrivate: boolean,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  deliver(
+    target: Target,
+    envelope: RunEnvelope,
+    context: { readonly tenant: string; readonly timeoutMs: number },
+  ): Promise<DeliveryResult> {
+    switch (target.kind) {
+      case "https":
+        return deliverWebhook(target.url, envelope, context, {
+          secretsOf: (tenant) => this.secretsOf(tenant),
+          allowPrivate: this.allowPrivate,
+          now: this.now,
+        });
+      case "lambda":
+        return invokeFunction(
+          this.reach.lambda(target, context.tenant) as LambdaClient,
+          target.functionArn,
+          envelope,
+          context.timeoutMs,
+        );
+      case "sqs":
+        return sendToQueue(
+          this.reach.sqs(target, context.tenant),
+          target.queueUrl,
+          envelope,
+          context.timeoutMs,
+        );
+    }
+  }
+
+  private secretsOf(tenant: string): Promise<readonly string[]> {
+    const now = this.now();
+    const cached = this.secrets.get(tenant);
+    if (cached && now - cached.at < SECRET_CACHE_MS) return cached.value;
+    const value = this.store
+      .get(tenant)
+      .then((secret) => (secret ? signingSecretsOf(secret, this.now()) : []));
+    // Neither a failed read nor "no secret yet" is kept: the next delivery reads again.
+    value.then(
+      (secrets) => secrets.length === 0 && this.secrets.delete(tenant),
+      () => this.secrets.delete(tenant),
+    );
+    this.secrets.set(tenant, { at: now, value });
+    return value;
+  }
+}
+
+/** AWS: each Lambda and SQS call made with the tenant's own role, assumed with its external id. */
+export function cloudReach(region: string): TargetReach {
+  const clients = new TargetClients(new TenantRoles(region));
+  return {
+    lambda: (target, tenant) => clients.lambdaFor(target.functionArn, target.roleArn, tenant),
+    sqs: (target, tenant) => clients.sqsFor(target.queueUrl, target.roleArn, tenant),
+  };
+}

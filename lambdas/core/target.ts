@@ -1,0 +1,100 @@
+/**
+ * Push delivery (decision 0029): a job may name a target that the dispatcher calls itself,
+ * instead of leaving its runs to pull workers. The target's kind is the job's type, spelled
+ * with a leading `@` that worker types cannot have: its runs travel in the push queue, which
+ * only the dispatcher reads, and no worker can ask for them.
+ */
+export type Target =
+  | {
+      readonly kind: "lambda";
+      /** A function ARN, or a version's or alias's. */
+      readonly functionArn: string;
+      /** A role in the tenant's account the dispatcher assumes, with the tenant as external id. */
+      readonly roleArn: string;
+    }
+  | { readonly kind: "sqs"; readonly queueUrl: string; readonly roleArn: string }
+  | {
+      readonly kind: "https";
+      readonly url: string;
+      /** How long the endpoint has to answer; the run's attempt fails (retryably) after it. */
+      readonly timeoutSeconds: number;
+      /** Deliveries to this endpoint one dispatcher has in flight at once. */
+      readonly concurrency: number;
+    };
+
+export type TargetKind = Target["kind"];
+
+const PUSH_TYPE_PREFIX = "@";
+
+/** The type of a job with this target: `@https`, `@lambda` or `@sqs`. */
+export function pushTypeOf(target: Pick<Target, "kind">): string {
+  return `${PUSH_TYPE_PREFIX}${target.kind}`;
+}
+
+/** Whether runs of this type are pushed by the dispatcher (not leased by workers). */
+export function isPushType(type: string): boolean {
+  return type.startsWith(PUSH_TYPE_PREFIX);
+}
+
+export const PUSH_TYPES = ["@https", "@lambda", "@sqs"] as const;
+
+/** What a target receives for each attempt of a run: the body of the POST, the invoke, the message. */
+export interface RunEnvelope {
+  /** `jobId@scheduledFor`: the same for every attempt; an idempotency key for the target's effects. */
+  readonly runKey: string;
+  readonly runId: string;
+  readonly jobId: string;
+  /** Goes up with every attempt; an effect made with a lower one is stale. */
+  readonly fence: number;
+  readonly scheduledFor: string;
+  readonly attempt: number;
+  readonly payload: unknown;
+}
+
+/** What an attempt to deliver came to. */
+export type DeliveryResult =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      /** False: fail for good (dead-lettered at once), as a 4xx other than 408, 425 and 429. */
+      readonly retryable: boolean;
+      readonly error: string;
+      /** The target asked not to be called again before this many seconds (Retry-After). */
+      readonly retryAfterSeconds?: number | undefined;
+    };
+
+/** Delivers a run to its target: an adapter per kind (HTTPS, Lambda, SQS). */
+export interface TargetInvoker {
+  deliver(
+    target: Target,
+    envelope: RunEnvelope,
+    context: { readonly tenant: string; readonly timeoutMs: number },
+  ): Promise<DeliveryResult>;
+}
+
+/** The same endpoint: what a per-target concurrency limit counts. */
+export function targetKeyOf(tenant: string, target: Target): string {
+  switch (target.kind) {
+    case "https":
+      return `${tenant} https ${new URL(target.url).origin}`;
+    case "lambda":
+      return `${tenant} lambda ${target.functionArn}`;
+    case "sqs":
+      return `${tenant} sqs ${target.queueUrl}`;
+  }
+}
+
+/** The longest an endpoint may take to answer (and the default). */
+export const MAX_TARGET_TIMEOUT_SECONDS = 30;
+export const DEFAULT_TARGET_TIMEOUT_SECONDS = 10;
+export const DEFAULT_TARGET_CONCURRENCY = 10;
+/** Lambda and SQS calls are quick and bounded by the SDK; this is their timeout. */
+export const AWS_TARGET_TIMEOUT_SECONDS = 15;
+
+export function timeoutMsOf(target: Target): number {
+  return (target.kind === "https" ? target.timeoutSeconds : AWS_TARGET_TIMEOUT_SECONDS) * 1000;
+}
+
+export function concurrencyOf(target: Target): number {
+  return target.kind === "https" ? target.concurrency : DEFAULT_TARGET_CONCURRENCY;
+}

@@ -1,0 +1,91 @@
+import type { Context, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { configFromEnvironment } from "../adapters/environment";
+import { createSchedulerDeps } from "../adapters/scheduler-deps";
+import { handleOf, parseRunMessage } from "../adapters/sqs/sqs-run-queue";
+import { cloudReach, Targets } from "../adapters/targets/target-invoker";
+import type { ReceivedRunMessage, RunQueue } from "../core/ports";
+import { type DispatchDeps, dispatchRuns, TargetSlots } from "../core/use-cases/dispatch-runs";
+import { PUSH_QUEUE } from "../definitions/queues";
+
+/**
+ * The dispatcher Lambda, fed by the push queue through an SQS event source mapping (decision
+ * 0029): no function runs while nothing is due. The messages are the use case's to keep or
+ * delete, as a worker's lease step does with a lane's: a record the use case deleted (its
+ * run finished, dropped, or retried under a new message) is reported done; every other one
+ * (hidden until its lease lapses, held back, not yet due) is reported as a batch item
+ * failure, so that the event source leaves it in the queue with the visibility it was given.
+ */
+export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) {
+  return async (event: SQSEvent, _context?: Context): Promise<SQSBatchResponse> => {
+    const consumed = new Set<string>();
+    const tracked: DispatchDeps = { ...deps, queue: tracking(deps.queue, consumed) };
+    const received: ReceivedRunMessage[] = event.Records.map((record) => ({
+      message: parseRunMessage(record.body),
+      receiptHandle: handleOf(pushQueueUrl, record.receiptHandle),
+      receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 0) || 0,
+    }));
+    try {
+      const summary = await dispatchRuns(tracked, received, PUSH_QUEUE.visibilityTimeoutSeconds);
+      if (summary.leased > 0) deps.log.info("push runs dispatched", { ...summary });
+    } catch (error) {
+      // What was not finished comes back: a leased run once its lease lapses, the rest at once
+      // after the visibility they were received with.
+      deps.log.error("dispatch failed", { error: String(error) });
+    }
+    return {
+      batchItemFailures: event.Records.filter(
+        (record) => !consumed.has(handleOf(pushQueueUrl, record.receiptHandle)),
+      ).map((record) => ({ itemIdentifier: record.messageId })),
+    };
+  };
+}
+
+/** The run queue, noting every receipt handle deleted through it. */
+function tracking(queue: RunQueue, consumed: Set<string>): RunQueue {
+  return new Proxy(queue, {
+    get(target, property, receiver) {
+      if (property === "delete") {
+        return async (handle: string) => {
+          await target.delete(handle);
+          consumed.add(handle);
+        };
+      }
+      if (property === "deleteBatch") {
+        return async (handles: readonly string[]) => {
+          const failed = await target.deleteBatch(handles);
+          const kept = new Set(failed);
+          for (const handle of handles) if (!kept.has(handle)) consumed.add(handle);
+          return failed;
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The dispatcher's dependencies on the real adapters: targets reached with the tenants' roles. */
+export function createDispatchDeps(
+  base: ReturnType<typeof createSchedulerDeps>,
+  reach: ConstructorParameters<typeof Targets>[1],
+): DispatchDeps {
+  return {
+    ...base,
+    targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1),
+    sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
+    targetSlots: new TargetSlots(),
+  };
+}
+
+let lazy: ReturnType<typeof createDispatchHandler> | undefined;
+
+export const handler = (event: SQSEvent, context: Context) => {
+  if (!lazy) {
+    const config = configFromEnvironment();
+    lazy = createDispatchHandler(
+      createDispatchDeps(createSchedulerDeps(config), cloudReach(config.region)),
+      config.pushQueueUrl,
+    );
+  }
+  return lazy(event, context);
+};
