@@ -1,4 +1,4 @@
-import { Annotations, type CfnElement, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import { Annotations, type CfnElement, CfnOutput, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
@@ -65,6 +65,7 @@ export class JobschedStack extends Stack {
       laneArns: queues.laneArns,
       laneArnPattern: queues.laneArnPattern,
       sweepQueue: queues.sweepQueue,
+      pushQueue: queues.pushQueue,
       settings,
       workerBindings,
       tenantMapping,
@@ -84,6 +85,13 @@ export class JobschedStack extends Stack {
       tick: functions.tick,
       alarmEmail: props.alarmEmail,
       latenessAlarmSeconds: props.latenessAlarmSeconds ?? 10,
+    });
+
+    // Tenants name this role in the trust policy of the roles their Lambda and SQS targets use.
+    new CfnOutput(this, "DispatcherRoleArn", {
+      description: "The role jobsched's dispatcher assumes tenant target roles with (external id: the tenant)",
+      value: functions.dispatcher.role?.roleArn ?? "",
+      exportName: `${this.stackName}-DispatcherRoleArn`,
     });
 
     // EventBridge's finest rate is one minute; SQS delays give runs their second-level timing.
@@ -123,6 +131,12 @@ function acknowledgeNagFindings(
     `IAM5[Resource::arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:${ids.runQueueName}${LANE_SEPARATOR}*]`,
     "The per-(tenant, type) run lanes are created at run time (decision 0009); the name prefix limits " +
       "the grant to this stack's run queues, and the actions are listed one by one.",
+  );
+  accept(
+    "IAM5[Resource::arn:aws:iam::*:role/*]",
+    "The dispatcher assumes the role each tenant names for its Lambda and SQS targets, in the tenant's own " +
+      "account (decision 0029): only sts:AssumeRole, and only with an external id, which the tenant's trust " +
+      "policy pins to its tenant name.",
   );
   for (const prefix of ["api", "internal"]) {
     accept(

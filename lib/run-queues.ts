@@ -4,6 +4,7 @@ import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 import {
   LANE_SEPARATOR,
+  PUSH_QUEUE,
   type QueueDefinition,
   RUN_DEAD_LETTER_QUEUE,
   RUN_QUEUE,
@@ -31,6 +32,8 @@ export class RunQueues extends Construct {
   readonly deadLetterQueue: Queue;
   readonly sweepQueue: Queue;
   readonly sweepDeadLetterQueue: Queue;
+  /** Push runs, for the dispatcher's event source (decision 0029). */
+  readonly pushQueue: Queue;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -45,6 +48,7 @@ export class RunQueues extends Construct {
       resource: `${this.runQueueName}${LANE_SEPARATOR}*`,
     });
     this.laneArns = [this.laneArnPattern, this.runQueue.queueArn];
+    this.pushQueue = this.queue("Push", PUSH_QUEUE, this.deadLetterQueue);
     this.sweepDeadLetterQueue = this.queue("SweepDeadLetters", SWEEP_DEAD_LETTER_QUEUE);
     this.sweepQueue = this.queue("Sweeps", SWEEP_QUEUE, this.sweepDeadLetterQueue);
   }

@@ -8,7 +8,11 @@ import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
-import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_SECONDS } from "../lambdas/definitions/functions";
+import {
+  DISPATCHER_MAX_CONCURRENCY,
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_SECONDS,
+} from "../lambdas/definitions/functions";
 import { type SchedulerSettings, settingsEnvironment } from "../lambdas/definitions/settings";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 import type { StackLimits } from "./stack-limits";
@@ -23,6 +27,8 @@ export interface SchedulerFunctionsProps {
   /** This stack's lanes only (not the run queue): what the tick may delete. */
   readonly laneArnPattern: string;
   readonly sweepQueue: Queue;
+  /** Push runs: the dispatcher's event source. */
+  readonly pushQueue: Queue;
   readonly settings: SchedulerSettings;
   /** Principal -> tenant (TENANT_MAPPING of the API and lease functions); empty: none set. */
   readonly tenantMapping: Readonly<Record<string, string>>;
@@ -59,6 +65,7 @@ export class SchedulerFunctions extends Construct {
   readonly internal: NodejsFunction;
   readonly tick: NodejsFunction;
   readonly sweeper: NodejsFunction;
+  readonly dispatcher: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: SchedulerFunctionsProps) {
     super(scope, id);
@@ -66,6 +73,7 @@ export class SchedulerFunctions extends Construct {
       TABLE_NAME: props.table.tableName,
       RUN_QUEUE_URL: props.runQueue.queueUrl,
       SWEEP_QUEUE_URL: props.sweepQueue.queueUrl,
+      PUSH_QUEUE_URL: props.pushQueue.queueUrl,
       ...settingsEnvironment(props.settings),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
@@ -125,6 +133,19 @@ export class SchedulerFunctions extends Construct {
       }),
     );
 
+    // The dispatcher: push runs as they come due, from the push queue's event source, billed
+    // only while there are some (decision 0029). Batches of 10 with no batching window: a run
+    // is handed over the moment it is visible. Its maximum concurrency is its share of the
+    // account; reserved concurrency would take that much from everything else even when idle.
+    this.dispatcher = make("Dispatcher", "dispatch.ts", "dispatcher");
+    this.dispatcher.addEventSource(
+      new SqsEventSource(props.pushQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: DISPATCHER_MAX_CONCURRENCY,
+      }),
+    );
+
     const read = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"];
     const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
     props.table.grant(this.api, ...read, ...write);
@@ -133,6 +154,7 @@ export class SchedulerFunctions extends Construct {
     // lanes' records.
     props.table.grant(this.tick, ...read, ...write, "dynamodb:Scan", "dynamodb:DeleteItem");
     props.table.grant(this.sweeper, ...read, ...write);
+    props.table.grant(this.dispatcher, ...read, ...write);
 
     // Every sender may create a lane on first use (copying the run queue's attributes): the API
     // fires near-term jobs and replays, the sweeper sends due runs, the tick repaired ones, the
@@ -144,6 +166,24 @@ export class SchedulerFunctions extends Construct {
       lanes(...send, "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
     );
     props.sweepQueue.grantSendMessages(this.tick);
+    // Push runs are sent by the same senders into the one push queue; the dispatcher also
+    // keeps its messages (retries, lease extensions) as the lease protocol keeps a lane's.
+    const push = (...actions: string[]) =>
+      new PolicyStatement({ actions, resources: [props.pushQueue.queueArn] });
+    for (const fn of [this.api, this.tick, this.sweeper]) {
+      fn.addToRolePolicy(push("sqs:SendMessage", "sqs:GetQueueAttributes"));
+    }
+    this.dispatcher.addToRolePolicy(push("sqs:SendMessage", "sqs:ChangeMessageVisibility"));
+    // Lambda and SQS targets are reached with the tenant's own role and nothing else: the
+    // dispatcher may only assume roles, and only with an external id (the tenant's name,
+    // which the tenant's trust policy requires: the confused-deputy guard).
+    this.dispatcher.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["sts:AssumeRole"],
+        resources: ["arn:aws:iam::*:role/*"],
+        conditions: { Null: { "sts:ExternalId": "false" } },
+      }),
+    );
     // The tick deletes idle lanes: this stack's lanes only, never the run queue (their template).
     this.tick.addToRolePolicy(
       new PolicyStatement({ actions: ["sqs:DeleteQueue"], resources: [props.laneArnPattern] }),

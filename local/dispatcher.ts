@@ -1,12 +1,9 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { HandlerDeps } from "../lambdas/adapters/scheduler-deps";
-import { FUNCTION_TIMEOUT_SECONDS } from "../lambdas/definitions/functions";
+import { DISPATCHER_MAX_CONCURRENCY, FUNCTION_TIMEOUT_SECONDS } from "../lambdas/definitions/functions";
 import { createDispatchDeps, createDispatchHandler } from "../lambdas/handlers/dispatch";
 import { type LocalFunctions, localReach } from "./local-functions";
 import { startSqsEventSource } from "./sqs-event-source";
-
-/** The dispatcher's event source in the cloud stack scales to this many at once; locally the same. */
-export const DISPATCHER_MAX_CONCURRENCY = 200;
 
 /**
  * The dispatcher Lambda on the local runtime: the push queue's event source, scaling like

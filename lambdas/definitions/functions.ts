@@ -27,3 +27,9 @@ export const FUNCTION_TIMEOUT_SECONDS = {
   // The longest target timeout (30 s) after a lead's hold, with room for the writes after it.
   dispatcher: 60,
 } as const;
+
+/**
+ * The dispatcher's event source scales to this many concurrent batches of 10 push runs, in AWS
+ * and on the local runtime alike: its share of the account's concurrency at a spike.
+ */
+export const DISPATCHER_MAX_CONCURRENCY = 200;

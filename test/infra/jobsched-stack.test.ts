@@ -1,7 +1,11 @@
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FUNCTION_MEMORY_MB, FUNCTION_TIMEOUT_SECONDS } from "../../lambdas/definitions/functions";
-import { RUN_QUEUE, SWEEP_QUEUE } from "../../lambdas/definitions/queues";
+import {
+  DISPATCHER_MAX_CONCURRENCY,
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_SECONDS,
+} from "../../lambdas/definitions/functions";
+import { PUSH_QUEUE, RUN_QUEUE, SWEEP_QUEUE } from "../../lambdas/definitions/queues";
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { JobschedStack } from "../../lib/jobsched-stack";
@@ -55,7 +59,8 @@ describe("JobschedStack", () => {
   });
 
   it("creates the run queue with a dead-letter queue, encrypted, its visibility timeout the default lease", () => {
-    template.resourceCountIs("AWS::SQS::Queue", 4);
+    // Runs and their dead letters, push runs, sweeps and their dead letters.
+    template.resourceCountIs("AWS::SQS::Queue", 5);
     template.hasResourceProperties("AWS::SQS::Queue", {
       VisibilityTimeout: RUN_QUEUE.visibilityTimeoutSeconds,
       SqsManagedSseEnabled: true,
@@ -80,8 +85,8 @@ describe("JobschedStack", () => {
     });
   });
 
-  it("runs four Lambdas on Node.js 22, arm64", () => {
-    template.resourceCountIs("AWS::Lambda::Function", 4);
+  it("runs five Lambdas on Node.js 22, arm64", () => {
+    template.resourceCountIs("AWS::Lambda::Function", 5);
     for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
       expect(fn.Properties).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
     }
@@ -109,6 +114,75 @@ describe("JobschedStack", () => {
 
   it("ticks every minute", () => {
     template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 minute)" });
+  });
+
+  it("feeds the dispatcher from the push queue through an event source mapping, batches of 10, partial failures", () => {
+    const pushQueue = Object.entries(template.findResources("AWS::SQS::Queue")).find(
+      ([, queue]) =>
+        (queue.Properties as { VisibilityTimeout?: number }).VisibilityTimeout ===
+        PUSH_QUEUE.visibilityTimeoutSeconds,
+    );
+    expect(pushQueue).toBeDefined();
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [pushQueue?.[0], "Arn"] },
+      FunctionName: { Ref: Match.stringLikeRegexp("Dispatcher") },
+      BatchSize: 10,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      ScalingConfig: { MaximumConcurrency: DISPATCHER_MAX_CONCURRENCY },
+    });
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      MemorySize: FUNCTION_MEMORY_MB.dispatcher,
+      Timeout: FUNCTION_TIMEOUT_SECONDS.dispatcher,
+      Environment: { Variables: Match.objectLike({ PUSH_QUEUE_URL: { Ref: pushQueue?.[0] } }) },
+    });
+    // A queue that feeds a function must keep a message hidden at least as long as the function runs.
+    expect(PUSH_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(FUNCTION_TIMEOUT_SECONDS.dispatcher);
+  });
+
+  it("lets the dispatcher assume roles only with an external id, and otherwise only touch the table and the push queue", () => {
+    const [policy] = Object.entries(template.findResources("AWS::IAM::Policy")).filter(([id]) =>
+      id.includes("Dispatcher"),
+    );
+    if (!policy) throw new Error("no dispatcher policy");
+    const statements = (
+      policy[1].Properties as {
+        PolicyDocument: {
+          Statement: Array<{ Action: string | string[]; Resource: unknown; Condition?: unknown }>;
+        };
+      }
+    ).PolicyDocument.Statement;
+    const actions = statements.flatMap((s) => [s.Action].flat()).sort();
+    const sts = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith("sts:")));
+    expect(sts).toEqual([
+      {
+        Action: "sts:AssumeRole",
+        Effect: "Allow",
+        Resource: "arn:aws:iam::*:role/*",
+        Condition: { Null: { "sts:ExternalId": "false" } },
+      },
+    ]);
+    expect(actions.filter((a) => !a.startsWith("dynamodb:") && !a.startsWith("sts:"))).toEqual(
+      [
+        "sqs:ChangeMessageVisibility",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueUrl",
+        "sqs:ReceiveMessage",
+        "sqs:SendMessage",
+      ].sort(),
+    );
+    // Every SQS action is on the push queue alone: no lane, no other queue.
+    for (const s of statements.filter((s) => [s.Action].flat().some((a) => a.startsWith("sqs:")))) {
+      expect(JSON.stringify(s.Resource)).toMatch(/Push/);
+    }
+    expect(actions.filter((a) => a.startsWith("dynamodb:"))).not.toContain("dynamodb:Scan");
+  });
+
+  it("exports the dispatcher's role ARN for tenants' trust policies", () => {
+    template.hasOutput("DispatcherRoleArn", {
+      Export: { Name: Match.anyValue() },
+      Value: { "Fn::GetAtt": [Match.stringLikeRegexp("Dispatcher.*Role"), "Arn"] },
+    });
   });
 
   it("grants no wildcard actions", () => {
@@ -160,7 +234,7 @@ describe("JobschedStack", () => {
     const groups = Object.values(template.findResources("AWS::Logs::LogGroup")).map(
       (g) => (g.Properties as { RetentionInDays?: number }).RetentionInDays,
     );
-    expect(groups).toHaveLength(5); // four functions and the access log
+    expect(groups).toHaveLength(6); // five functions and the access log
     for (const days of groups) expect(days).toBe(DEFAULT_STACK_LIMITS.logRetentionDays);
     for (const fn of Object.values(template.findResources("AWS::Lambda::Function"))) {
       expect(
