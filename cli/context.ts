@@ -27,6 +27,8 @@ export interface CliContext {
   /** Prints the answer as JSON (--json) or as the command's human form. */
   print<T>(body: T, human: (body: T) => string): void;
   credentials(): ReturnType<typeof fromNodeProviderChain>;
+  /** A signed call that answers every status (the caller reads it), for commands that need it. */
+  signedFetch(): ReturnType<typeof createSignedFetch>;
 }
 
 export function cliContext(program: Command, out: Out): CliContext {
@@ -35,10 +37,15 @@ export function cliContext(program: Command, out: Out): CliContext {
     const { profile } = globals();
     return fromNodeProviderChain(profile ? { profile } : {});
   };
+  const signedFetch = () => {
+    const g = globals();
+    return createSignedFetch({ endpoint: g.endpoint, region: g.region, credentials: credentials() });
+  };
   return {
     out,
     globals,
     credentials,
+    signedFetch,
     async call<T>(
       method: string,
       path: string,
@@ -48,12 +55,7 @@ export function cliContext(program: Command, out: Out): CliContext {
         headers?: Record<string, string>;
       } = {},
     ) {
-      const g = globals();
-      const response = await createSignedFetch({
-        endpoint: g.endpoint,
-        region: g.region,
-        credentials: credentials(),
-      })(method, path, init);
+      const response = await signedFetch()(method, path, init);
       if (response.status >= 400) {
         const body = response.body as { error?: { message?: string }; message?: string } | undefined;
         throw new CliError(

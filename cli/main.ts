@@ -17,8 +17,10 @@ import { Command, CommanderError, Option } from "commander";
 import { ValidationError } from "../lambdas/core/errors";
 import { consoleCommand } from "./commands/console";
 import { dlqCommand } from "./commands/dlq";
+import { importCommand } from "./commands/import";
 import { jobsCommand } from "./commands/jobs";
 import { previewCommand } from "./commands/preview";
+import { webhookSecretCommand } from "./commands/webhook-secret";
 import { workerCommand } from "./commands/worker";
 import { CliError, cliContext, type Out } from "./context";
 
@@ -38,7 +40,15 @@ export function buildProgram(out: Out, exitCodes: { code: number }) {
     .configureOutput({ writeOut: (s) => out.log(s.trimEnd()), writeErr: (s) => out.error(s.trimEnd()) })
     .exitOverride();
   const cli = cliContext(program, out);
-  for (const command of [previewCommand, jobsCommand, dlqCommand, workerCommand, consoleCommand]) {
+  for (const command of [
+    previewCommand,
+    jobsCommand,
+    dlqCommand,
+    workerCommand,
+    consoleCommand,
+    webhookSecretCommand,
+    importCommand,
+  ]) {
     command(program, cli);
   }
   program.hook("postAction", () => {

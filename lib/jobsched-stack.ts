@@ -1,4 +1,12 @@
-import { Annotations, type CfnElement, CfnOutput, Duration, Stack, type StackProps, Validations } from "aws-cdk-lib";
+import {
+  Annotations,
+  type CfnElement,
+  CfnOutput,
+  Duration,
+  Stack,
+  type StackProps,
+  Validations,
+} from "aws-cdk-lib";
 import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
@@ -89,7 +97,8 @@ export class JobschedStack extends Stack {
 
     // Tenants name this role in the trust policy of the roles their Lambda and SQS targets use.
     new CfnOutput(this, "DispatcherRoleArn", {
-      description: "The role jobsched's dispatcher assumes tenant target roles with (external id: the tenant)",
+      description:
+        "The role jobsched's dispatcher assumes tenant target roles with (external id: the tenant)",
       value: functions.dispatcher.role?.roleArn ?? "",
       exportName: `${this.stackName}-DispatcherRoleArn`,
     });

@@ -19,12 +19,23 @@ export function jobsCommand(program: Command, cli: CliContext): void {
   definitionOptions(
     jobs
       .command("create")
-      .description("schedule a job: give one of --run-at, --cron, --interval")
-      .requiredOption("--type <type>", "job type, e.g. send-invoice"),
+      .description(
+        "schedule a job: give one of --run-at, --cron, --interval, and a --type for workers or a --target-* to push to",
+      )
+      .option("--type <type>", "job type workers lease, e.g. send-invoice (not with a --target-*)"),
   )
     .option("--idempotency-key <key>", "makes retrying the create safe")
     .action(async (o: Record<string, string | undefined>) => {
-      const body = { type: o.type, ...definitionBody(o), ...given({ idempotencyKey: o.idempotencyKey }) };
+      if (o.type === undefined && targetOf(o) === undefined) {
+        throw new CliError(
+          "give --type (runs go to workers) or a --target-https/--target-lambda/--target-sqs",
+        );
+      }
+      const body = {
+        ...given({ type: o.type }),
+        ...definitionBody(o),
+        ...given({ idempotencyKey: o.idempotencyKey }),
+      };
       cli.print(
         await cli.call<CreateJobResponse>("POST", "/api/v1/jobs", { body }),
         (b) => `${b.jobId}  next run ${b.nextRunAt ?? "-"}`,
@@ -155,7 +166,38 @@ function definitionOptions(command: Command): Command {
     .option("--labels <pairs>", "key=value pairs, comma-separated (update: merged into the job's)")
     .option("--max-lateness <duration>", "seconds or ISO 8601 duration")
     .option("--max-attempts <n>", "1-100")
-    .option("--lease-seconds <n>", "5-42600 (11 h 50 min)");
+    .option("--lease-seconds <n>", "5-42600 (11 h 50 min)")
+    .option("--target-https <url>", "push: POST each run, signed with your webhook secret, to this URL")
+    .option("--target-lambda <arn>", "push: invoke this function with each run (with --role)")
+    .option("--target-sqs <queue-url>", "push: send each run to this queue (with --role)")
+    .option(
+      "--role <arn>",
+      "the role in your account the dispatcher assumes for --target-lambda/--target-sqs",
+    )
+    .option("--target-timeout <seconds>", "--target-https: how long the endpoint has to answer, 1-30")
+    .option("--target-concurrency <n>", "--target-https: deliveries in flight at once per dispatcher, 1-100");
+}
+
+/** The push target the options name, if any (the API checks the URL, ARNs and role). */
+function targetOf(o: Record<string, string | undefined>): Record<string, unknown> | undefined {
+  const named = [o.targetHttps, o.targetLambda, o.targetSqs].filter((t) => t !== undefined);
+  if (named.length > 1) throw new CliError("give one of --target-https, --target-lambda, --target-sqs");
+  const needsRole = () => {
+    if (o.role === undefined) throw new CliError("--target-lambda and --target-sqs need --role <arn>");
+    return o.role;
+  };
+  if (o.targetHttps !== undefined) {
+    return given({
+      kind: "https",
+      url: o.targetHttps,
+      timeoutSeconds: o.targetTimeout === undefined ? undefined : Number(o.targetTimeout),
+      concurrency: o.targetConcurrency === undefined ? undefined : Number(o.targetConcurrency),
+    });
+  }
+  if (o.targetLambda !== undefined)
+    return { kind: "lambda", functionArn: o.targetLambda, roleArn: needsRole() };
+  if (o.targetSqs !== undefined) return { kind: "sqs", queueUrl: o.targetSqs, roleArn: needsRole() };
+  return undefined;
 }
 
 /** The request fields the definition options give (those not given are left out). */
@@ -188,6 +230,7 @@ function definitionBody(o: Record<string, string | undefined>): Record<string, u
     maxLateness: duration(o.maxLateness),
     maxAttempts: number(o.maxAttempts),
     leaseSeconds: number(o.leaseSeconds),
+    target: targetOf(o),
   });
 }
 

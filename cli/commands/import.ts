@@ -1,0 +1,49 @@
+import { SchedulerClient } from "@aws-sdk/client-scheduler";
+import type { Command } from "commander";
+import type { CliContext } from "../context";
+import { type ImportRow, importSchedules } from "../import/import-schedules";
+import { table } from "../tables";
+
+/** `jobsched import eventbridge-scheduler`: jobs from the account's EventBridge schedules. */
+export function importCommand(
+  program: Command,
+  cli: CliContext,
+  schedulerFor: (region: string, cli: CliContext) => SchedulerClient = (region, c) =>
+    new SchedulerClient({ region, credentials: c.credentials() }),
+): void {
+  const imports = program.command("import").description("bring schedules over from another scheduler");
+  imports
+    .command("eventbridge-scheduler")
+    .description(
+      "create a job for each EventBridge Scheduler schedule (read only: the schedules are not changed); a second run creates nothing",
+    )
+    .option("--group <name>", "only this schedule group")
+    .option("--dry-run", "convert and list, create nothing")
+    .action(async (o: { group?: string; dryRun?: boolean }) => {
+      const rows = await importSchedules(schedulerFor(cli.globals().region, cli), cli.signedFetch(), {
+        group: o.group,
+        dryRun: o.dryRun === true,
+        now: Date.now,
+      });
+      cli.print(rows, render);
+    });
+}
+
+function render(rows: readonly ImportRow[]): string {
+  const count = (result: ImportRow["result"]) => rows.filter((r) => r.result === result).length;
+  const lines = rows.map((r) => [
+    r.group,
+    r.name,
+    r.result + (r.paused ? " (paused)" : ""),
+    r.jobId ?? "",
+    [r.reason, ...(r.notes ?? [])].filter(Boolean).join("; "),
+  ]);
+  const summary = [
+    `${count("created")} created`,
+    `${count("exists")} already imported`,
+    ...(count("would-create") > 0 ? [`${count("would-create")} to create (dry run)`] : []),
+    `${count("not-converted")} not converted`,
+    ...(count("failed") > 0 ? [`${count("failed")} refused by the API`] : []),
+  ].join(", ");
+  return `${table(["GROUP", "SCHEDULE", "RESULT", "JOB", "REASON / NOTES"], lines)}\n${summary}`;
+}

@@ -1,0 +1,35 @@
+import type { WebhookSecretResponse } from "@jobsched/contract";
+import type { Command } from "commander";
+import type { CliContext } from "../context";
+
+/** `jobsched webhook-secret rotate|show`: the secret that signs your https targets' deliveries. */
+export function webhookSecretCommand(program: Command, cli: CliContext): void {
+  const secret = program
+    .command("webhook-secret")
+    .description("the Standard Webhooks secret that signs your https push deliveries");
+  secret
+    .command("rotate")
+    .description("create the secret, or replace it (the previous one still signs for a day); shown this once")
+    .action(async () =>
+      cli.print(await cli.call<WebhookSecretResponse>("POST", "/api/v1/webhook-secret"), (b) =>
+        [
+          b.secret ?? "",
+          "",
+          "Shown this once: give it to your webhook receivers' Standard Webhooks verifier.",
+          b.previousValidUntil ? `The previous secret also signs until ${b.previousValidUntil}.` : "",
+        ]
+          .filter((line, i) => i < 3 || line !== "")
+          .join("\n"),
+      ),
+    );
+  secret
+    .command("show")
+    .description("when the secret was made (never the secret itself)")
+    .action(async () =>
+      cli.print(
+        await cli.call<WebhookSecretResponse>("GET", "/api/v1/webhook-secret"),
+        (b) =>
+          `created ${b.createdAt}${b.previousValidUntil ? `; the previous one signs until ${b.previousValidUntil}` : ""}`,
+      ),
+    );
+}
