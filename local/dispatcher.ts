@@ -21,7 +21,8 @@ export function startLocalDispatcher(
   const handler = createDispatchHandler(createDispatchDeps(deps, reach), pushQueueUrl);
   return startSqsEventSource(sqs, pushQueueUrl, handler, {
     batchSize: 10,
-    concurrency: 2,
+    // Lambda's event source starts with five pollers.
+    concurrency: 5,
     maxConcurrency: DISPATCHER_MAX_CONCURRENCY,
     functionName: "dispatcher",
     timeoutMs: FUNCTION_TIMEOUT_SECONDS.dispatcher * 1000,

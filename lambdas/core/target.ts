@@ -72,6 +72,20 @@ export interface TargetInvoker {
   ): Promise<DeliveryResult>;
 }
 
+/** Deliveries in flight per target key (the per-target concurrency limit). */
+export interface TargetSlots {
+  inFlight(key: string): number;
+  /** Takes a slot, waiting up to `waitMs` for one to free; false when none did. */
+  acquire(key: string, limit: number, waitMs: number): Promise<boolean>;
+  release(key: string): void;
+  /**
+   * Resolves once no delivery is in flight or waiting for a slot, or after `maxWaitMs`: the
+   * dispatcher records outcomes after the deliveries due with them, so that at a spike the
+   * writes of the first runs do not hold up the delivery of the last.
+   */
+  quiet(maxWaitMs: number): Promise<void>;
+}
+
 /** The same endpoint: what a per-target concurrency limit counts. */
 export function targetKeyOf(tenant: string, target: Target): string {
   switch (target.kind) {

@@ -3,8 +3,9 @@ import { configFromEnvironment } from "../adapters/environment";
 import { createSchedulerDeps } from "../adapters/scheduler-deps";
 import { handleOf, parseRunMessage } from "../adapters/sqs/sqs-run-queue";
 import { cloudReach, Targets } from "../adapters/targets/target-invoker";
+import { InProcessTargetSlots } from "../adapters/targets/target-slots";
 import type { ReceivedRunMessage, RunQueue } from "../core/ports";
-import { type DispatchDeps, dispatchRuns, TargetSlots } from "../core/use-cases/dispatch-runs";
+import { type DispatchDeps, dispatchRuns } from "../core/use-cases/dispatch-runs";
 import { PUSH_QUEUE } from "../definitions/queues";
 
 /**
@@ -73,7 +74,7 @@ export function createDispatchDeps(
     ...base,
     targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
-    targetSlots: new TargetSlots(),
+    targetSlots: new InProcessTargetSlots(),
   };
 }
 

@@ -9,14 +9,18 @@ import {
   type DeliveryResult,
   type RunEnvelope,
   type TargetInvoker,
+  type TargetSlots,
   targetKeyOf,
   timeoutMsOf,
 } from "../target";
-import { completeRun } from "./complete-run";
+import { completeRun, type MessageDeletion } from "./complete-run";
 import { type Granted, grantLeases } from "./lease-runs";
 
 /** The worker id the dispatcher's leases carry in the run history. */
 export const DISPATCHER_WORKER_ID = "jobsched-dispatcher";
+
+/** The longest an outcome waits for the deliveries beside it (TargetSlots.quiet). */
+const QUIET_WAIT_MS = 3_000;
 
 /** A delivery must end this long before its lease does, for the completion to be written. */
 const COMPLETION_MARGIN_MS = 2_000;
@@ -26,28 +30,6 @@ export interface DispatchDeps extends SchedulerDeps {
   readonly sleep: (ms: number) => Promise<void>;
   /** Deliveries in flight per target, shared by the dispatches one process runs at once. */
   readonly targetSlots: TargetSlots;
-}
-
-/** Counts deliveries in flight per target key against each target's limit. */
-export class TargetSlots {
-  private readonly taken = new Map<string, number>();
-
-  tryTake(key: string, limit: number): boolean {
-    const count = this.taken.get(key) ?? 0;
-    if (count >= limit) return false;
-    this.taken.set(key, count + 1);
-    return true;
-  }
-
-  release(key: string): void {
-    const count = (this.taken.get(key) ?? 1) - 1;
-    if (count <= 0) this.taken.delete(key);
-    else this.taken.set(key, count);
-  }
-
-  inFlight(key: string): number {
-    return this.taken.get(key) ?? 0;
-  }
 }
 
 export interface DispatchSummary {
@@ -75,45 +57,42 @@ export async function dispatchRuns(
 ): Promise<DispatchSummary> {
   const tenants = [...new Set(received.flatMap((r) => (r.message ? [r.message.tenant] : [])))];
   const dispatcher: WorkerCaller = { principal: DISPATCHER_WORKER_ID, tenants };
-  const slots = new Map<string, string>(); // runId -> the target key whose slot it holds
-  const admit = (message: RunMessage, job: Job | undefined) => {
-    if (!job?.target) return true; // the lease step records why it will not run, or it fails below
-    const key = targetKeyOf(job.tenant, job.target);
-    if (!deps.targetSlots.tryTake(key, concurrencyOf(job.target))) return false;
-    slots.set(message.runId, key);
-    return true;
+  // A target whose deliveries fill its concurrency (a slow endpoint) gets no more runs leased
+  // here: they go back to the queue for a second, their fences untouched. Runs leased ahead of
+  // their second do not count until they are delivered, so a spike to a fast endpoint is held
+  // in full and delivered as slots turn over.
+  const admit = (_message: RunMessage, job: Job | undefined) =>
+    !job?.target ||
+    deps.targetSlots.inFlight(targetKeyOf(job.tenant, job.target)) < concurrencyOf(job.target);
+  const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, received, {
+    receivedVisibilitySeconds,
+    admit,
+  });
+  // The delivered runs' messages are deleted together, one call for the batch (as a worker's
+  // batched completions are): a message that outlives its run only meets a finished run.
+  const handles: string[] = [];
+  const collect = async (_deps: SchedulerDeps, _runId: string, handle: string | undefined) => {
+    if (handle !== undefined) handles.push(handle);
   };
-  const release = (runId: string) => {
-    const key = slots.get(runId);
-    if (key === undefined) return;
-    slots.delete(runId);
-    deps.targetSlots.release(key);
-  };
-  let granted: Granted[] = [];
-  try {
-    granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, received, {
-      receivedVisibilitySeconds,
-      admit,
-    });
-  } finally {
-    // Slots of runs admitted but not leased (dropped, held back) are free again.
-    for (const runId of [...slots.keys()]) {
-      if (!granted.some((g) => g.lease.runId === runId)) release(runId);
-    }
-  }
-  const outcomes = await Promise.all(
-    granted.map((g) => deliverOne(deps, dispatcher, g).finally(() => release(g.lease.runId))),
-  );
+  const outcomes = await Promise.all(granted.map((g) => deliverOne(deps, dispatcher, g, collect)));
+  const undeleted = await deps.queue.deleteBatch(handles);
+  if (undeleted.length > 0)
+    deps.log.warn("could not delete some pushed runs' messages", { count: undeleted.length });
   const succeeded = outcomes.filter((ok) => ok).length;
   return { leased: granted.length, succeeded, failed: granted.length - succeeded };
 }
 
 /** Holds the run until it is due, delivers it, and records the outcome; true on success. */
-async function deliverOne(deps: DispatchDeps, dispatcher: WorkerCaller, granted: Granted): Promise<boolean> {
+async function deliverOne(
+  deps: DispatchDeps,
+  dispatcher: WorkerCaller,
+  granted: Granted,
+  deleting: MessageDeletion,
+): Promise<boolean> {
   const { lease, job, leaseExpiresAt } = granted;
   const wait = (parseInstant(lease.startAt) ?? 0) - deps.clock.now();
   if (wait > 0) await deps.sleep(wait);
-  const result = await deliver(deps, job, lease, leaseExpiresAt);
+  const result = await deliverInTurn(deps, job, lease, leaseExpiresAt);
   const body = result.ok
     ? { fence: lease.fence, result: "succeeded", final: lease.final }
     : {
@@ -126,8 +105,13 @@ async function deliverOne(deps: DispatchDeps, dispatcher: WorkerCaller, granted:
           ? {}
           : { retryAfter: Math.min(86_400, Math.max(0, Math.ceil(result.retryAfterSeconds))) }),
       };
+  // Deliveries first: the outcome waits (a moment, well inside the lease) for the deliveries
+  // in flight or waiting, so that at a spike bookkeeping does not delay the later runs.
+  await deps.targetSlots.quiet(
+    Math.min(QUIET_WAIT_MS, leaseExpiresAt - deps.clock.now() - COMPLETION_MARGIN_MS),
+  );
   try {
-    await completeRun(deps, dispatcher, lease.runId, body);
+    await completeRun(deps, dispatcher, lease.runId, body, deleting);
   } catch (error) {
     // Revoked (cancel-previous) or lapsed and taken over: the newer fence's outcome stands.
     if (!(error instanceof DomainError)) throw error;
@@ -135,6 +119,31 @@ async function deliverOne(deps: DispatchDeps, dispatcher: WorkerCaller, granted:
   }
   if (!result.ok) deps.log.warn("push delivery failed", { runId: lease.runId, error: result.error });
   return result.ok;
+}
+
+/** Delivers once a slot of the target's concurrency is free; fails retryably if none frees in time. */
+async function deliverInTurn(
+  deps: DispatchDeps,
+  job: Job,
+  lease: Granted["lease"],
+  leaseExpiresAt: number,
+): Promise<DeliveryResult> {
+  if (!job.target) return deliver(deps, job, lease, leaseExpiresAt);
+  const key = targetKeyOf(job.tenant, job.target);
+  // At the least a second of the lease is left for the delivery itself.
+  const waitMs = leaseExpiresAt - deps.clock.now() - COMPLETION_MARGIN_MS - 1_000;
+  if (!(await deps.targetSlots.acquire(key, concurrencyOf(job.target), waitMs))) {
+    return {
+      ok: false,
+      retryable: true,
+      error: `the target's ${concurrencyOf(job.target)} concurrent deliveries stayed busy until the lease ran short`,
+    };
+  }
+  try {
+    return await deliver(deps, job, lease, leaseExpiresAt);
+  } finally {
+    deps.targetSlots.release(key);
+  }
 }
 
 async function deliver(
