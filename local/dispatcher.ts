@@ -5,6 +5,8 @@ import { createDispatchDeps, createDispatchHandler } from "../lambdas/handlers/d
 import { type LocalFunctions, localReach } from "./local-functions";
 import { startSqsEventSource } from "./sqs-event-source";
 
+type DispatchHandler = ReturnType<typeof createDispatchHandler>;
+
 /**
  * The dispatcher Lambda on the local runtime: the push queue's event source, scaling like
  * Lambda's, handing batches of 10 to the real handler, with `lambda` targets from the local
@@ -16,9 +18,11 @@ export function startLocalDispatcher(
   pushQueueUrl: string,
   functions: LocalFunctions,
   sqsEndpoint: string,
+  /** Wraps the handler (bench-cost meters its invocations). */
+  wrap: (handler: DispatchHandler) => DispatchHandler = (handler) => handler,
 ): { stop(): Promise<void> } {
   const reach = localReach(functions, sqsEndpoint);
-  const handler = createDispatchHandler(createDispatchDeps(deps, reach), pushQueueUrl);
+  const handler = wrap(createDispatchHandler(createDispatchDeps(deps, reach), pushQueueUrl));
   return startSqsEventSource(sqs, pushQueueUrl, handler, {
     batchSize: 10,
     // Lambda's event source starts with five pollers.

@@ -2,7 +2,7 @@
  * bench-cost: a realistic mix run end to end on the local stack, every AWS request counted,
  * priced at list prices per million runs.
  *
- *   npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3]
+ *   npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push]
  *
  * The whole system runs as `npm start` wires it (HTTP gateway with SigV4, handlers, the tick
  * every 60 s as in AWS, the sweeper's SQS event source), with 4 workers of the worker SDK over
@@ -13,8 +13,21 @@
  * included (item-size.ts; the emulator reports the table's alone), SQS requests by kind, API requests, Lambda invocations
  * and their measured durations (as GB-seconds at each function's memory: FUNCTION_MEMORY_MB), tick invocations. Prices: on-demand
  * (the target's basis) and, for DynamoDB, provisioned capacity at 70% utilisation as well.
+ *
+ * `--mix push` (issue 17): the same jobs and failure mix with no workers: half of them name a
+ * webhook (a receiver on 127.0.0.1 that answers 204, 503 once for the retried tenth, or after
+ * 7 s for the slow twentieth), half a Lambda function (a local function that throws once, or
+ * takes 7 s), the every-minute jobs a webhook; the dispatcher Lambda delivers them from the
+ * push queue's event source. Its invocations, its GB-seconds (while it holds runs for their
+ * second and waits on the targets) and the event source's requests for non-empty batches
+ * and their deletes are counted; the targets' own cost is not.
  */
 import "../local/runtime-env";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import type { SQSClient } from "@aws-sdk/client-sqs";
@@ -24,13 +37,16 @@ import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
-import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { JOBS_TABLE } from "../lambdas/definitions/table";
 import { createApiHandler } from "../lambdas/handlers/api";
+import { tenantOfPrincipal } from "../lambdas/handlers/http/request";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
+import { startLocalDispatcher } from "../local/dispatcher";
 import { type HttpHandler, startHttpGateway } from "../local/http-gateway";
 import { loadLocalCredentials } from "../local/local-credentials";
+import { LocalFunctions } from "../local/local-functions";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
 import { startBenchStack } from "./bench-support";
@@ -40,16 +56,24 @@ const { values } = parseArgs({
     jobs: { type: "string", default: "2000" },
     recurring: { type: "string", default: "20" },
     minutes: { type: "string", default: "3" },
+    mix: { type: "string", default: "pull" },
     help: { type: "boolean" },
   },
 });
 if (values.help) {
-  console.log("usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3]");
+  console.log(
+    "usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push]",
+  );
   process.exit(0);
 }
 const jobCount = Number(values.jobs);
 const recurringCount = Number(values.recurring);
 const minutes = Number(values.minutes);
+if (values.mix !== "pull" && values.mix !== "push") {
+  console.error("--mix: pull (workers) or push (targets)");
+  process.exit(2);
+}
+const push = values.mix === "push";
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
 /** List prices (us-east-1), USD. */
@@ -70,6 +94,7 @@ const MEMORY_GB = {
   api: FUNCTION_MEMORY_MB.api / 1024,
   internal: FUNCTION_MEMORY_MB.internal / 1024,
   sweeper: FUNCTION_MEMORY_MB.sweeper / 1024,
+  dispatcher: FUNCTION_MEMORY_MB.dispatcher / 1024,
 };
 /**
  * Provisioned capacity is paid by the hour whether used or not; priced here at the 70%
@@ -107,7 +132,10 @@ function metered<A extends unknown[], R>(
   };
 }
 
-const stack = await startBenchStack("bench-cost");
+const stack = await startBenchStack("bench-cost", {
+  // The push mix's receiver and functions are on this machine.
+  settings: { ...CLOUD_SETTINGS, leasesPerSecond: LOCAL_SETTINGS.leasesPerSecond, allowPrivateTargets: 1 },
+});
 const { config } = stack;
 const dynamoClient = createDynamoClient(config);
 // Write units by DynamoDB's rules, indexes included (dynalite counts the table's only): each
@@ -136,6 +164,7 @@ const lambdas = {
   internal: { invocations: 0, ms: 0 },
   sweeper: { invocations: 0, ms: 0 },
   tick: { invocations: 0, ms: 0 },
+  dispatcher: { invocations: 0, ms: 0 },
 };
 const gateway = await startHttpGateway(
   {
@@ -154,6 +183,10 @@ const sweeper = startSqsEventSource(
   metered(lambdas.sweeper, createSweepHandler(deps)),
   { batchSize: 4, concurrency: 2, onError: (error) => console.error("sweep poll failed", error) },
 );
+// The push queue's event source polls on a client of its own too; its non-empty receives (one
+// per dispatcher invocation) and its deletes are per-run costs, its empty polls fixed ones.
+const pushPollingClient = createSqsClient(config);
+const pushPollingCalls = meterRequests(pushPollingClient);
 // The tick, every 60 s as EventBridge fires it (its invocations are counted from the elapsed
 // minutes; its few milliseconds of duration are left out of the GB-seconds).
 const ticker = startTicker(deps, CLOUD_SETTINGS.tickSeconds * 1000, () => undefined);
@@ -165,6 +198,13 @@ const call = createSignedFetch({ endpoint: gateway.url, region: credentials.regi
 const started = Date.now();
 const windowMs = (minutes - 0.5) * 60_000 - 70_000;
 const modes = (i: number) => (i % 20 === 0 ? "heartbeat" : i % 10 === 1 ? "retry-once" : "ok");
+const outcomes = { succeeded: 0, failedOnce: 0, heartbeatRuns: 0 };
+const pushed = push ? await startPushTargets() : undefined;
+/** A job's body: a worker type (pull), or a webhook or a function as its target (push, by turns). */
+const jobBody = (n: number, fields: Record<string, unknown>) => {
+  if (!pushed) return { type: "cost", ...fields };
+  return { target: n % 2 === 0 ? pushed.webhook : pushed.function, ...fields };
+};
 for (let i = 0; i < jobCount; i += 50) {
   await Promise.all(
     Array.from({ length: Math.min(50, jobCount - i) }, async (_, k) => {
@@ -172,13 +212,12 @@ for (let i = 0; i < jobCount; i += 50) {
       const runAt = new Date(started + 70_000 + (windowMs * n) / jobCount).toISOString();
       const mode = modes(n);
       const response = await call("POST", "/api/v1/jobs", {
-        body: {
-          type: "cost",
+        body: jobBody(n, {
           runAt,
           payload: { mode, n },
           retry: { base: 2 },
-          ...(mode === "heartbeat" ? { leaseSeconds: 5 } : {}),
-        },
+          ...(mode === "heartbeat" && !push ? { leaseSeconds: 5 } : {}),
+        }),
       });
       if (response.status !== 201) throw new Error(`create answered ${response.status}`);
     }),
@@ -186,46 +225,110 @@ for (let i = 0; i < jobCount; i += 50) {
 }
 for (let i = 0; i < recurringCount; i++) {
   const response = await call("POST", "/api/v1/jobs", {
-    body: { type: "cost", cron: "* * * * *", payload: { mode: "ok", recurring: i }, missedRuns: "skip" },
+    body: jobBody(0, { cron: "* * * * *", payload: { mode: "ok", recurring: i }, missedRuns: "skip" }),
   });
   if (response.status !== 201) throw new Error(`create answered ${response.status}`);
 }
 console.log(
-  `created ${jobCount} one-off jobs and ${recurringCount} every-minute jobs in ${Date.now() - started} ms`,
+  `created ${jobCount} one-off jobs and ${recurringCount} every-minute jobs (${values.mix}) in ${Date.now() - started} ms`,
 );
 
-// Four workers over signed HTTP, the SDK's heartbeats and retries included.
+// Pull: four workers over signed HTTP, the SDK's heartbeats and retries included.
 const workerCredential = credentials.first("worker");
-const outcomes = { succeeded: 0, failedOnce: 0, heartbeatRuns: 0 };
-const workers = Array.from({ length: 4 }, (_, w) =>
-  createWorker({
-    endpoint: gateway.url,
-    region: credentials.region,
-    credentials: workerCredential,
-    types: ["cost"],
-    concurrency: 50,
-    workerId: `cost-${w}`,
-    stopOnSignals: false,
-    log: () => undefined,
-    handler: async (run) => {
-      const { mode } = run.payload as { mode: string };
-      if (mode === "retry-once" && run.attempt === 1) {
-        outcomes.failedOnce += 1;
-        throw new Error("transient");
-      }
-      if (mode === "heartbeat") {
-        outcomes.heartbeatRuns += 1;
-        await sleep(7_000); // longer than its 5 s lease: the SDK heartbeats
-      }
-      outcomes.succeeded += 1;
+const workers = push
+  ? []
+  : Array.from({ length: 4 }, (_, w) =>
+      createWorker({
+        endpoint: gateway.url,
+        region: credentials.region,
+        credentials: workerCredential,
+        types: ["cost"],
+        concurrency: 50,
+        workerId: `cost-${w}`,
+        stopOnSignals: false,
+        log: () => undefined,
+        handler: async (run) => {
+          const { mode } = run.payload as { mode: string };
+          if (mode === "retry-once" && run.attempt === 1) {
+            outcomes.failedOnce += 1;
+            throw new Error("transient");
+          }
+          if (mode === "heartbeat") {
+            outcomes.heartbeatRuns += 1;
+            await sleep(7_000); // longer than its 5 s lease: the SDK heartbeats
+          }
+          outcomes.succeeded += 1;
+        },
+      }),
+    );
+
+/**
+ * Push: a webhook receiver and a local function with the same failure mix (a retried tenth
+ * fails its first attempt; a slow twentieth takes 7 s), and the dispatcher on the push queue.
+ */
+async function startPushTargets() {
+  const react = async (envelope: { attempt: number; payload: { mode?: string } }): Promise<boolean> => {
+    const mode = envelope.payload?.mode ?? "ok";
+    if (mode === "retry-once" && envelope.attempt === 1) {
+      outcomes.failedOnce += 1;
+      return false;
+    }
+    if (mode === "heartbeat") {
+      outcomes.heartbeatRuns += 1;
+      await sleep(7_000);
+    }
+    outcomes.succeeded += 1;
+    return true;
+  };
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      void react(JSON.parse(Buffer.concat(chunks).toString("utf8"))).then((ok) =>
+        response.writeHead(ok ? 204 : 503).end(),
+      );
+    });
+  });
+  await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+  const functionArn = "arn:aws:lambda:us-east-1:000000000000:function:cost-bench";
+  const folder = mkdtempSync(join(tmpdir(), "jobsched-cost-"));
+  writeFileSync(
+    join(folder, "target.mjs"),
+    "export async function handler(envelope) { if (!(await globalThis.costBenchReact(envelope))) throw new Error('transient'); }\n",
+  );
+  (globalThis as { costBenchReact?: typeof react }).costBenchReact = react;
+  const tenantName = tenantOfPrincipal(credentials.first("tenant").principal);
+  await deps.webhookSecrets.put(
+    tenantName,
+    {
+      current: `whsec_${Buffer.from("cost-bench-secret-32-bytes-long!").toString("base64")}`,
+      createdAt: Date.now(),
     },
-  }),
-);
+    undefined,
+  );
+  const dispatcher = startLocalDispatcher(
+    deps,
+    pushPollingClient,
+    config.pushQueueUrl,
+    new LocalFunctions(new Map([[functionArn, join(folder, "target.mjs")]])),
+    config.sqsEndpoint ?? "",
+    (handler) => metered(lambdas.dispatcher, handler),
+  );
+  return {
+    webhook: { kind: "https", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` },
+    function: { kind: "lambda", functionArn, roleArn: "arn:aws:iam::000000000000:role/cost-bench" },
+    async stop() {
+      await dispatcher.stop();
+      receiver.close();
+    },
+  };
+}
 
 await sleep(minutes * 60_000 + 20_000 - (Date.now() - started));
 
 lambdas.tick.invocations = Math.ceil((Date.now() - started) / (CLOUD_SETTINGS.tickSeconds * 1000));
 await Promise.all(workers.map((w) => w.stop()));
+await pushed?.stop();
 await ticker.stop();
 await sweeper.stop();
 
@@ -237,13 +340,16 @@ if (runs === 0) {
   await stack.close();
   process.exit(1);
 }
-const sqsTotal = Object.values(sqsCalls).reduce((s, n) => s + n, 0);
+const pushBatches = lambdas.dispatcher.invocations + (pushPollingCalls.DeleteMessageBatch ?? 0);
+const sqsTotal = Object.values(sqsCalls).reduce((s, n) => s + n, 0) + pushBatches;
 const api = lambdas.api.invocations + lambdas.internal.invocations;
-const invocations = api + lambdas.sweeper.invocations + lambdas.tick.invocations;
+const invocations =
+  api + lambdas.sweeper.invocations + lambdas.tick.invocations + lambdas.dispatcher.invocations;
 const gbSeconds =
   (lambdas.api.ms * MEMORY_GB.api +
     lambdas.internal.ms * MEMORY_GB.internal +
-    lambdas.sweeper.ms * MEMORY_GB.sweeper) /
+    lambdas.sweeper.ms * MEMORY_GB.sweeper +
+    lambdas.dispatcher.ms * MEMORY_GB.dispatcher) /
   1000;
 const perMillion = (total: number) => (total / runs) * 1e6;
 const cost = {
@@ -271,26 +377,29 @@ console.log(
   `DynamoDB: ${capacity.writes().toFixed(0)} write units (${capacity.indexWrites().toFixed(0)} of them index entries, by DynamoDB's rules), ${capacity.reads().toFixed(0)} read units`,
 );
 console.log(`  calls: ${JSON.stringify(capacity.calls())}`);
-console.log(`SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}`);
+console.log(
+  `SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}${push ? ` + push event source: ${lambdas.dispatcher.invocations} non-empty receives, ${pushPollingCalls.DeleteMessageBatch ?? 0} deletes` : ""}`,
+);
 console.log(
   `  (sweep queue polling by the event source, fixed cost, not counted per run: ${JSON.stringify(pollingCalls)})`,
 );
 console.log(
   `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker); ` +
-    `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick), ${gbSeconds.toFixed(1)} GB-s`,
+    `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick, ${lambdas.dispatcher.invocations} dispatcher), ${gbSeconds.toFixed(1)} GB-s`,
 );
 // The GB-seconds vary from run to run: which function they come from says why.
 console.log(
   `GB-s by function: api ${((lambdas.api.ms * MEMORY_GB.api) / 1000).toFixed(1)}, ` +
     `internal ${((lambdas.internal.ms * MEMORY_GB.internal) / 1000).toFixed(1)}, ` +
-    `sweeper ${((lambdas.sweeper.ms * MEMORY_GB.sweeper) / 1000).toFixed(1)}`,
+    `sweeper ${((lambdas.sweeper.ms * MEMORY_GB.sweeper) / 1000).toFixed(1)}, ` +
+    `dispatcher ${((lambdas.dispatcher.ms * MEMORY_GB.dispatcher) / 1000).toFixed(1)}`,
 );
 console.log(
   `per run: ${(capacity.writes() / runs).toFixed(2)} WRU, ${(capacity.reads() / runs).toFixed(2)} RRU, ${(sqsTotal / runs).toFixed(2)} SQS requests, ${(api / runs).toFixed(2)} API requests`,
 );
 console.log("cost per million runs at on-demand list prices:");
 for (const [name, usd] of Object.entries(cost)) console.log(`  ${name.padEnd(36)} $${usd.toFixed(2)}`);
-console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)} (target $5.00)`);
+console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)} (target ${push ? "$3.00, push" : "$5.00"})`);
 console.log(
   `with provisioned DynamoDB capacity at ${PROVISIONED_UTILISATION * 100}% utilisation: writes $${provisioned.writes.toFixed(2)}, ` +
     `reads $${provisioned.reads.toFixed(2)}, total $${provisionedTotal.toFixed(2)}`,

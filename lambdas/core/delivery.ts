@@ -13,10 +13,11 @@ export { DELIVERY_LEAD_SECONDS };
 
 /**
  * A push run's base lead: the dispatcher is a Lambda billed while it holds a run until its
- * second, so its runs come a second (to two, SQS rounding down) before it, not five; a dense
- * second still gets the extra lead its density asks for (leadSecondsFor).
+ * second, so its runs become visible within the second before it (SQS rounds the delay down),
+ * not five seconds ahead; a dense second still gets the extra lead its density asks for
+ * (leadSecondsFor), so that its runs are leased before it comes.
  */
-export const PUSH_LEAD_SECONDS = 1;
+export const PUSH_LEAD_SECONDS = 0;
 
 /** The base lead of a run of this type: a worker's, or the dispatcher's for a push type. */
 export function baseLeadSecondsOf(type: string): number {

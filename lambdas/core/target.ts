@@ -79,9 +79,10 @@ export interface TargetSlots {
   acquire(key: string, limit: number, waitMs: number): Promise<boolean>;
   release(key: string): void;
   /**
-   * Resolves once no delivery is in flight or waiting for a slot, or after `maxWaitMs`: the
-   * dispatcher records outcomes after the deliveries due with them, so that at a spike the
-   * writes of the first runs do not hold up the delivery of the last.
+   * Resolves once no delivery waits for a slot, or after `maxWaitMs`: the dispatcher records
+   * outcomes after the deliveries queued beside them, so that at a spike the writes of the
+   * first runs do not hold up the delivery of the last. A delivery in flight (a slow target)
+   * is not waited for.
    */
   quiet(maxWaitMs: number): Promise<void>;
 }

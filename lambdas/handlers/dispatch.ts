@@ -12,9 +12,10 @@ import { PUSH_QUEUE } from "../definitions/queues";
  * The dispatcher Lambda, fed by the push queue through an SQS event source mapping (decision
  * 0029): no function runs while nothing is due. The messages are the use case's to keep or
  * delete, as a worker's lease step does with a lane's: a record the use case deleted (its
- * run finished, dropped, or retried under a new message) is reported done; every other one
- * (hidden until its lease lapses, held back, not yet due) is reported as a batch item
- * failure, so that the event source leaves it in the queue with the visibility it was given.
+ * run finished, dropped, or retried under a new message) is reported done, and the event
+ * source deletes it; every other one (hidden until its lease lapses, held back, not yet due)
+ * is reported as a batch item failure, so that the event source leaves it in the queue with
+ * the visibility it was given.
  */
 export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) {
   return async (event: SQSEvent, _context?: Context): Promise<SQSBatchResponse> => {
@@ -41,22 +42,24 @@ export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) 
   };
 }
 
-/** The run queue, noting every receipt handle deleted through it. */
+/**
+ * The run queue with its deletes left to the event source: a message the use case deletes is
+ * only noted, and its record reported done, which the event source deletes (one request for
+ * the batch instead of two). Should that delete fail, the message comes back to a lease step
+ * that finds its run finished and drops it, as it would after a failed delete of our own.
+ */
 function tracking(queue: RunQueue, consumed: Set<string>): RunQueue {
   return new Proxy(queue, {
     get(target, property, receiver) {
       if (property === "delete") {
         return async (handle: string) => {
-          await target.delete(handle);
           consumed.add(handle);
         };
       }
       if (property === "deleteBatch") {
         return async (handles: readonly string[]) => {
-          const failed = await target.deleteBatch(handles);
-          const kept = new Set(failed);
-          for (const handle of handles) if (!kept.has(handle)) consumed.add(handle);
-          return failed;
+          for (const handle of handles) consumed.add(handle);
+          return [];
         };
       }
       const value = Reflect.get(target, property, receiver);

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
-import { fromTemporaryCredentials } from "@aws-sdk/credential-providers";
-import type { AwsCredentialIdentityProvider } from "@smithy/types";
+import { AssumeRoleCommand, type STSClient } from "@aws-sdk/client-sts";
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import type { DeliveryResult, RunEnvelope } from "../../core/target";
 
 const ERROR_EXCERPT_CHARS = 512;
@@ -10,29 +10,46 @@ const ERROR_EXCERPT_CHARS = 512;
 /**
  * Credentials for a tenant's role: assumed with the tenant as the external id (the tenant's
  * trust policy requires it, so no other tenant can make the dispatcher use that role: the
- * confused-deputy problem), one provider per role and tenant, refreshed before they expire.
+ * confused-deputy problem), kept per role and tenant until a minute before they expire.
  */
 export class TenantRoles {
-  private readonly providers = new Map<string, AwsCredentialIdentityProvider>();
+  private readonly cache = new Map<string, Promise<AwsCredentialIdentity & { expiration: Date }>>();
 
-  constructor(private readonly region: string) {}
+  constructor(private readonly sts: STSClient) {}
 
   credentialsFor(roleArn: string, tenant: string): AwsCredentialIdentityProvider {
     const key = `${roleArn}\n${tenant}`;
-    let provider = this.providers.get(key);
-    if (!provider) {
-      provider = fromTemporaryCredentials({
-        params: {
-          RoleArn: roleArn,
-          ExternalId: tenant,
-          RoleSessionName: `jobsched-${tenant.replace(/[^\w+=,.@-]/g, "-")}`.slice(0, 64),
-          DurationSeconds: 900,
-        },
-        clientConfig: { region: this.region },
-      });
-      this.providers.set(key, provider);
+    return async () => {
+      const cached = this.cache.get(key);
+      if (cached) {
+        const held = await cached.catch(() => undefined);
+        if (held && held.expiration.getTime() - Date.now() > 60_000) return held;
+      }
+      const fresh = this.assume(roleArn, tenant);
+      this.cache.set(key, fresh);
+      fresh.catch(() => this.cache.delete(key));
+      return fresh;
+    };
+  }
+
+  private async assume(roleArn: string, tenant: string) {
+    const { Credentials } = await this.sts.send(
+      new AssumeRoleCommand({
+        RoleArn: roleArn,
+        ExternalId: tenant,
+        RoleSessionName: `jobsched-${tenant.replace(/[^\w+=,.@-]/g, "-")}`.slice(0, 64),
+        DurationSeconds: 900,
+      }),
+    );
+    if (!Credentials?.AccessKeyId || !Credentials.SecretAccessKey || !Credentials.Expiration) {
+      throw new Error(`AssumeRole of ${roleArn} returned no credentials`);
     }
-    return provider;
+    return {
+      accessKeyId: Credentials.AccessKeyId,
+      secretAccessKey: Credentials.SecretAccessKey,
+      sessionToken: Credentials.SessionToken,
+      expiration: Credentials.Expiration,
+    };
   }
 }
 

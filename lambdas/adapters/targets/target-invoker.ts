@@ -1,5 +1,6 @@
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { STSClient } from "@aws-sdk/client-sts";
 import type { WebhookSecretStore } from "../../core/ports";
 import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../core/target";
 import { signingSecretsOf } from "../../core/use-cases/webhook-secrets";
@@ -77,7 +78,7 @@ export class Targets implements TargetInvoker {
 
 /** AWS: each Lambda and SQS call made with the tenant's own role, assumed with its external id. */
 export function cloudReach(region: string): TargetReach {
-  const clients = new TargetClients(new TenantRoles(region));
+  const clients = new TargetClients(new TenantRoles(new STSClient({ region })));
   return {
     lambda: (target, tenant) => clients.lambdaFor(target.functionArn, target.roleArn, tenant),
     sqs: (target, tenant) => clients.sqsFor(target.queueUrl, target.roleArn, tenant),

@@ -9,7 +9,8 @@ import type { TargetSlots } from "../../core/target";
 export class InProcessTargetSlots implements TargetSlots {
   private readonly taken = new Map<string, number>();
   private readonly waiting = new Map<string, Array<() => void>>();
-  private busy = 0;
+  /** Deliveries waiting for a slot: while there are some, outcomes wait (quiet). */
+  private queued = 0;
   private readonly onQuiet = new Set<() => void>();
 
   inFlight(key: string): number {
@@ -20,23 +21,23 @@ export class InProcessTargetSlots implements TargetSlots {
   async acquire(key: string, limit: number, waitMs: number): Promise<boolean> {
     if (this.inFlight(key) < limit) {
       this.taken.set(key, this.inFlight(key) + 1);
-      this.busy++;
       return true;
     }
     if (waitMs <= 0) return false;
-    this.busy++; // waiting counts as busy: quiet() waits for it too
+    this.queued++;
     return new Promise<boolean>((resolve) => {
       const queue = this.waiting.get(key) ?? [];
       const turn = () => {
         clearTimeout(timer);
         this.taken.set(key, this.inFlight(key) + 1);
+        this.dequeued();
         resolve(true);
       };
       const timer = setTimeout(() => {
         const left = (this.waiting.get(key) ?? []).filter((t) => t !== turn);
         if (left.length > 0) this.waiting.set(key, left);
         else this.waiting.delete(key);
-        this.settle();
+        this.dequeued();
         resolve(false);
       }, waitMs);
       queue.push(turn);
@@ -51,12 +52,11 @@ export class InProcessTargetSlots implements TargetSlots {
     const queue = this.waiting.get(key);
     const next = queue?.shift();
     if (queue && queue.length === 0) this.waiting.delete(key);
-    next?.(); // the waiter takes the slot over: still busy
-    if (!next) this.settle();
+    next?.();
   }
 
   quiet(maxWaitMs: number): Promise<void> {
-    if (this.busy === 0 || maxWaitMs <= 0) return Promise.resolve();
+    if (this.queued === 0 || maxWaitMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -68,9 +68,9 @@ export class InProcessTargetSlots implements TargetSlots {
     });
   }
 
-  /** One delivery (or wait) less; when none is left, whoever waits for quiet goes on. */
-  private settle(): void {
-    this.busy = Math.max(0, this.busy - 1);
-    if (this.busy === 0) for (const done of [...this.onQuiet]) done();
+  /** One waiting delivery less; when none is left, the outcomes waiting for quiet go on. */
+  private dequeued(): void {
+    this.queued = Math.max(0, this.queued - 1);
+    if (this.queued === 0) for (const done of [...this.onQuiet]) done();
   }
 }

@@ -117,7 +117,8 @@ async function deliverOne(
     if (!(error instanceof DomainError)) throw error;
     deps.log.info("push run's outcome not recorded", { runId: lease.runId, reason: error.message });
   }
-  if (!result.ok) deps.log.warn("push delivery failed", { runId: lease.runId, error: result.error });
+  // A retry is routine (info); a dead letter is warned about where it is recorded.
+  if (!result.ok) deps.log.info("push delivery failed", { runId: lease.runId, error: result.error });
   return result.ok;
 }
 

@@ -1,0 +1,397 @@
+import { describe, expect, it } from "vitest";
+import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
+import { isPublicAddress, webhookUrlProblem } from "../../lambdas/core/destination-rules";
+import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
+import { RunStatus } from "../../lambdas/core/run";
+import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../lambdas/core/target";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { type DispatchDeps, dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
+import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import {
+  PREVIOUS_SECRET_GRACE_MS,
+  rotateWebhookSecret,
+  showWebhookSecret,
+  signingSecretsOf,
+} from "../../lambdas/core/use-cases/webhook-secrets";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+/**
+ * Push delivery's core (issue 17) on the in-memory ports and a fake clock: the destination
+ * rules, webhook secrets, the rules a push job is created and changed by, and the dispatcher's
+ * lease, hold, delivery and outcome.
+ */
+const NOW = Date.parse("2027-01-04T09:00:00Z");
+const caller = { tenant: "t", principal: "arn:aws:iam::1:role/t" };
+const webhook: Target = {
+  kind: "https",
+  url: "https://hooks.example.com/a",
+  timeoutSeconds: 10,
+  concurrency: 2,
+};
+
+describe("destination rules", () => {
+  it("refuse private, loopback, link-local, metadata, reserved and embedded addresses in AWS", () => {
+    for (const url of [
+      "https://10.1.2.3/",
+      "https://127.0.0.1/",
+      "https://169.254.169.254/",
+      "https://172.16.0.1/",
+      "https://192.168.0.1/",
+      "https://100.64.0.1/",
+      "https://0.0.0.0/",
+      "https://224.0.0.1/",
+      "https://[::1]/",
+      "https://[::]/",
+      "https://[fe80::1]/",
+      "https://[fd00:ec2::254]/",
+      "https://[::ffff:10.0.0.1]/",
+      "https://[::ffff:a00:1]/",
+    ]) {
+      expect(webhookUrlProblem(url, false), url).toMatch(/loopback, private/);
+    }
+    expect(isPublicAddress("::ffff:8.8.8.8")).toBe(true);
+    expect(isPublicAddress("not an address")).toBe(false);
+  });
+
+  it("accept public https addresses and names; refuse plain http, local names, credentials and fragments", () => {
+    for (const url of [
+      "https://8.8.8.8/hook",
+      "https://[2606:4700::1111]/",
+      "https://hooks.example.com:8443/x?y=1",
+    ]) {
+      expect(webhookUrlProblem(url, false), url).toBeUndefined();
+    }
+    expect(webhookUrlProblem("http://hooks.example.com/", false)).toBe("must be an https:// URL");
+    expect(webhookUrlProblem("https://localhost/", false)).toMatch(/public host/);
+    expect(webhookUrlProblem("https://db.internal/", false)).toMatch(/public host/);
+    expect(webhookUrlProblem("https://printer/", false)).toMatch(/public host/);
+    expect(webhookUrlProblem("https://u:p@hooks.example.com/", false)).toMatch(/user name/);
+    expect(webhookUrlProblem("https://hooks.example.com/#x", false)).toMatch(/fragment/);
+    expect(webhookUrlProblem("not a url", false)).toBe("must be an absolute URL");
+  });
+
+  it("allow loopback and plain http only with the local setting", () => {
+    expect(webhookUrlProblem("http://127.0.0.1:8791/hook", true)).toBeUndefined();
+    expect(webhookUrlProblem("ftp://127.0.0.1/", true)).toBe("must be an https:// or http:// URL");
+  });
+});
+
+describe("webhook secrets", () => {
+  it("are created once, shown only then, rotated with a day's grace for the previous one", async () => {
+    const deps = memoryDeps(NOW);
+    await expect(showWebhookSecret(deps, caller)).rejects.toBeInstanceOf(NotFoundError);
+    const first = await rotateWebhookSecret(deps, caller);
+    expect(first.created).toBe(true);
+    expect(first.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(await showWebhookSecret(deps, caller)).toEqual({ createdAt: "2027-01-04T09:00:00Z" });
+
+    deps.clock.advance(60_000);
+    const second = await rotateWebhookSecret(deps, caller);
+    expect(second.created).toBe(false);
+    expect(second.body.secret).not.toBe(first.body.secret);
+    expect(second.body.previousValidUntil).toBe(
+      new Date(NOW + 60_000 + PREVIOUS_SECRET_GRACE_MS).toISOString().replace(".000", ""),
+    );
+    const stored = await deps.webhookSecrets.get("t");
+    expect(signingSecretsOf(stored as NonNullable<typeof stored>, NOW + 120_000)).toEqual([
+      second.body.secret,
+      first.body.secret,
+    ]);
+    expect(
+      signingSecretsOf(stored as NonNullable<typeof stored>, NOW + 60_000 + PREVIOUS_SECRET_GRACE_MS),
+    ).toEqual([second.body.secret]);
+    deps.clock.advance(PREVIOUS_SECRET_GRACE_MS);
+    expect(await showWebhookSecret(deps, caller)).not.toHaveProperty("previousValidUntil");
+  });
+
+  it("refuse a rotation that another one overtook (409)", async () => {
+    const deps = memoryDeps(NOW);
+    const store = deps.webhookSecrets;
+    const racing: MemoryDeps = {
+      ...deps,
+      webhookSecrets: { get: store.get.bind(store), put: async () => false },
+    };
+    await expect(rotateWebhookSecret(racing, caller)).rejects.toBeInstanceOf(ConflictError);
+  });
+});
+
+describe("creating and changing a push job", () => {
+  it("takes the type from the target's kind; refuses a type beside a target, and neither", async () => {
+    const deps = memoryDeps(NOW);
+    await rotateWebhookSecret(deps, caller);
+    const runAt = new Date(NOW + 3_600_000).toISOString();
+    const { jobId } = await createJob(deps, caller, { target: webhook, runAt });
+    expect((await deps.jobs.getJob(jobId))?.type).toBe("@https");
+    await expect(createJob(deps, caller, { type: "x", target: webhook, runAt })).rejects.toMatchObject({
+      field: "type",
+    });
+    await expect(createJob(deps, caller, { runAt })).rejects.toMatchObject({ field: "type" });
+  });
+
+  it("needs the tenant's webhook secret before an https target (409), not before a lambda one", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = new Date(NOW + 3_600_000).toISOString();
+    await expect(createJob(deps, caller, { target: webhook, runAt })).rejects.toBeInstanceOf(ConflictError);
+    const lambda = {
+      kind: "lambda",
+      functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f:live",
+      roleArn: "arn:aws:iam::123456789012:role/r",
+    };
+    await expect(createJob(deps, caller, { target: lambda, runAt })).resolves.toMatchObject({
+      created: true,
+    });
+  });
+
+  it("holds queue URLs to SQS's in AWS, and lets the local runtime use its emulator's", async () => {
+    const runAt = new Date(NOW + 3_600_000).toISOString();
+    const sqs = (queueUrl: string) => ({
+      kind: "sqs",
+      queueUrl,
+      roleArn: "arn:aws:iam::123456789012:role/r",
+    });
+    const cloud = memoryDeps(NOW, { allowPrivateTargets: 0 });
+    await expect(
+      createJob(cloud, caller, {
+        target: sqs("https://sqs.eu-west-1.amazonaws.com/123456789012/q.fifo"),
+        runAt,
+      }),
+    ).resolves.toMatchObject({ created: true });
+    await expect(
+      createJob(cloud, caller, { target: sqs("http://127.0.0.1:9324/000000000000/q"), runAt }),
+    ).rejects.toMatchObject({ field: "target.queueUrl" });
+    await expect(
+      createJob(cloud, caller, { target: { kind: "https", url: "https://10.0.0.1/" }, runAt }),
+    ).rejects.toMatchObject({ field: "target.url" });
+    const local = memoryDeps(NOW);
+    await expect(
+      createJob(local, caller, { target: sqs("http://sqs.us-east-1.localhost:9324/000000000000/q"), runAt }),
+    ).resolves.toMatchObject({ created: true });
+    await expect(
+      createJob(local, caller, { target: sqs("http://127.0.0.1:9324/no-account"), runAt }),
+    ).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it("changes the destination in place, never the kind; a worker job cannot become a push job", async () => {
+    const deps = memoryDeps(NOW);
+    await rotateWebhookSecret(deps, caller);
+    const runAt = new Date(NOW + 3_600_000).toISOString();
+    const { jobId } = await createJob(deps, caller, { target: webhook, runAt });
+    const updated = await updateJob(
+      deps,
+      caller,
+      jobId,
+      { target: { kind: "https", url: "https://hooks.example.com/b" } },
+      undefined,
+    );
+    expect(updated.changed).toEqual(["target"]);
+    expect((await deps.jobs.getJob(jobId))?.target).toMatchObject({ url: "https://hooks.example.com/b" });
+    await expect(
+      updateJob(
+        deps,
+        caller,
+        jobId,
+        { target: { kind: "sqs", queueUrl: "http://q", roleArn: "arn:aws:iam::123456789012:role/r" } },
+        undefined,
+      ),
+    ).rejects.toMatchObject({ field: "target.kind" });
+    const worker = await createJob(deps, caller, { type: "x", runAt });
+    await expect(updateJob(deps, caller, worker.jobId, { target: webhook }, undefined)).rejects.toMatchObject(
+      {
+        field: "target",
+      },
+    );
+  });
+});
+
+/** A target that answers what a test says, and records what it was sent and when. */
+class FakeTargets implements TargetInvoker {
+  readonly calls: Array<{ envelope: RunEnvelope; at: number; timeoutMs: number }> = [];
+  constructor(
+    private readonly clock: { now(): number },
+    private readonly answer: (envelope: RunEnvelope) => Promise<DeliveryResult> = async () => ({ ok: true }),
+  ) {}
+  async deliver(_target: Target, envelope: RunEnvelope, context: { tenant: string; timeoutMs: number }) {
+    this.calls.push({ envelope, at: this.clock.now(), timeoutMs: context.timeoutMs });
+    return this.answer(envelope);
+  }
+}
+
+function dispatchDeps(
+  deps: MemoryDeps,
+  targets: TargetInvoker,
+  slots = new InProcessTargetSlots(),
+): DispatchDeps {
+  return {
+    ...deps,
+    targets,
+    targetSlots: slots,
+    // The fake clock moves on as the dispatcher waits.
+    sleep: async (ms) => deps.clock.advance(ms),
+  };
+}
+
+/** A push job due `inMs` from now, its run created and its message received. */
+async function pushRun(deps: MemoryDeps, inMs = 0, extra: Record<string, unknown> = {}) {
+  if (!(await deps.webhookSecrets.get("t"))) await rotateWebhookSecret(deps, caller);
+  const { jobId } = await createJob(deps, caller, {
+    target: webhook,
+    runAt: new Date(deps.clock.now() + inMs).toISOString(),
+    ...extra,
+  });
+  deps.queue.deliverAll();
+  return { jobId, received: deps.queue.ready.splice(0) };
+}
+
+describe("the dispatcher", () => {
+  it("leases a due run, holds it until its second, delivers its envelope and records it succeeded", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, received } = await pushRun(deps, 1_500, { payload: { hello: 1 } });
+    const targets = new FakeTargets(deps.clock);
+    const summary = await dispatchRuns(dispatchDeps(deps, targets), received, 60);
+    expect(summary).toEqual({ leased: 1, succeeded: 1, failed: 0 });
+    expect(targets.calls).toHaveLength(1);
+    expect(targets.calls[0]?.at).toBe(NOW + 1_500);
+    expect(targets.calls[0]?.envelope).toMatchObject({
+      runKey: `${jobId}@2027-01-04T09:00:01.500Z`,
+      fence: 1,
+      attempt: 1,
+      payload: { hello: 1 },
+    });
+    expect(targets.calls[0]?.timeoutMs).toBe(10_000);
+    const run = (await deps.runs.listRecentRuns(jobId, 1))[0];
+    expect(run).toMatchObject({ status: RunStatus.Succeeded, workerId: "jobsched-dispatcher" });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(deps.queue.deleted).toEqual([received[0]?.receiptHandle]);
+  });
+
+  it("retries a retryable failure no sooner than its Retry-After; dead-letters a final one at once", async () => {
+    const deps = memoryDeps(NOW);
+    const first = await pushRun(deps, 0, { retry: { base: 1, cap: 600 } });
+    const later = new FakeTargets(deps.clock, async () => ({
+      ok: false,
+      retryable: true,
+      error: "endpoint answered 503",
+      retryAfterSeconds: 120,
+    }));
+    await dispatchRuns(dispatchDeps(deps, later), first.received, 60);
+    const retried = (await deps.runs.listRecentRuns(first.jobId, 1))[0];
+    expect(retried?.status).toBe(RunStatus.Pending);
+    expect(retried?.retryAt).toBeGreaterThanOrEqual(deps.clock.now() + 120_000 - 5_000);
+    // The retry's message goes to the push queue with a push run's short lead.
+    expect(deps.queue.sent.at(-1)?.message.type).toBe("@https");
+
+    const second = await pushRun(deps);
+    const refused = new FakeTargets(deps.clock, async () => ({
+      ok: false,
+      retryable: false,
+      error: "endpoint answered 400",
+    }));
+    await dispatchRuns(dispatchDeps(deps, refused), second.received, 60);
+    expect((await deps.runs.listRecentRuns(second.jobId, 1))[0]).toMatchObject({
+      status: RunStatus.DeadLettered,
+      attempt: 1,
+      error: "endpoint answered 400",
+    });
+  });
+
+  it("counts a thrown delivery as a retryable failure", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, received } = await pushRun(deps);
+    const throwing = new FakeTargets(deps.clock, async () => {
+      throw new Error("socket hang up");
+    });
+    expect(await dispatchRuns(dispatchDeps(deps, throwing), received, 60)).toEqual({
+      leased: 1,
+      succeeded: 0,
+      failed: 1,
+    });
+    expect((await deps.runs.listRecentRuns(jobId, 1))[0]).toMatchObject({
+      status: RunStatus.Pending,
+      error: "delivery failed: Error: socket hang up",
+    });
+  });
+
+  it("sends a run back, unleased, while its target's deliveries fill its concurrency", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, received } = await pushRun(deps);
+    const slots = new InProcessTargetSlots();
+    const key = `t https ${new URL(webhook.url).origin}`;
+    expect(await slots.acquire(key, 2, 0)).toBe(true);
+    expect(await slots.acquire(key, 2, 0)).toBe(true);
+    const targets = new FakeTargets(deps.clock);
+    expect(await dispatchRuns(dispatchDeps(deps, targets, slots), received, 60)).toEqual({
+      leased: 0,
+      succeeded: 0,
+      failed: 0,
+    });
+    expect(targets.calls).toEqual([]);
+    expect((await deps.runs.listRecentRuns(jobId, 1))[0]).toMatchObject({
+      status: RunStatus.Pending,
+      fence: 0,
+    });
+  });
+
+  it("fails a delivery retryably when its target stays full until its lease runs short", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, received } = await pushRun(deps, 0, { leaseSeconds: 5 });
+    // Free at the lease step, full at the delivery (another delivery took the last slots).
+    const slots = new InProcessTargetSlots();
+    const full: InProcessTargetSlots = Object.assign(Object.create(slots), {
+      acquire: async () => false,
+    });
+    await dispatchRuns(dispatchDeps(deps, new FakeTargets(deps.clock), full), received, 60);
+    expect((await deps.runs.listRecentRuns(jobId, 1))[0]?.error).toMatch(/concurrent deliveries stayed busy/);
+  });
+
+  it("records nothing when its lease was taken from it meanwhile (a revoked or lapsed lease)", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, received } = await pushRun(deps);
+    const revoking = new FakeTargets(deps.clock, async () => {
+      // Its lease lapsed and another dispatcher took the run over, one fence up.
+      const run = await deps.runs.getRun(jobId, NOW);
+      deps.runs.runs.set(`${jobId}@${NOW}`, { ...(run as NonNullable<typeof run>), fence: 2 });
+      return { ok: true };
+    });
+    expect(await dispatchRuns(dispatchDeps(deps, revoking), received, 60)).toMatchObject({ succeeded: 1 });
+    expect((await deps.runs.listRecentRuns(jobId, 1))[0]?.status).not.toBe(RunStatus.Succeeded);
+  });
+
+  it("dead-letters a push-typed run whose job has no target", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId, received } = await pushRun(deps);
+    const job = await deps.jobs.getJob(jobId);
+    deps.jobs.jobs.set(jobId, { ...(job as NonNullable<typeof job>), target: undefined });
+    await dispatchRuns(dispatchDeps(deps, new FakeTargets(deps.clock)), received, 60);
+    expect((await deps.runs.listRecentRuns(jobId, 1))[0]).toMatchObject({
+      status: RunStatus.DeadLettered,
+      error: "the job has no target to deliver to",
+    });
+  });
+});
+
+describe("target slots", () => {
+  it("hand a freed slot to the first waiter, time a waiter out, and tell when none waits", async () => {
+    const slots = new InProcessTargetSlots();
+    expect(await slots.acquire("k", 1, 0)).toBe(true);
+    expect(await slots.acquire("k", 1, 0)).toBe(false);
+    await slots.quiet(5_000); // one in flight, none waiting: at once
+    const first = slots.acquire("k", 1, 1_000);
+    const second = slots.acquire("k", 1, 5_000);
+    let quiet = false;
+    const whenQuiet = slots.quiet(5_000).then(() => {
+      quiet = true;
+    });
+    slots.release("k");
+    expect(await first).toBe(true);
+    expect(slots.inFlight("k")).toBe(1);
+    await Promise.resolve();
+    expect(quiet).toBe(false); // the second still waits
+    slots.release("k");
+    expect(await second).toBe(true);
+    await whenQuiet;
+    expect(quiet).toBe(true);
+    expect(await slots.acquire("k", 1, 10)).toBe(false); // timed out waiting
+    slots.release("k");
+    expect(slots.inFlight("k")).toBe(0);
+  });
+});
