@@ -3,7 +3,18 @@ import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slot
 import { isPublicAddress, webhookUrlProblem } from "../../lambdas/core/destination-rules";
 import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
-import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../lambdas/core/target";
+import {
+  AWS_TARGET_TIMEOUT_SECONDS,
+  concurrencyOf,
+  DEFAULT_TARGET_CONCURRENCY,
+  type DeliveryResult,
+  isPushType,
+  type RunEnvelope,
+  type Target,
+  type TargetInvoker,
+  targetKeyOf,
+  timeoutMsOf,
+} from "../../lambdas/core/target";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { type DispatchDeps, dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
@@ -366,6 +377,68 @@ describe("the dispatcher", () => {
       status: RunStatus.DeadLettered,
       error: "the job has no target to deliver to",
     });
+  });
+});
+
+describe("the dispatcher's edges", () => {
+  it("gives Lambda and SQS targets the SDK's timeout and the default concurrency, keyed by ARN and URL", async () => {
+    const lambda: Target = {
+      kind: "lambda",
+      functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
+      roleArn: "arn:aws:iam::123456789012:role/r",
+    };
+    const sqs: Target = {
+      kind: "sqs",
+      queueUrl: "https://sqs.us-east-1.amazonaws.com/123456789012/q",
+      roleArn: "r",
+    };
+    expect([targetKeyOf("t", lambda), targetKeyOf("t", sqs), targetKeyOf("t", webhook)]).toEqual([
+      "t lambda arn:aws:lambda:us-east-1:123456789012:function:f",
+      "t sqs https://sqs.us-east-1.amazonaws.com/123456789012/q",
+      "t https https://hooks.example.com",
+    ]);
+    expect([timeoutMsOf(lambda), timeoutMsOf(sqs), timeoutMsOf(webhook)]).toEqual([
+      AWS_TARGET_TIMEOUT_SECONDS * 1000,
+      AWS_TARGET_TIMEOUT_SECONDS * 1000,
+      10_000,
+    ]);
+    expect([concurrencyOf(lambda), concurrencyOf(sqs), concurrencyOf(webhook)]).toEqual([
+      DEFAULT_TARGET_CONCURRENCY,
+      DEFAULT_TARGET_CONCURRENCY,
+      2,
+    ]);
+    expect(isPushType("@lambda")).toBe(true);
+    expect(isPushType("send-invoice")).toBe(false);
+
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, caller, { target: lambda, runAt: new Date(NOW).toISOString() });
+    deps.queue.deliverAll();
+    const targets = new FakeTargets(deps.clock);
+    await dispatchRuns(dispatchDeps(deps, targets), deps.queue.ready.splice(0), 60);
+    expect(targets.calls[0]?.timeoutMs).toBe(AWS_TARGET_TIMEOUT_SECONDS * 1000);
+    expect((await deps.runs.listRecentRuns(jobId, 1))[0]?.status).toBe(RunStatus.Succeeded);
+  });
+
+  it("warns when the batch's messages could not be deleted, and lets a storage failure through", async () => {
+    const deps = memoryDeps(NOW);
+    const { received } = await pushRun(deps);
+    const failing: MemoryDeps = Object.assign(Object.create(deps), deps, {
+      queue: Object.assign(Object.create(deps.queue), { deleteBatch: async (handles: string[]) => handles }),
+    });
+    await dispatchRuns(dispatchDeps(failing, new FakeTargets(deps.clock)), received, 60);
+    expect(deps.warnings).toContain("could not delete some pushed runs' messages");
+
+    const second = await pushRun(deps);
+    const broken: MemoryDeps = Object.assign(Object.create(deps), deps, {
+      runs: Object.assign(Object.create(deps.runs), {
+        finishRun: async () => {
+          throw new Error("DynamoDB is down");
+        },
+      }),
+    });
+    await expect(
+      dispatchRuns(dispatchDeps(broken, new FakeTargets(deps.clock)), second.received, 60),
+    ).rejects.toThrow("DynamoDB is down");
   });
 });
 
