@@ -135,6 +135,12 @@ function stubAws(run: Record<string, unknown>) {
   db.reset();
   sqs.reset();
   db.on(GetCommand).callsFake((input: { Key: { pk: string; sk: string } }) => {
+    // The tenant has a webhook secret: https targets are accepted, a POST rotates it.
+    if (input.Key.pk.startsWith("WEBHOOK#")) {
+      return {
+        Item: { ...input.Key, current: `whsec_${Buffer.alloc(32, 1).toString("base64")}`, createdAt: 1 },
+      };
+    }
     if (input.Key.pk !== storedJob.pk) return {};
     return { Item: input.Key.sk === "JOB" ? storedJob : run };
   });
@@ -380,6 +386,43 @@ const hostileDuration = fc.oneof(
 );
 
 const validRunAt = () => new Date(Date.now() + 3_600_000).toISOString();
+/** Push targets: valid ones, private and malformed destinations, hostile fields. */
+const pushTarget = fc.oneof(
+  fc.record({
+    kind: fc.constant("https"),
+    url: fc.oneof(
+      fc.constantFrom(
+        "https://hooks.example.com/a",
+        "https://10.0.0.1/",
+        "https://[::ffff:127.0.0.1]/",
+        "http://hooks.example.com/",
+        "https://localhost/",
+        "not a url",
+        `https://hooks.example.com/${"a".repeat(3000)}`,
+      ),
+      hostileString,
+    ),
+    timeoutSeconds: fc.oneof(fc.constant(10), hostileValue),
+    concurrency: fc.oneof(fc.constant(5), hostileValue),
+  }),
+  fc.record({
+    kind: fc.constant("lambda"),
+    functionArn: fc.oneof(
+      fc.constant("arn:aws:lambda:us-east-1:123456789012:function:f:live"),
+      hostileString,
+    ),
+    roleArn: fc.oneof(fc.constant("arn:aws:iam::123456789012:role/r"), hostileString),
+  }),
+  fc.record({
+    kind: fc.constant("sqs"),
+    queueUrl: fc.oneof(
+      fc.constantFrom("https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo", "http://127.0.0.1/q"),
+      hostileString,
+    ),
+    roleArn: fc.oneof(fc.constant("arn:aws:iam::123456789012:role/r"), hostileString),
+  }),
+  fc.record({ kind: hostileValue }),
+);
 /** A create-job body: valid fields, each of them sometimes replaced by something hostile. */
 const createBody = fc
   .record(
@@ -412,6 +455,7 @@ const createBody = fc
         hostileValue,
       ),
       jitter: fc.oneof(fc.constantFrom("PT5M", "P2D", 3600), hostileDuration),
+      target: fc.oneof(pushTarget, hostileValue),
     },
     { requiredKeys: ["type"] },
   )
@@ -447,6 +491,14 @@ const FIELDS = [
   "startAt",
   "endAt",
 ];
+/** A valid push create (no type, a target) with its target or one of its fields hostile. */
+const nearlyValidPush = fc
+  .record({ target: pushTarget, soon: fc.boolean(), payload: hostileValue })
+  .map(({ target, soon, payload }) => ({
+    target,
+    runAt: new Date(Date.now() + (soon ? 1_000 : 3_600_000)).toISOString(),
+    payload,
+  }));
 const nearlyValidCreate = fc
   .record({
     payload: fc.oneof({ weight: 12, arbitrary: hostileValue }, { weight: 1, arbitrary: blowup }),
@@ -671,7 +723,7 @@ interface Shape {
   readonly query?: fc.Arbitrary<Record<string, string>>;
 }
 const SHAPES: Record<string, Shape> = {
-  "POST /api/v1/jobs": { body: bodyFor(fc.oneof(createBody, nearlyValidCreate)) },
+  "POST /api/v1/jobs": { body: bodyFor(fc.oneof(createBody, nearlyValidCreate, nearlyValidPush)) },
   "GET /api/v1/jobs": { query },
   "GET /api/v1/jobs/{jobId}": { path: pathId(JOB_ID).map((jobId) => ({ jobId })) },
   "PATCH /api/v1/jobs/{jobId}": {
@@ -720,6 +772,8 @@ const SHAPES: Record<string, Shape> = {
     path: pathId(RUN_ID).map((runId) => ({ runId })),
     body: bodyFor(emptyBody),
   },
+  "POST /api/v1/webhook-secret": { body: bodyFor(emptyBody) },
+  "GET /api/v1/webhook-secret": { query },
   "POST /internal/leases": { body: bodyFor(workerBody) },
   "POST /internal/leases/{runId}/heartbeat": {
     path: pathId(RUN_ID).map((runId) => ({ runId })),

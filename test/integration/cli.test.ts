@@ -83,6 +83,41 @@ describe("jobsched jobs ...", () => {
   });
 });
 
+describe("jobsched webhook-secret and push jobs", () => {
+  it("shows the secret once, then creates push jobs with --target-*; refuses a target without its role", async () => {
+    const rotated = await cli("webhook-secret", "rotate");
+    expect(rotated.stdout).toMatch(/^whsec_[A-Za-z0-9+/=]+\n\nShown this once/);
+    const shown = await cli("webhook-secret", "show");
+    expect(shown.stdout).toMatch(/^created \d{4}-/);
+    expect(shown.stdout).not.toContain("whsec_");
+
+    const runAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = JSON.parse(
+      (await cli("jobs", "create", "--target-https", "http://127.0.0.1:9/hook", "--run-at", runAt, "--json"))
+        .stdout,
+    ) as { jobId: string };
+    const job = JSON.parse((await cli("jobs", "get", created.jobId, "--json")).stdout) as {
+      type: string;
+      target: unknown;
+    };
+    expect(job).toMatchObject({ type: "@https", target: { kind: "https", url: "http://127.0.0.1:9/hook" } });
+
+    const roleless = await cli(
+      "jobs",
+      "create",
+      "--target-lambda",
+      "arn:aws:lambda:us-east-1:000000000000:function:f",
+      "--run-at",
+      runAt,
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect(roleless).toMatchObject({ code: 1, stderr: expect.stringContaining("need --role") });
+    const neither = await cli("jobs", "create", "--run-at", runAt).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(neither).toMatchObject({ code: 1, stderr: expect.stringContaining("give --type") });
+  });
+});
+
 describe("jobsched worker and jobsched dlq", () => {
   const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
