@@ -122,16 +122,18 @@ Create a job that runs in 10 seconds (as ${tenant.principal}):
 
 Then: curl -s ${sign} ${gateway.url}/api/v1/jobs/<jobId>      Stop with Ctrl-C.
 
-Push jobs: no worker, the dispatcher calls the target (README, "Push delivery"):
-  webhook  create the signing secret once (shown once), then the job; the example receiver
-           on 127.0.0.1:${EXAMPLE_WEBHOOK_PORT}${receiver ? "" : " (port taken: not started)"} verifies each delivery's signature:
+Push jobs: no worker, the dispatcher calls the target (README, "Push delivery").
+  webhook: create the signing secret once (shown once), then the job; the example receiver on
+  127.0.0.1:${EXAMPLE_WEBHOOK_PORT}${receiver ? "" : " (port taken: not started)"} checks each delivery's signature:
     curl -s ${sign} -X POST ${gateway.url}/api/v1/webhook-secret
     curl -s ${sign} -H 'content-type: application/json' -X POST ${gateway.url}/api/v1/jobs \\
       -d "{\\"target\\":{\\"kind\\":\\"https\\",\\"url\\":\\"http://127.0.0.1:${EXAMPLE_WEBHOOK_PORT}/hook\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
-  function ${EXAMPLE_FUNCTION_ARN} (${functionsFile}):
-    -d "{\\"target\\":{\\"kind\\":\\"lambda\\",\\"functionArn\\":\\"${EXAMPLE_FUNCTION_ARN}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
-  queue    ${exampleQueueUrl}:
-    -d "{\\"target\\":{\\"kind\\":\\"sqs\\",\\"queueUrl\\":\\"${exampleQueueUrl}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
+  function (registered in ${functionsFile}):
+    curl -s ${sign} -H 'content-type: application/json' -X POST ${gateway.url}/api/v1/jobs \\
+      -d "{\\"target\\":{\\"kind\\":\\"lambda\\",\\"functionArn\\":\\"${EXAMPLE_FUNCTION_ARN}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
+  queue (on the SQS emulator):
+    curl -s ${sign} -H 'content-type: application/json' -X POST ${gateway.url}/api/v1/jobs \\
+      -d "{\\"target\\":{\\"kind\\":\\"sqs\\",\\"queueUrl\\":\\"${exampleQueueUrl}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
 
 Web console (on http://127.0.0.1:8790, its calls signed with the same dev keys):
   AWS_ACCESS_KEY_ID=${tenant.accessKeyId} AWS_SECRET_ACCESS_KEY=${tenant.secretAccessKey} \\
