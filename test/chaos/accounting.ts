@@ -60,6 +60,9 @@ export interface Books {
    * the worker must hold each run until then).
    */
   readonly startedEarly: string[];
+  /** Push runs' deliveries (the receiver's log), and how many came again after the first. */
+  readonly pushDeliveries: number;
+  readonly pushRepeated: number;
 }
 
 /** The instants an every-minute UTC cron fires at, after `after` and up to `endAt`. */
@@ -226,8 +229,12 @@ function crossTenantExecutions(
   });
 }
 
+/** A push delivery's log line: the receiver logs it as the dispatcher's execution. */
+const byDispatcher = (event: WorkerEvent) => event.worker.startsWith("dispatcher:");
+
 function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<string, RunRow>) {
   const starts = events.filter((e) => e.e === "start");
+  const pushStarts = starts.filter(byDispatcher);
   const dones = events.filter((e) => e.e === "done");
   const completions: Record<string, number> = {};
   for (const done of dones) {
@@ -265,8 +272,11 @@ function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<s
     }
   }
 
+  // Workers' executions against their accepted completions; the dispatcher's completions are
+  // not logged (it is in the runtime), so its deliveries are counted apart.
   const executionsOf = new Map<string, number>();
-  for (const start of starts) executionsOf.set(start.runId, (executionsOf.get(start.runId) ?? 0) + 1);
+  for (const start of starts.filter((s) => !byDispatcher(s)))
+    executionsOf.set(start.runId, (executionsOf.get(start.runId) ?? 0) + 1);
   const acceptedOf = new Map<string, number>();
   for (const done of accepted) acceptedOf.set(done.runId, (acceptedOf.get(done.runId) ?? 0) + 1);
   let duplicateExecutions = 0;
@@ -280,6 +290,8 @@ function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<s
 
   return {
     executions: starts.length,
+    pushDeliveries: pushStarts.length,
+    pushRepeated: pushStarts.length - new Set(pushStarts.map((s) => s.runId)).size,
     duplicateExecutions,
     doubleSuccesses,
     completions,

@@ -29,7 +29,8 @@ export type WorkerEvent =
       readonly fence: number;
       readonly worker: string;
       readonly result: "succeeded" | "failed" | "not-started";
-      readonly status: number | "lease-lost" | "unreachable" | "given-up";
+      /** `push-answered`: a push target's own failure (the receiver answered 5xx), not a completion. */
+      readonly status: number | "lease-lost" | "unreachable" | "given-up" | "push-answered";
       readonly sentAt: number;
       readonly at: number;
     };

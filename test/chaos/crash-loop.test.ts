@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJobResponse, jobResponse, runsPageResponse } from "@jobsched/contract";
 import { createSignedFetch, type JsonResponse } from "@jobsched/worker";
+import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
@@ -30,7 +32,11 @@ import {
  * a stale fence. Duplicate executions are counted and printed: at-least-once allows them;
  * at-most-once jobs in the mix must never run a run twice (a lapsed lease is recorded lost).
  * Jobs come from two tenants; one worker is bound to each and a pool worker serves both: no
- * worker may execute a run of a tenant it does not serve.
+ * worker may execute a run of a tenant it does not serve. One one-off job in ten is a push job
+ * (issue 17): the runtime's dispatcher POSTs its runs to a receiver in this process, which
+ * checks each signature against the tenants' webhook secrets and logs each delivery as an
+ * execution by `dispatcher:<tenant whose secret signed it>`, so the same books hold for them: no
+ * delivery before its second, none signed for another tenant, none succeeded where it failed.
  *
  * Sizes come from the environment: CHAOS_JOBS (default 520), CHAOS_KILLS (default 22).
  */
@@ -105,11 +111,82 @@ function mixFor(i: number): { payload: ChaosPayload; extra: Record<string, unkno
   };
 }
 
+/** A push job's payload: one in two fails its first delivery with a 503, and is retried. */
+function pushMixFor(i: number): { payload: ChaosPayload; extra: Record<string, unknown> } {
+  const retried = Math.floor(i / 10) % 2 === 1;
+  return {
+    payload: {
+      kind: retried ? "push-retry-once" : "push-ok",
+      ms: 0,
+      failAttempts: retried ? 1 : 0,
+      permanent: false,
+    },
+    extra: { retry: { base: 1, cap: 2 }, maxAttempts: 4 },
+  };
+}
+
+/**
+ * The push jobs' webhook receiver: each delivery's signature checked against both tenants'
+ * secrets (the `standardwebhooks` library), logged as an execution by the dispatcher of the
+ * tenant whose secret signed it; a first attempt of a retried kind answers 503 (logged failed).
+ */
+async function startPushReceiver(secrets: ReadonlyMap<ChaosTenant, string>, logFile: string) {
+  let unsigned = 0;
+  const server = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString("utf8");
+      const signer = [...secrets].find(([, secret]) => {
+        try {
+          new Webhook(secret).verify(body, request.headers as Record<string, string>);
+          return true;
+        } catch {
+          return false;
+        }
+      })?.[0];
+      if (!signer) unsigned += 1;
+      const envelope = JSON.parse(body) as {
+        runId: string;
+        fence: number;
+        attempt: number;
+        payload: ChaosPayload;
+      };
+      const worker = `dispatcher:${signer ?? "unsigned"}`;
+      const fail = envelope.attempt <= envelope.payload.failAttempts;
+      const events: WorkerEvent[] = [
+        { e: "start", runId: envelope.runId, fence: envelope.fence, attempt: envelope.attempt, worker, at },
+        ...(fail
+          ? [
+              {
+                e: "done" as const,
+                runId: envelope.runId,
+                fence: envelope.fence,
+                worker,
+                result: "failed" as const,
+                status: "push-answered" as const,
+                sentAt: at,
+                at,
+              },
+            ]
+          : []),
+      ];
+      appendFileSync(logFile, events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+      response.writeHead(fail ? 503 : 204).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, unsigned: () => unsigned };
+}
+
 describe("the local runtime in a crash loop", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "jobsched-chaos-"));
   const logFile = join(dataDir, "..", `${dataDir.split("/").pop()}-workers.jsonl`);
   let runtime: RunningRuntime | undefined;
   const workers = new Map<string, ChildProcess>();
+  const servers: HttpServer[] = [];
 
   let passed = false;
   /** Every incarnation's output, written next to the data folder when the books do not balance. */
@@ -118,6 +195,7 @@ describe("the local runtime in a crash loop", () => {
 
   afterAll(async () => {
     for (const child of workers.values()) child.kill("SIGKILL");
+    for (const server of servers) server.close();
     await runtime?.kill("SIGTERM");
     // A failed run keeps its data, the runtime's output and the workers' log for a post-mortem.
     if (passed) {
@@ -140,6 +218,10 @@ describe("the local runtime in a crash loop", () => {
     };
     const clients = { a: tenantClient("AKIAJOBSCHEDTENANTA1"), b: tenantClient("AKIAJOBSCHEDTENANTB1") };
     const tenantOf = new Map<string, ChaosTenant>();
+    // Push jobs' receiver, in this process (it outlives the runtime's kills).
+    const secrets = new Map<ChaosTenant, string>();
+    const receiver = await startPushReceiver(secrets, logFile);
+    servers.push(receiver.server);
 
     /**
      * A client call, as the job's tenant (or as `tenant`), retried through restarts until it
@@ -183,17 +265,26 @@ describe("the local runtime in a crash loop", () => {
     };
     for (const worker of CHAOS_WORKERS) startWorker(worker.id);
 
+    for (const tenant of ["a", "b"] as const) {
+      const created = await call("POST", "/api/v1/webhook-secret", undefined, undefined, tenant);
+      secrets.set(tenant, (created.body as { secret: string }).secret);
+    }
+
     // Prepare: the recurring jobs, every minute until the window closes.
     const accepted: AcceptedJob[] = [];
     const endAt = Math.floor((started + CRON_WINDOW_MS) / 60_000) * 60_000;
     const create = async (i: number, schedule: Record<string, unknown>) => {
-      const { payload, extra } = mixFor(i);
       const tenant: ChaosTenant = i % 2 === 0 ? "a" : "b";
+      const push = "runAt" in schedule && i % 10 === 3;
+      const { payload, extra } = push ? pushMixFor(i) : mixFor(i);
+      const runsBy = push
+        ? { target: { kind: "https", url: `${receiver.url}/${tenant}` } }
+        : { type: CHAOS_TYPE };
       const sentAt = Date.now();
       const response = await call(
         "POST",
         "/api/v1/jobs",
-        { type: CHAOS_TYPE, payload, idempotencyKey: `chaos-${started}-${i}`, ...extra, ...schedule },
+        { ...runsBy, payload, idempotencyKey: `chaos-${started}-${i}`, ...extra, ...schedule },
         undefined,
         tenant,
       );
@@ -339,7 +430,11 @@ describe("the local runtime in a crash loop", () => {
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) => JSON.parse(line) as WorkerEvent);
-    const served = new Map<string, readonly ChaosTenant[]>(CHAOS_WORKERS.map((w) => [w.id, w.tenants]));
+    const served = new Map<string, readonly ChaosTenant[]>([
+      ...CHAOS_WORKERS.map((w) => [w.id, w.tenants] as const),
+      ["dispatcher:a", ["a"]],
+      ["dispatcher:b", ["b"]],
+    ]);
     const books = keepBooks(accepted, states, events, served);
     const minutes = ((Date.now() - started) / 60_000).toFixed(1);
     const downs = [...faults.downMs].sort((a, b) => a - b);
@@ -359,6 +454,9 @@ describe("the local runtime in a crash loop", () => {
         `final run status by kind: ${JSON.stringify(books.byKind)}`,
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
         `at-most-once: ${books.atMostOnceLost} run(s) recorded lost, ${books.atMostOnceRepeated.length} executed twice`,
+        `push: ${accepted.filter((j) => j.kind.startsWith("push")).length} jobs, ${books.pushDeliveries} deliveries, ` +
+          `${books.pushRepeated} delivered again (at least once: a kill mid-delivery, or a retry), ` +
+          `${receiver.unsigned()} with no valid signature`,
         `jobs by tenant: A ${accepted.filter((j) => j.tenant === "a").length}, B ${accepted.filter((j) => j.tenant === "b").length}; ` +
           `executions by worker: ${JSON.stringify(Object.fromEntries(CHAOS_WORKERS.map((w) => [w.id, events.filter((e) => e.e === "start" && e.worker === w.id).length])))}; ` +
           `cross-tenant executions: ${books.crossTenant.length}; executions started before due: ${books.startedEarly.length}`,
@@ -402,6 +500,8 @@ describe("the local runtime in a crash loop", () => {
     expect(books.startedEarly).toEqual([]);
     expect(books.atMostOnceRepeated).toEqual([]);
     expect(books.executions).toBeGreaterThan(0);
+    expect(books.pushDeliveries).toBeGreaterThan(0);
+    expect(receiver.unsigned()).toBe(0);
     passed = true;
   });
 });
