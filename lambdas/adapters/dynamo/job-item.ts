@@ -1,3 +1,4 @@
+import { targetResponse } from "@jobsched/contract";
 import { z } from "zod";
 import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
@@ -42,18 +43,7 @@ const jobItemSchema = z.object({
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
   delivery: z.literal("at-most-once").optional(),
-  target: z
-    .discriminatedUnion("kind", [
-      z.object({
-        kind: z.literal("https"),
-        url: z.string(),
-        timeoutSeconds: z.number(),
-        concurrency: z.number(),
-      }),
-      z.object({ kind: z.literal("lambda"), functionArn: z.string(), roleArn: z.string() }),
-      z.object({ kind: z.literal("sqs"), queueUrl: z.string(), roleArn: z.string() }),
-    ])
-    .optional(),
+  target: targetResponse.optional(),
   labels: z.record(z.string(), z.string()).optional(),
   maxLatenessMs: z.number().optional(),
   maxAttempts: z.number(),

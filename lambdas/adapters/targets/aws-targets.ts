@@ -135,29 +135,29 @@ export async function sendToQueue(
 
 /** Clients per region and role (with the tenant): made once per dispatcher instance. */
 export class TargetClients {
-  private readonly lambdas = new Map<string, LambdaClient>();
-  private readonly queues = new Map<string, SQSClient>();
+  private readonly clients = new Map<string, LambdaClient | SQSClient>();
 
   constructor(private readonly roles: TenantRoles) {}
 
   lambdaFor(functionArn: string, roleArn: string, tenant: string): LambdaClient {
-    const region = regionOfArn(functionArn);
-    const key = `${region}\n${roleArn}\n${tenant}`;
-    let client = this.lambdas.get(key);
-    if (!client) {
-      client = new LambdaClient({ region, credentials: this.roles.credentialsFor(roleArn, tenant) });
-      this.lambdas.set(key, client);
-    }
-    return client;
+    return this.clientFor(LambdaClient, regionOfArn(functionArn), roleArn, tenant);
   }
 
   sqsFor(queueUrl: string, roleArn: string, tenant: string): SQSClient {
-    const region = regionOfQueueUrl(queueUrl);
-    const key = `${region}\n${roleArn}\n${tenant}`;
-    let client = this.queues.get(key);
+    return this.clientFor(SQSClient, regionOfQueueUrl(queueUrl), roleArn, tenant);
+  }
+
+  private clientFor<C extends LambdaClient | SQSClient>(
+    Client: new (config: { region: string; credentials: AwsCredentialIdentityProvider }) => C,
+    region: string,
+    roleArn: string,
+    tenant: string,
+  ): C {
+    const key = `${Client.name}\n${region}\n${roleArn}\n${tenant}`;
+    let client = this.clients.get(key) as C | undefined;
     if (!client) {
-      client = new SQSClient({ region, credentials: this.roles.credentialsFor(roleArn, tenant) });
-      this.queues.set(key, client);
+      client = new Client({ region, credentials: this.roles.credentialsFor(roleArn, tenant) });
+      this.clients.set(key, client);
     }
     return client;
   }

@@ -78,6 +78,13 @@ const scheduleFields = {
 export const scheduleResponse = z.object(scheduleFields);
 export type ScheduleResponse = z.output<typeof scheduleResponse>;
 
+/** A push job's target, as stored and as answered: one of the three kinds. */
+export const targetResponse = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("https"), url: z.string(), timeoutSeconds: z.int(), concurrency: z.int() }),
+  z.object({ kind: z.literal("lambda"), functionArn: z.string(), roleArn: z.string() }),
+  z.object({ kind: z.literal("sqs"), queueUrl: z.string(), roleArn: z.string() }),
+]);
+
 const jobSummaryFields = {
   jobId: z.string(),
   type: z.string(),
@@ -97,17 +104,7 @@ export const jobResponse = z
     missedRuns: z.enum(values(MissedRunPolicy)),
     overlapPolicy: z.enum(values(OverlapPolicy)),
     delivery: z.enum(values(Delivery)),
-    target: z
-      .union([
-        z.object({
-          kind: z.literal("https"),
-          url: z.string(),
-          timeoutSeconds: z.int(),
-          concurrency: z.int(),
-        }),
-        z.object({ kind: z.literal("lambda"), functionArn: z.string(), roleArn: z.string() }),
-        z.object({ kind: z.literal("sqs"), queueUrl: z.string(), roleArn: z.string() }),
-      ])
+    target: targetResponse
       .optional()
       .meta({ description: "Push jobs: where the scheduler delivers each run (the type is @ and its kind)" }),
     labels: z.record(z.string(), z.string()),
