@@ -178,7 +178,7 @@ function definitionOptions(command: Command): Command {
     .option("--target-concurrency <n>", "--target-https: deliveries in flight at once per dispatcher, 1-100");
 }
 
-/** The push target the options name, if any (the API checks the URL, ARNs and role). */
+/** The push target the options name, or undefined (the API checks the URL, ARNs and role). */
 function targetOf(o: Record<string, string | undefined>): Record<string, unknown> | undefined {
   const named = [o.targetHttps, o.targetLambda, o.targetSqs].filter((t) => t !== undefined);
   if (named.length > 1) throw new CliError("give one of --target-https, --target-lambda, --target-sqs");

@@ -16,9 +16,9 @@ import { DateTime } from "luxon";
  * - StartDate and EndDate: startAt and endAt; FlexibleTimeWindow FLEXIBLE: a jitter window of
  *   its MaximumWindowInMinutes; RetryPolicy: maxAttempts (retries + 1, at most 100) and
  *   MaximumEventAgeInSeconds as maxLateness; State DISABLED: the job is paused after create.
- * - Targets: a Lambda function (any alias or version) or an SQS queue, with the schedule's
- *   execution role; the target's Input (JSON, or a string) is the payload. Any other target
- *   is refused with its kind. A dead-letter queue is listed as a note: jobsched keeps its own.
+ * - Targets: a Lambda function (unqualified, a version or an alias) or an SQS queue, with the schedule's
+ *   execution role; the target's Input (JSON, or a string) is the payload. Other targets are
+ *   refused with their kind. A dead-letter queue is listed as a note: jobsched keeps its own.
  */
 export type Conversion =
   | {
@@ -218,7 +218,7 @@ function targetFields(schedule: GetScheduleCommandOutput): TargetFields {
   return refuse(`its target is ${service} (${target.Arn}); jobsched pushes to Lambda, SQS and https only`);
 }
 
-/** EventBridge passes Input as it is: JSON becomes the payload, any other text a string payload. */
+/** EventBridge passes Input as it is: JSON becomes the payload, other text a string payload. */
 function payloadOf(input: string | undefined): unknown {
   if (input === undefined) return undefined;
   try {
