@@ -43,5 +43,11 @@ export function cloudSettings(settings: SchedulerSettings): SchedulerSettings {
   if (settings.tickSeconds < 60) {
     throw new Error("context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s");
   }
+  // In AWS a push target never reaches the deployment's own network (decision 0029).
+  if (settings.allowPrivateTargets !== 0) {
+    throw new Error(
+      "context jobsched:allowPrivateTargets: must be 0 in AWS (private and loopback targets are for the local runtime only)",
+    );
+  }
   return settings;
 }

@@ -31,6 +31,9 @@ describe("the CDK context", () => {
     expect(() => fromContext({ "jobsched:tickSeconds": 30 })).toThrow(
       /context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s/,
     );
+    expect(() => fromContext({ "jobsched:allowPrivateTargets": 1 })).toThrow(
+      /context jobsched:allowPrivateTargets: must be 0 in AWS/,
+    );
     expect(() => fromContext({ "jobsched:latenessAlarmSeconds": "never" })).toThrow(/latenessAlarmSeconds/);
     expect(() => fromContext({ "jobsched:logRetentionDays": 8 })).toThrow(/logRetentionDays/);
   });
