@@ -24,8 +24,6 @@
  */
 import "../local/runtime-env";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -49,6 +47,7 @@ import { loadLocalCredentials } from "../local/local-credentials";
 import { LocalFunctions } from "../local/local-functions";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
+import { startWebhookReceiver } from "../test/support/webhook-receiver";
 import { startBenchStack } from "./bench-support";
 
 const { values } = parseArgs({
@@ -280,16 +279,9 @@ async function startPushTargets() {
     outcomes.succeeded += 1;
     return true;
   };
-  const receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      void react(JSON.parse(Buffer.concat(chunks).toString("utf8"))).then((ok) =>
-        response.writeHead(ok ? 204 : 503).end(),
-      );
-    });
-  });
-  await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+  const receiver = await startWebhookReceiver(async ({ body }) =>
+    (await react(JSON.parse(body))) ? 204 : 503,
+  );
   const functionArn = "arn:aws:lambda:us-east-1:000000000000:function:cost-bench";
   const folder = mkdtempSync(join(tmpdir(), "jobsched-cost-"));
   writeFileSync(
@@ -315,7 +307,7 @@ async function startPushTargets() {
     (handler) => metered(lambdas.dispatcher, handler),
   );
   return {
-    webhook: { kind: "https", url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` },
+    webhook: { kind: "https", url: `${receiver.url}/hook` },
     function: { kind: "lambda", functionArn, roleArn: "arn:aws:iam::000000000000:role/cost-bench" },
     async stop() {
       await dispatcher.stop();

@@ -12,8 +12,6 @@
  * signature, or p99 is over `--p99-ms` (default 1,500 ms: issue 17's target).
  */
 import "../local/runtime-env";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
@@ -24,6 +22,7 @@ import type { Target } from "../lambdas/core/target";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { startLocalDispatcher } from "../local/dispatcher";
 import { LocalFunctions } from "../local/local-functions";
+import { startWebhookReceiver } from "../test/support/webhook-receiver";
 import { oneOffJob, percentile, putJobs, startBenchStack, tickAhead } from "./bench-support";
 
 const { values } = parseArgs({
@@ -51,24 +50,18 @@ const SECRET = `whsec_${Buffer.from("bench-push-secret-of-32-bytes!!!").toString
 const verifier = new Webhook(SECRET);
 const arrivals = new Map<string, number[]>();
 let badSignatures = 0;
-const receiver = createServer((request, response) => {
-  const chunks: Buffer[] = [];
-  request.on("data", (chunk: Buffer) => chunks.push(chunk));
-  request.on("end", () => {
-    const at = Date.now();
-    const body = Buffer.concat(chunks).toString("utf8");
-    try {
-      verifier.verify(body, request.headers as Record<string, string>);
-    } catch {
-      badSignatures++;
-    }
-    const { runKey } = JSON.parse(body) as { runKey: string };
-    arrivals.set(runKey, [...(arrivals.get(runKey) ?? []), at]);
-    setTimeout(() => response.writeHead(204).end(), receiverMs);
-  });
+const receiver = await startWebhookReceiver(async ({ body, headers, at }) => {
+  try {
+    verifier.verify(body, headers);
+  } catch {
+    badSignatures++;
+  }
+  const { runKey } = JSON.parse(body) as { runKey: string };
+  arrivals.set(runKey, [...(arrivals.get(runKey) ?? []), at]);
+  await new Promise((done) => setTimeout(done, receiverMs));
+  return 204;
 });
-await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
-const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+const url = `${receiver.url}/hook`;
 
 // Cloud timings, with the lease rate this machine grants and private targets allowed (the
 // receiver is on loopback).

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { type AddressInfo, createServer } from "node:net";
+import type { Server as HttpServer } from "node:http";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJobResponse, jobResponse, runsPageResponse } from "@jobsched/contract";
@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
 import { bodyOf } from "../support/bodies";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 import { AT_MOST_ONCE_KIND, type JobState, keepBooks, type RunRow } from "./accounting";
 import {
   type AcceptedJob,
@@ -132,53 +133,45 @@ function pushMixFor(i: number): { payload: ChaosPayload; extra: Record<string, u
  */
 async function startPushReceiver(secrets: ReadonlyMap<ChaosTenant, string>, logFile: string) {
   let unsigned = 0;
-  const server = createHttpServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const at = Date.now();
-      const body = Buffer.concat(chunks).toString("utf8");
-      const signer = [...secrets].find(([, secret]) => {
-        try {
-          new Webhook(secret).verify(body, request.headers as Record<string, string>);
-          return true;
-        } catch {
-          return false;
-        }
-      })?.[0];
-      if (!signer) unsigned += 1;
-      const envelope = JSON.parse(body) as {
-        runId: string;
-        fence: number;
-        attempt: number;
-        payload: ChaosPayload;
-      };
-      const worker = `dispatcher:${signer ?? "unsigned"}`;
-      const fail = envelope.attempt <= envelope.payload.failAttempts;
-      const events: WorkerEvent[] = [
-        { e: "start", runId: envelope.runId, fence: envelope.fence, attempt: envelope.attempt, worker, at },
-        ...(fail
-          ? [
-              {
-                e: "done" as const,
-                runId: envelope.runId,
-                fence: envelope.fence,
-                worker,
-                result: "failed" as const,
-                status: "push-answered" as const,
-                sentAt: at,
-                at,
-              },
-            ]
-          : []),
-      ];
-      appendFileSync(logFile, events.map((event) => `${JSON.stringify(event)}\n`).join(""));
-      response.writeHead(fail ? 503 : 204).end();
-    });
+  const receiver = await startWebhookReceiver(({ body, headers, at }) => {
+    const signer = [...secrets].find(([, secret]) => {
+      try {
+        new Webhook(secret).verify(body, headers);
+        return true;
+      } catch {
+        return false;
+      }
+    })?.[0];
+    if (!signer) unsigned += 1;
+    const envelope = JSON.parse(body) as {
+      runId: string;
+      fence: number;
+      attempt: number;
+      payload: ChaosPayload;
+    };
+    const worker = `dispatcher:${signer ?? "unsigned"}`;
+    const fail = envelope.attempt <= envelope.payload.failAttempts;
+    const events: WorkerEvent[] = [
+      { e: "start", runId: envelope.runId, fence: envelope.fence, attempt: envelope.attempt, worker, at },
+      ...(fail
+        ? [
+            {
+              e: "done" as const,
+              runId: envelope.runId,
+              fence: envelope.fence,
+              worker,
+              result: "failed" as const,
+              status: "push-answered" as const,
+              sentAt: at,
+              at,
+            },
+          ]
+        : []),
+    ];
+    appendFileSync(logFile, events.map((event) => `${JSON.stringify(event)}\n`).join(""));
+    return fail ? 503 : 204;
   });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, unsigned: () => unsigned };
+  return { ...receiver, unsigned: () => unsigned };
 }
 
 describe("the local runtime in a crash loop", () => {

@@ -1,6 +1,4 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CreateQueueCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
@@ -12,6 +10,7 @@ import { LocalFunctions } from "../../local/local-functions";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { bodyOf } from "../support/bodies";
 import { createTestStack, type TestStack } from "../support/stack";
+import { startWebhookReceiver } from "../support/webhook-receiver";
 
 /**
  * Push delivery end to end (issue 17): jobs with an https, a lambda and an sqs target on
@@ -22,7 +21,7 @@ import { createTestStack, type TestStack } from "../support/stack";
 interface Delivery {
   readonly path: string;
   readonly at: number;
-  readonly headers: IncomingHttpHeaders;
+  readonly headers: Record<string, string>;
   readonly body: { runKey: string; fence: number; attempt: number; scheduledFor: string; payload: unknown };
   readonly verified: boolean;
 }
@@ -32,7 +31,7 @@ const ROLE_ARN = "arn:aws:iam::000000000000:role/push-test";
 
 let stack: TestStack;
 let api: TestApi;
-let receiver: Server;
+let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 let receiverUrl: string;
 let secret = "";
 let dispatcher: { stop(): Promise<void> };
@@ -57,29 +56,24 @@ async function until<T>(what: () => T | undefined | Promise<T | undefined>, time
 beforeAll(async () => {
   stack = await createTestStack("push");
   api = await startTestApi(stack);
-  receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const text = Buffer.concat(chunks).toString("utf8");
-      let verified = false;
-      try {
-        new Webhook(secret).verify(text, request.headers as Record<string, string>);
-        verified = true;
-      } catch {
-        verified = false;
-      }
-      const path = request.url ?? "/";
-      deliveries.push({ path, at: Date.now(), headers: request.headers, body: JSON.parse(text), verified });
-      const queue = answers.get(path) ?? [204];
-      const status = queue.length > 1 ? (queue.shift() as number) : (queue[0] as number);
-      response
-        .writeHead(status, status === 503 ? { "retry-after": "1" } : {})
-        .end(status >= 400 ? "nope" : "");
-    });
+  receiver = await startWebhookReceiver(({ body, headers, path, at }) => {
+    let verified = false;
+    try {
+      new Webhook(secret).verify(body, headers);
+      verified = true;
+    } catch {
+      verified = false;
+    }
+    deliveries.push({ path, at, headers, body: JSON.parse(body), verified });
+    const queue = answers.get(path) ?? [204];
+    const status = queue.length > 1 ? (queue.shift() as number) : (queue[0] as number);
+    return {
+      status,
+      headers: status === 503 ? { "retry-after": "1" } : ({} as Record<string, string>),
+      body: status >= 400 ? "nope" : "",
+    };
   });
-  await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  receiverUrl = receiver.url;
 
   const folder = mkdtempSync(join(tmpdir(), "jobsched-functions-"));
   writeFileSync(
