@@ -3,6 +3,11 @@
  * priced at list prices per million runs.
  *
  *   npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push]
+ *                                 [--max-usd N]
+ *
+ * Exits non-zero when the total per million runs on-demand is over the mix's target
+ * (TARGET_USD: issue 28's, $8.00 for either mix; `--max-usd` sets another) or no run completed.
+ * Reads are counted by DynamoDB's rules too (every Query at least 0.5 RRU, capacity-meter.ts).
  *
  * The whole system runs as `npm start` wires it (HTTP gateway with SigV4, handlers, the tick
  * every 60 s as in AWS, the sweeper's SQS event source), with 4 workers of the worker SDK over
@@ -10,7 +15,7 @@
  * 10% fail once and succeed on retry, 5% run for 7 s on a 5 s lease and heartbeat; plus
  * every-minute cron jobs. Counted: DynamoDB read units (ReturnConsumedCapacity on every call,
  * one client middleware) and write units by DynamoDB's own rules, the global secondary indexes'
- * included (item-size.ts; the emulator reports the table's alone), SQS requests by kind, API requests, Lambda invocations
+ * included (capacity-meter.ts with item-size.ts and read-units.ts; the emulator reports the table's alone), SQS requests by kind, API requests, Lambda invocations
  * and their measured durations (as GB-seconds at each function's memory: FUNCTION_MEMORY_MB), tick invocations. Prices: on-demand
  * (the target's basis) and, for DynamoDB, provisioned capacity at 70% utilisation as well.
  *
@@ -49,6 +54,7 @@ import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
 import { startWebhookReceiver } from "../test/support/webhook-receiver";
 import { startBenchStack } from "./bench-support";
+import { atMost, reportVerdict } from "./bench-verdict";
 
 const { values } = parseArgs({
   options: {
@@ -56,12 +62,13 @@ const { values } = parseArgs({
     recurring: { type: "string", default: "20" },
     minutes: { type: "string", default: "3" },
     mix: { type: "string", default: "pull" },
+    "max-usd": { type: "string" },
     help: { type: "boolean" },
   },
 });
 if (values.help) {
   console.log(
-    "usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push]",
+    "usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push] [--max-usd N]",
   );
   process.exit(0);
 }
@@ -73,6 +80,17 @@ if (values.mix !== "pull" && values.mix !== "push") {
   process.exit(2);
 }
 const push = values.mix === "push";
+/**
+ * Each mix's target, USD per million runs on-demand: issue 28 restated them on write units as
+ * DynamoDB bills them (index entries included), withdrawing the $5.00 / $3.00 set on the
+ * emulator's table-only units.
+ */
+const TARGET_USD = { pull: 8.0, push: 8.0 } as const;
+const targetUsd = values["max-usd"] === undefined ? TARGET_USD[values.mix] : Number(values["max-usd"]);
+if (!Number.isFinite(targetUsd)) {
+  console.error("--max-usd: a number of dollars per million runs");
+  process.exit(2);
+}
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
 /** List prices (us-east-1), USD. */
@@ -391,10 +409,19 @@ console.log(
 );
 console.log("cost per million runs at on-demand list prices:");
 for (const [name, usd] of Object.entries(cost)) console.log(`  ${name.padEnd(36)} $${usd.toFixed(2)}`);
-console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)} (target ${push ? "$3.00, push" : "$5.00"})`);
+console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)}`);
 console.log(
   `with provisioned DynamoDB capacity at ${PROVISIONED_UTILISATION * 100}% utilisation: writes $${provisioned.writes.toFixed(2)}, ` +
     `reads $${provisioned.reads.toFixed(2)}, total $${provisionedTotal.toFixed(2)}`,
 );
+const exitCode = reportVerdict([
+  atMost(
+    `total per million runs on-demand, ${values.mix} mix, USD`,
+    total,
+    targetUsd,
+    (n) => `$${n.toFixed(2)}`,
+  ),
+]);
 await new Promise<void>((done) => gateway.server.close(() => done()));
 await stack.close();
+process.exit(exitCode);

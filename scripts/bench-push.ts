@@ -24,6 +24,7 @@ import { startLocalDispatcher } from "../local/dispatcher";
 import { LocalFunctions } from "../local/local-functions";
 import { startWebhookReceiver } from "../test/support/webhook-receiver";
 import { oneOffJob, percentile, putJobs, startBenchStack, tickAhead } from "./bench-support";
+import { atMost, exactly, reportVerdict } from "./bench-verdict";
 
 const { values } = parseArgs({
   options: {
@@ -128,10 +129,11 @@ const ahead = leasedAhead.sort((a, b) => a - b);
 console.log(
   `leased ahead of the second ms: min ${ahead[0]} p50 ${percentile(ahead, 50)} max ${ahead.at(-1)} (negative: after it)`,
 );
-const ok =
-  arrivals.size === jobCount &&
-  duplicates === 0 &&
-  badSignatures === 0 &&
-  (p99 ?? Infinity) <= Number(values["p99-ms"]);
-console.log(ok ? "PASS" : "FAIL");
-process.exit(ok ? 0 : 1);
+process.exit(
+  reportVerdict([
+    exactly("runs received", arrivals.size, jobCount),
+    exactly("duplicate deliveries", duplicates, 0),
+    exactly("bad signatures", badSignatures, 0),
+    atMost("lateness p99 ms at the receiver", p99 ?? Number.NaN, Number(values["p99-ms"])),
+  ]),
+);

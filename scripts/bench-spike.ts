@@ -39,6 +39,7 @@ import {
   startBenchStack,
   tickAhead,
 } from "./bench-support";
+import { atMost, exactly, reportVerdict } from "./bench-verdict";
 
 /** The worker the tests lease as: it serves the tenants these jobs belong to. */
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["bench-tenant"] };
@@ -210,12 +211,10 @@ console.log(
   `emulators: SQS ${sqsSendPerS.toFixed(0)} sends/s (batched), ${sqsReceivePerS.toFixed(0)} receive+delete/s; DynamoDB ${putsPerS.toFixed(0)} puts/s, ${getsPerS.toFixed(0)} gets/s`,
 );
 const p99Limit = values["p99-ms"] === undefined ? (jobCount >= 5_000 ? 1_000 : 50) : Number(values["p99-ms"]);
-const ok =
-  lateness.length === jobCount &&
-  leasedKeys.size === jobCount &&
-  duplicates === 0 &&
-  (p99 ?? 1e9) <= p99Limit;
-console.log(`target: every run leased once, p99 <= ${p99Limit} ms`);
-console.log(ok ? "PASS" : "FAIL");
-process.exitCode = ok ? 0 : 1;
+reportVerdict([
+  exactly("runs leased", leasedKeys.size, jobCount),
+  exactly("runs started", lateness.length, jobCount),
+  exactly("duplicate leases", duplicates, 0),
+  atMost("lateness p99 ms", p99 ?? Number.NaN, p99Limit),
+]);
 await stack.close();

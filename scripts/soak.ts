@@ -24,6 +24,7 @@ import { createSignedFetch, createWorker } from "@jobsched/worker";
 import { loadLocalCredentials } from "../local/local-credentials";
 import { startLocalRuntime } from "../local/spawn-runtime";
 import { percentile } from "./bench-support";
+import { exactly, holds, reportVerdict } from "./bench-verdict";
 
 const { values } = parseArgs({
   options: {
@@ -196,4 +197,11 @@ console.log(
     `worst single run ${worst.toFixed(0)} ms\n` +
     `on time: ${slowest.length} runs more than 1 s late (limit 0), worst window p99 ${worstWindowP99.toFixed(0)} ms (limit 100) ${onTimeOk ? "ok" : "FAIL"}`,
 );
-process.exit(memoryOk && latenessOk && onTimeOk && failedCreates === 0 ? 0 : 1);
+process.exit(
+  reportVerdict([
+    holds("memory: rss growth after warm-up under 10%", memoryOk),
+    holds("lateness: last quarter within +100 / +250 ms of the first (p50 / p99)", latenessOk),
+    holds("on time: no run more than 1 s late, every window's p99 <= 100 ms", onTimeOk),
+    exactly("failed creates", failedCreates, 0),
+  ]),
+);

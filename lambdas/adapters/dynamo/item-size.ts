@@ -5,14 +5,15 @@ import type { TableDefinition } from "../../definitions/table";
 /**
  * DynamoDB's own rules for the size of an item and the write units a write consumes, table and
  * global secondary indexes together. The local emulator reports the table's units only, so the
- * benchmarks count with these instead (docs: "Working with items: item sizes and formats",
- * "Global secondary indexes: provisioned throughput considerations").
+ * benchmarks count with these instead (docs: "DynamoDB item sizes and formats", "Global secondary
+ * indexes: provisioned throughput considerations", "Managing capacity for transactions").
+ * The read-unit rules are in read-units.ts.
  */
 type Item = Record<string, AttributeValue>;
 
 const utf8 = (text: string) => Buffer.byteLength(text, "utf8");
 
-/** The size of one attribute value in bytes. */
+/** The size of one attribute value in bytes (doc page "DynamoDB item sizes and formats"). */
 export function valueSize(value: AttributeValue): number {
   if (value.S !== undefined) return utf8(value.S);
   if (value.N !== undefined) return numberSize(value.N);
@@ -35,7 +36,15 @@ export function itemSize(item: Item): number {
 }
 
 const KB = 1024;
+/** Write sizes are rounded up to the next 1 KB, one unit each; any write is at least one. */
 const units = (bytes: number) => Math.max(1, Math.ceil(bytes / KB));
+const sizeOf = (item: Item | undefined) => (item ? itemSize(item) : 0);
+
+/** The units one write consumes: the table's, and all its global secondary indexes' together. */
+export interface WriteUnits {
+  readonly table: number;
+  readonly indexes: number;
+}
 
 /** The part of an item an index keeps: its keys, the table's keys and the projected attributes. */
 function indexEntry(item: Item, keep: readonly string[]): Item {
@@ -48,18 +57,19 @@ const sameValue = (a: AttributeValue | undefined, b: AttributeValue | undefined)
   JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * The write units a successful write of `after` over `before` consumes (either may be absent:
- * a put of a new item, a delete). The table: the larger image, a unit per KB. Each index: an
- * entry added or removed is one write of its size; a key that changed is a delete and a put;
- * projected attributes that changed under the same key, one update; nothing it keeps changed,
- * nothing. A write that failed its condition consumes the table's units only.
+ * The write units a successful PutItem, UpdateItem or DeleteItem (or one BatchWriteItem request)
+ * of `after` over `before` consumes; either may be absent: a put of a new item, a delete. The
+ * table: the larger image, a unit per KB (doc page "DynamoDB read and write operations": write request units).
+ * Each index ("Global secondary indexes: provisioned throughput considerations"): an entry added
+ * or removed is one write of its size; a key that changed is a delete and a put; projected
+ * attributes that changed under the same key, one update; nothing it keeps changed, nothing.
  */
 export function writeUnits(
   table: TableDefinition,
   before: Item | undefined,
   after: Item | undefined,
-): { readonly table: number; readonly indexes: number } {
-  const tableUnits = units(Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0));
+): WriteUnits {
+  const tableUnits = units(Math.max(sizeOf(before), sizeOf(after)));
   let indexUnits = 0;
   for (const index of table.indexes) {
     const keys = [index.partitionKey.name, index.sortKey.name];
@@ -82,4 +92,40 @@ export function writeUnits(
     }
   }
   return { table: tableUnits, indexes: indexUnits };
+}
+
+/**
+ * A Put, Update or Delete inside TransactWriteItems. "Managing capacity for transactions": DynamoDB
+ * writes every item twice, once to prepare and once to commit, so the table pays 2 units per KB.
+ * The indexes are not part of the transaction ("Transactions: how it works": once a transaction
+ * completes its changes propagate to the global secondary indexes), so our reading is that each
+ * index pays as for a plain write, not twice.
+ */
+export function transactionalWriteUnits(
+  table: TableDefinition,
+  before: Item | undefined,
+  after: Item | undefined,
+): WriteUnits {
+  const plain = writeUnits(table, before, after);
+  return { table: 2 * plain.table, indexes: plain.indexes };
+}
+
+/**
+ * A ConditionCheck inside TransactWriteItems: nothing is written, but the item is still prepared
+ * and committed, so it costs as a transactional write of the item as it is: 2 units per KB of the
+ * existing item, at least 2 ("Managing capacity for transactions"). No index entry changes.
+ */
+export function conditionCheckUnits(existing: Item | undefined): WriteUnits {
+  return { table: 2 * units(sizeOf(existing)), indexes: 0 };
+}
+
+/**
+ * A write refused by its condition (ConditionalCheckFailedException) still consumes the table's
+ * write units, and no index is touched. "Working with items: capacity units consumed by
+ * conditional writes": an item that does not exist, one unit; one that does, by its size. (The
+ * "write request units" page words it as the size of the new item; we follow the item page,
+ * since an UpdateItem's new item is never built when its condition fails.)
+ */
+export function conditionFailedUnits(existing: Item | undefined): WriteUnits {
+  return { table: units(sizeOf(existing)), indexes: 0 };
 }
