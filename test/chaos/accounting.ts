@@ -1,7 +1,9 @@
 import type { RunResponse } from "@jobsched/contract";
 import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { parseRunId } from "../../lambdas/core/ids";
-import type { AcceptedJob, ChaosTenant, WorkerEvent } from "./chaos-events";
+import type { AcceptedJob, ChaosTenant, Fault, WorkerEvent } from "./chaos-events";
+import { byDispatcher, type FaultBooks, faultBooks, jobOfRun } from "./fault-books";
+import { finalStatusProblems } from "./kind-rules";
 
 /**
  * The crash-loop test's books: every accepted job against what the API says happened to it,
@@ -26,7 +28,7 @@ const WITH_REASON = new Set(["missed", "cancelled", "skipped", "lost"]);
 /** The payload kind of the mix's at-most-once jobs. */
 export const AT_MOST_ONCE_KIND = "at-most-once";
 
-export interface Books {
+export interface Books extends FaultBooks {
   readonly jobs: number;
   readonly lost: string[];
   readonly dueRuns: number;
@@ -39,14 +41,14 @@ export interface Books {
   readonly executions: number;
   /** Executions whose completion was never accepted: the run ran again (at least once). */
   readonly duplicateExecutions: number;
-  /** Runs whose handler succeeded on more than one execution: effects twice without idempotency. */
-  readonly doubleSuccesses: number;
   readonly completions: Record<string, number>;
   readonly staleAccepted: string[];
   /** Recorded as succeeded though no worker ran it at that fence, or its handler failed there. */
   readonly outcomeWithoutCompletion: string[];
   /** Final run statuses by the job's kind (its payload). */
   readonly byKind: Record<string, Record<string, number>>;
+  /** Runs whose final status is not what their kind ends as, with no reason the test caused. */
+  readonly wrongFinalStatus: string[];
   /** Jobs still active after the drain with nothing left to run (their completion was cut short). */
   readonly activeWithNothingToRun: string[];
   /** Executions of a run by a worker not bound to the run's tenant. */
@@ -105,6 +107,7 @@ export function keepBooks(
   states: ReadonlyMap<string, JobState>,
   events: readonly WorkerEvent[],
   served: ReadonlyMap<string, readonly ChaosTenant[]>,
+  faults: readonly Fault[],
 ): Books {
   const lost: string[] = [];
   const unaccounted: string[] = [];
@@ -114,6 +117,7 @@ export function keepBooks(
   const finalRows = new Map<string, RunRow>();
   const byKind: Record<string, Record<string, number>> = {};
   const activeWithNothingToRun: string[] = [];
+  const wrongFinalStatus: string[] = [];
   let dueRuns = 0;
 
   for (const job of accepted) {
@@ -145,6 +149,7 @@ export function keepBooks(
       kind[run.status] = (kind[run.status] ?? 0) + 1;
       byKind[job.kind] = kind;
       if (!TERMINAL.has(run.status)) unaccounted.push(`${label}: still ${run.status}`);
+      else wrongFinalStatus.push(...finalStatusProblems(job, run, events, faults));
       if (WITH_REASON.has(run.status) && !run.error) {
         unaccounted.push(`${label}: ${run.status} without a reason`);
       }
@@ -167,11 +172,13 @@ export function keepBooks(
     unaccounted,
     unexpected,
     byKind,
+    wrongFinalStatus,
     activeWithNothingToRun,
     crossTenant: crossTenantExecutions(accepted, events, served),
     startedEarly: earlyStarts(events),
     ...atMostOnceBooks(accepted, events, finalRows),
     ...executionBooks(events, finalRows),
+    ...faultBooks(accepted, events, faults),
   };
 }
 
@@ -184,10 +191,9 @@ function atMostOnceBooks(
   const atMostOnce = new Set(
     accepted.filter((job) => job.kind === AT_MOST_ONCE_KIND).map((job) => job.jobId),
   );
-  const jobOf = (runId: string) => `j_${runId.split("_")[1] ?? ""}`;
   const starts = new Map<string, number[]>();
   for (const event of events) {
-    if (event.e !== "start" || !atMostOnce.has(jobOf(event.runId))) continue;
+    if (event.e !== "start" || !atMostOnce.has(jobOfRun(event.runId))) continue;
     starts.set(event.runId, [...(starts.get(event.runId) ?? []), event.fence]);
   }
   const atMostOnceRepeated = [...starts]
@@ -197,7 +203,7 @@ function atMostOnceBooks(
         `${runId}: at-most-once, executed ${fences.length} times (fences ${fences.join(", ")})`,
     );
   const atMostOnceLost = [...finalRows.values()].filter(
-    (row) => row.status === "lost" && atMostOnce.has(jobOf(row.runId)),
+    (row) => row.status === "lost" && atMostOnce.has(jobOfRun(row.runId)),
   ).length;
   return { atMostOnceRepeated, atMostOnceLost };
 }
@@ -228,9 +234,6 @@ function crossTenantExecutions(
     return ok ? [] : [`${event.runId}: run of tenant ${tenant ?? "?"} executed by ${event.worker}`];
   });
 }
-
-/** A push delivery's log line: the receiver logs it as the dispatcher's execution. */
-const byDispatcher = (event: WorkerEvent) => event.worker.startsWith("dispatcher:");
 
 function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<string, RunRow>) {
   const starts = events.filter((e) => e.e === "start");
@@ -282,18 +285,12 @@ function executionBooks(events: readonly WorkerEvent[], finalRows: ReadonlyMap<s
   let duplicateExecutions = 0;
   for (const [runId, count] of executionsOf)
     duplicateExecutions += Math.max(0, count - (acceptedOf.get(runId) ?? 0));
-  const successesOf = new Map<string, number>();
-  for (const done of dones) {
-    if (done.result === "succeeded") successesOf.set(done.runId, (successesOf.get(done.runId) ?? 0) + 1);
-  }
-  const doubleSuccesses = [...successesOf.values()].filter((n) => n > 1).length;
 
   return {
     executions: starts.length,
     pushDeliveries: pushStarts.length,
     pushRepeated: pushStarts.length - new Set(pushStarts.map((s) => s.runId)).size,
     duplicateExecutions,
-    doubleSuccesses,
     completions,
     staleAccepted,
     outcomeWithoutCompletion,

@@ -50,7 +50,21 @@ export interface AcceptedJob {
   cancelAnsweredAt?: number;
   pausedAt?: number;
   resumedAt?: number;
+  /** When the resume was answered: a firing in the pause may be recorded missed until then. */
+  resumeAnsweredAt?: number;
 }
+
+/**
+ * A fault the crash loop injected, with when it happened: the books explain every execution
+ * that did not end in an accepted completion by one of these.
+ */
+export type Fault =
+  /** The runtime was killed at `at` and answered again from `backAt`. */
+  | { readonly kind: "runtime-kill"; readonly at: number; readonly backAt: number }
+  /** A worker was stopped (SIGSTOP) at `at` and continued at `until`. */
+  | { readonly kind: "worker-stop"; readonly worker: string; readonly at: number; readonly until: number }
+  /** A worker process was killed at `at` (and another started under the same id later). */
+  | { readonly kind: "worker-kill"; readonly worker: string; readonly at: number };
 
 /** The crash loop's two tenants (the dev credentials' tenant A and tenant B). */
 export type ChaosTenant = "a" | "b";

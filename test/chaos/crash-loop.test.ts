@@ -19,6 +19,7 @@ import {
   CHAOS_WORKERS,
   type ChaosPayload,
   type ChaosTenant,
+  type Fault,
   type WorkerEvent,
 } from "./chaos-events";
 
@@ -30,7 +31,11 @@ import {
  * SIGKILL at random moments and started again. Workers are stopped (SIGSTOP) and killed too.
  * After the last restart and a drain, the books must balance: no accepted job lost, every due
  * run finished or recorded as missed or cancelled with its reason, no completion accepted with
- * a stale fence. Duplicate executions are counted and printed: at-least-once allows them;
+ * a stale fence, and every run ended as its kind says (an `ok` run succeeded, a `permanent` one
+ * was dead-lettered; missed, cancelled or lost only for a reason the test caused: kind-rules.ts).
+ * At-least-once allows duplicate executions only where a fault was: each execution whose
+ * completion was not accepted, and each run whose handler succeeded twice, is explained by a
+ * runtime kill, a worker stop or kill, or the job's cancel in its window (fault-books.ts), and
  * at-most-once jobs in the mix must never run a run twice (a lapsed lease is recorded lost).
  * Jobs come from two tenants; one worker is bound to each and a pool worker serves both: no
  * worker may execute a run of a tenant it does not serve. One one-off job in ten is a push job
@@ -310,7 +315,7 @@ describe("the local runtime in a crash loop", () => {
       expect(response.status, `${action} ${job.jobId}: ${JSON.stringify(response.body)}`).toBe(200);
       if (action === "cancel") Object.assign(job, { cancelSentAt: sentAt, cancelAnsweredAt: Date.now() });
       if (action === "pause") job.pausedAt = sentAt;
-      if (action === "resume") job.resumedAt = sentAt;
+      if (action === "resume") Object.assign(job, { resumedAt: sentAt, resumeAnsweredAt: Date.now() });
     };
     const pending: Promise<void>[] = [];
     const later = (ms: number, action: () => Promise<void>) => pending.push(sleep(ms).then(action));
@@ -341,12 +346,15 @@ describe("the local runtime in a crash loop", () => {
     // stopped for longer than a short lease (its later completions carry a stale fence) or
     // killed outright and started again.
     const faults = { runtimeKills: 0, workerStops: 0, workerKills: 0, downMs: [] as number[] };
+    /** Every fault with its time, for the books to explain repeats by. */
+    const faultLog: Fault[] = [];
     let creationDone = false;
     void creating.then(() => {
       creationDone = true;
     });
     while (faults.runtimeKills < KILLS || !creationDone) {
       await sleep(between(3_000, 14_000));
+      const killedAt = Date.now();
       const killed = await runtime.kill("SIGKILL");
       outputs.push(runtime.output());
       expect(killed).toBeNull(); // died of the signal, not on its own
@@ -355,18 +363,22 @@ describe("the local runtime in a crash loop", () => {
       await sleep(between(200, 5_000));
       runtime = await startLocalRuntime(dataDir, port, "INFO");
       faults.downMs.push(Date.now() - down);
+      faultLog.push({ kind: "runtime-kill", at: killedAt, backAt: Date.now() });
       // Worker faults come on their own, a few seconds into the runtime's next life: each fault
       // is a single failure, as the guarantees are stated.
       const victim = CHAOS_WORKERS[faults.runtimeKills % CHAOS_WORKERS.length]?.id ?? "chaos-pool";
       if (faults.runtimeKills % 6 === 2) {
         later(between(1_000, 3_000), async () => {
+          const stoppedAt = Date.now();
           workers.get(victim)?.kill("SIGSTOP");
           faults.workerStops += 1;
           await sleep(between(7_000, 11_000));
           workers.get(victim)?.kill("SIGCONT");
+          faultLog.push({ kind: "worker-stop", worker: victim, at: stoppedAt, until: Date.now() });
         });
       } else if (faults.runtimeKills % 6 === 5) {
         later(between(1_000, 3_000), async () => {
+          faultLog.push({ kind: "worker-kill", worker: victim, at: Date.now() });
           workers.get(victim)?.kill("SIGKILL");
           faults.workerKills += 1;
           await sleep(2_000);
@@ -428,7 +440,7 @@ describe("the local runtime in a crash loop", () => {
       ["dispatcher:a", ["a"]],
       ["dispatcher:b", ["b"]],
     ]);
-    const books = keepBooks(accepted, states, events, served);
+    const books = keepBooks(accepted, states, events, served, faultLog);
     const minutes = ((Date.now() - started) / 60_000).toFixed(1);
     const downs = [...faults.downMs].sort((a, b) => a - b);
     console.log(
@@ -441,14 +453,17 @@ describe("the local runtime in a crash loop", () => {
         `due runs: ${books.dueRuns} — ${JSON.stringify(books.byStatus)}; unaccounted: ${books.unaccounted.length}; unexpected: ${books.unexpected.length}`,
         `missed and cancelled, by reason: ${JSON.stringify(books.missedReasons)}`,
         `executions: ${books.executions}; duplicate executions (completion never accepted, run again or lapsed): ` +
-          `${books.duplicateExecutions}; runs whose handler succeeded twice: ${books.doubleSuccesses}`,
+          `${books.duplicateExecutions}; runs whose handler succeeded twice: ${books.doubleSuccesses} ` +
+          `(unexplained: ${books.unexplainedDoubleSuccesses.length})`,
+        `executions without an accepted completion: ${books.unacceptedExecutions} (bound: ${books.duplicateBound} executions in flight during a fault), ` +
+          `explained by ${JSON.stringify(books.explainedBy)}; unexplained: ${books.unexplainedDuplicates.length}`,
         `completions: ${JSON.stringify(books.completions)}; stale-fence completions accepted: ${books.staleAccepted.length}; ` +
           `succeeded where no worker succeeded: ${books.outcomeWithoutCompletion.length}`,
-        `final run status by kind: ${JSON.stringify(books.byKind)}`,
+        `final run status by kind: ${JSON.stringify(books.byKind)}; not as the kind says: ${books.wrongFinalStatus.length}`,
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
         `at-most-once: ${books.atMostOnceLost} run(s) recorded lost, ${books.atMostOnceRepeated.length} executed twice`,
         `push: ${accepted.filter((j) => j.kind.startsWith("push")).length} jobs, ${books.pushDeliveries} deliveries, ` +
-          `${books.pushRepeated} delivered again (at least once: a kill mid-delivery, or a retry), ` +
+          `${books.pushRepeated} delivered again (at least once: a kill mid-delivery, or a retry; unexplained ${books.unexplainedPushRepeats.length}), ` +
           `${receiver.unsigned()} with no valid signature`,
         `jobs by tenant: A ${accepted.filter((j) => j.tenant === "a").length}, B ${accepted.filter((j) => j.tenant === "b").length}; ` +
           `executions by worker: ${JSON.stringify(Object.fromEntries(CHAOS_WORKERS.map((w) => [w.id, events.filter((e) => e.e === "start" && e.worker === w.id).length])))}; ` +
@@ -466,6 +481,10 @@ describe("the local runtime in a crash loop", () => {
       ...books.crossTenant,
       ...books.startedEarly,
       ...books.atMostOnceRepeated,
+      ...books.wrongFinalStatus,
+      ...books.unexplainedDuplicates,
+      ...books.unexplainedDoubleSuccesses,
+      ...books.unexplainedPushRepeats,
       ...books.activeWithNothingToRun.map(
         (id) =>
           `${id} (${kindOf.get(id)}): active with nothing to run; runs ${JSON.stringify(states.get(id)?.runs.map((r) => [r.scheduledFor, r.status, r.fence, r.error]))}`,
@@ -492,6 +511,11 @@ describe("the local runtime in a crash loop", () => {
     expect(books.crossTenant).toEqual([]);
     expect(books.startedEarly).toEqual([]);
     expect(books.atMostOnceRepeated).toEqual([]);
+    expect(books.wrongFinalStatus).toEqual([]);
+    expect(books.unexplainedDuplicates).toEqual([]);
+    expect(books.unacceptedExecutions).toBeLessThanOrEqual(books.duplicateBound);
+    expect(books.unexplainedDoubleSuccesses).toEqual([]);
+    expect(books.unexplainedPushRepeats).toEqual([]);
     expect(books.executions).toBeGreaterThan(0);
     expect(books.pushDeliveries).toBeGreaterThan(0);
     expect(receiver.unsigned()).toBe(0);

@@ -1,0 +1,238 @@
+import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../../lambdas/core/delivery";
+import type { AcceptedJob, Fault, WorkerEvent } from "./chaos-events";
+
+/**
+ * The crash loop's second set of books: every execution that did not end in an accepted
+ * completion, every run whose handler succeeded twice, and every push delivery made again must
+ * be explained by a fault the loop injected (a runtime kill, a worker stopped past its lease or
+ * killed) or by the job's cancel. At-least-once allows repeats only where something failed; a
+ * repeat with no fault beside it is a bug (a lease handed out twice, a lost completion).
+ */
+
+type Start = Extract<WorkerEvent, { e: "start" }>;
+type Done = Extract<WorkerEvent, { e: "done" }>;
+
+/**
+ * How long before its start a run's lease is handed over: the crash loop's seconds are sparse,
+ * so a run's message is visible its base lead (plus SQS's whole-second rounding) before it is
+ * due, and the worker holds it until then. A fault before that cannot touch the execution.
+ */
+export const HANDOVER_MS = (DELIVERY_LEAD_SECONDS + 2) * 1000;
+/** After the runtime answers again, leases held through its outage may still lapse this long. */
+export const RECOVERY_MS = 5_000;
+/** A lost at-most-once run with no execution: its lease was granted this long around its due time. */
+const LOST_WINDOW_MS = 60_000;
+
+/** One execution: its start, and its completion's outcome as its worker logged it (if any). */
+interface Execution {
+  readonly start: Start;
+  readonly done: Done | undefined;
+}
+
+/** The interval an execution could be hurt by a fault: from its lease's hand-over to its answer. */
+const windowOf = ({ start, done }: Execution) => ({
+  from: start.at - HANDOVER_MS,
+  to: done?.at ?? Number.POSITIVE_INFINITY,
+});
+
+const overlaps = (a: { from: number; to: number }, b: { from: number; to: number }) =>
+  a.from <= b.to && b.from <= a.to;
+
+export const jobOfRun = (runId: string) => `j_${runId.split("_")[1] ?? ""}`;
+export const byDispatcher = (event: WorkerEvent) => event.worker.startsWith("dispatcher:");
+
+/**
+ * The fault (or cancel) that explains an execution ending without an accepted completion, as a
+ * short label, or undefined when nothing does.
+ */
+export function explain(
+  execution: Execution,
+  faults: readonly Fault[],
+  job: AcceptedJob | undefined,
+): string | undefined {
+  const window = windowOf(execution);
+  const worker = execution.start.worker;
+  for (const fault of faults) {
+    if (fault.kind === "runtime-kill") {
+      if (overlaps(window, { from: fault.at, to: fault.backAt + RECOVERY_MS })) return "runtime kill";
+    } else if (fault.worker === worker) {
+      if (fault.kind === "worker-stop" && overlaps(window, { from: fault.at, to: fault.until })) {
+        return "worker stop";
+      }
+      // A kill cuts an execution short only if it came before the execution's answer was logged.
+      if (fault.kind === "worker-kill" && execution.done === undefined && fault.at >= window.from) {
+        return "worker kill";
+      }
+    }
+  }
+  if (job?.cancelSentAt !== undefined && job.cancelSentAt <= window.to) return "cancel";
+  return undefined;
+}
+
+/** Pairs each worker execution with the completion its worker logged for that run and fence. */
+function executionsOf(events: readonly WorkerEvent[]): Execution[] {
+  const dones = new Map<string, Done>();
+  for (const event of events) {
+    if (event.e !== "done" || event.result === "not-started") continue;
+    const key = `${event.runId}#${event.fence}#${event.worker}`;
+    if (!dones.has(key)) dones.set(key, event);
+  }
+  return events
+    .filter((event): event is Start => event.e === "start" && !byDispatcher(event))
+    .map((start) => ({ start, done: dones.get(`${start.runId}#${start.fence}#${start.worker}`) }));
+}
+
+export interface FaultBooks {
+  /** Executions whose completion was never accepted (a repeat of the run, or cut short). */
+  readonly unacceptedExecutions: number;
+  /** Of those, how many each kind of fault explains. */
+  readonly explainedBy: Record<string, number>;
+  /** Executions in flight while some fault was: the most the faults can explain. */
+  readonly duplicateBound: number;
+  readonly unexplainedDuplicates: string[];
+  /** Runs whose handler succeeded more than once, and those of them no fault explains. */
+  readonly doubleSuccesses: number;
+  readonly unexplainedDoubleSuccesses: string[];
+  /** Push deliveries made again with neither a failed answer nor a kill before them. */
+  readonly unexplainedPushRepeats: string[];
+}
+
+export function faultBooks(
+  accepted: readonly AcceptedJob[],
+  events: readonly WorkerEvent[],
+  faults: readonly Fault[],
+): FaultBooks {
+  const jobs = new Map(accepted.map((job) => [job.jobId, job]));
+  const executions = executionsOf(events);
+  const explainedBy: Record<string, number> = {};
+  const unexplainedDuplicates: string[] = [];
+  let unacceptedExecutions = 0;
+  for (const execution of executions) {
+    if (execution.done?.status === 200) continue;
+    unacceptedExecutions += 1;
+    const why = explain(execution, faults, jobs.get(jobOfRun(execution.start.runId)));
+    if (why) explainedBy[why] = (explainedBy[why] ?? 0) + 1;
+    else {
+      const { runId, fence, worker, at } = execution.start;
+      const answer = execution.done ? `answered ${execution.done.status}` : "no answer logged";
+      unexplainedDuplicates.push(
+        `${runId}: execution at fence ${fence} by ${worker} (started ${new Date(at).toISOString()}) ${answer}, and no fault or cancel explains it`,
+      );
+    }
+  }
+  const duplicateBound = executions.filter((execution) =>
+    faults.some((fault) => explain(execution, [fault], undefined) !== undefined),
+  ).length;
+
+  return {
+    unacceptedExecutions,
+    explainedBy,
+    duplicateBound,
+    unexplainedDuplicates,
+    ...doubleSuccessBooks(executions, faults, jobs),
+    unexplainedPushRepeats: pushRepeats(events, faults),
+  };
+}
+
+/**
+ * A run's handler may succeed twice only where a fault fell between an execution and its
+ * completion (the completion was refused or never arrived, so the run was leased again); and no
+ * run may start again after a success of it was accepted.
+ */
+function doubleSuccessBooks(
+  executions: readonly Execution[],
+  faults: readonly Fault[],
+  jobs: ReadonlyMap<string, AcceptedJob>,
+) {
+  const byRun = new Map<string, Execution[]>();
+  for (const execution of executions) {
+    byRun.set(execution.start.runId, [...(byRun.get(execution.start.runId) ?? []), execution]);
+  }
+  let doubleSuccesses = 0;
+  const unexplainedDoubleSuccesses: string[] = [];
+  for (const [runId, runExecutions] of byRun) {
+    const acceptedSuccess = runExecutions.find(
+      (x) => x.done?.result === "succeeded" && x.done.status === 200,
+    )?.done;
+    if (acceptedSuccess) {
+      for (const later of runExecutions) {
+        if (later.start.fence > acceptedSuccess.fence && later.start.at > acceptedSuccess.at) {
+          unexplainedDoubleSuccesses.push(
+            `${runId}: started again at fence ${later.start.fence} after its success at fence ${acceptedSuccess.fence} was accepted`,
+          );
+        }
+      }
+    }
+    const successes = runExecutions.filter((x) => x.done?.result === "succeeded");
+    if (successes.length < 2) continue;
+    doubleSuccesses += 1;
+    for (const success of successes) {
+      if (success.done?.status === 200) continue;
+      if (explain(success, faults, jobs.get(jobOfRun(runId))) === undefined) {
+        unexplainedDoubleSuccesses.push(
+          `${runId}: succeeded at fence ${success.start.fence} (answered ${success.done?.status}) and again, with no fault between that execution and its completion`,
+        );
+      }
+    }
+  }
+  return { doubleSuccesses, unexplainedDoubleSuccesses };
+}
+
+/**
+ * Each push delivery after a run's first must follow a failed answer to the one before it (the
+ * receiver's 503, then a retry), or a runtime kill between the two (the dispatcher is in it).
+ */
+function pushRepeats(events: readonly WorkerEvent[], faults: readonly Fault[]): string[] {
+  const deliveries = new Map<string, Start[]>();
+  for (const event of events) {
+    if (event.e === "start" && byDispatcher(event)) {
+      deliveries.set(event.runId, [...(deliveries.get(event.runId) ?? []), event]);
+    }
+  }
+  const failedAnswers = new Set(
+    events
+      .filter((e) => e.e === "done" && byDispatcher(e) && e.result === "failed")
+      .map((e) => `${e.runId}#${e.fence}`),
+  );
+  const problems: string[] = [];
+  for (const [runId, list] of deliveries) {
+    const sorted = [...list].sort((a, b) => a.at - b.at);
+    for (let i = 1; i < sorted.length; i++) {
+      const previous = sorted[i - 1] as Start;
+      const current = sorted[i] as Start;
+      const failed = failedAnswers.has(`${previous.runId}#${previous.fence}`);
+      const killed = faults.some(
+        (f) =>
+          f.kind === "runtime-kill" &&
+          overlaps(
+            { from: previous.at - HANDOVER_MS, to: current.at },
+            { from: f.at, to: f.backAt + RECOVERY_MS },
+          ),
+      );
+      if (!failed && !killed) {
+        problems.push(
+          `${runId}: delivered again at fence ${current.fence} after fence ${previous.fence} with no failed answer or runtime kill between`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * A run of an at-most-once job recorded lost: its lease lapsed, which needs a fault (its worker
+ * stopped or killed, or the runtime down) during its executions or, with none, around its due time.
+ */
+export function lostExplained(
+  runId: string,
+  scheduledFor: number,
+  events: readonly WorkerEvent[],
+  faults: readonly Fault[],
+): boolean {
+  const ran = executionsOf(events).filter((x) => x.start.runId === runId);
+  if (ran.some((execution) => explain(execution, faults, undefined) !== undefined)) return true;
+  const around = { from: scheduledFor - EARLY_HOLD_MS, to: scheduledFor + LOST_WINDOW_MS };
+  return faults.some(
+    (f) => f.kind === "runtime-kill" && overlaps(around, { from: f.at, to: f.backAt + RECOVERY_MS }),
+  );
+}

@@ -1,0 +1,97 @@
+import type { RunResponse } from "@jobsched/contract";
+import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
+import { PAUSED_RUN_REASON } from "../../lambdas/core/run";
+import type { AcceptedJob, Fault, WorkerEvent } from "./chaos-events";
+import { lostExplained } from "./fault-books";
+
+/**
+ * What each kind of job in the crash loop's mix must end as, run by run. The payload decides
+ * the outcome (an `ok` run succeeds, a `permanent` one is dead-lettered); anything else needs a
+ * reason the test itself caused: the job's cancel, its pause, a maxLateness it asked for, or a
+ * fault that lapsed an at-most-once lease.
+ */
+export const FINAL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
+  ok: ["succeeded"],
+  "retry-once": ["succeeded"],
+  permanent: ["dead-lettered"],
+  "exhausts-retries": ["dead-lettered"],
+  "late-is-missed": ["succeeded", "missed"],
+  "slow-heartbeats": ["succeeded"],
+  "at-most-once": ["succeeded", "lost"],
+  "push-ok": ["succeeded"],
+  "push-retry-once": ["succeeded"],
+};
+
+/** The mix's maxLateness for `late-is-missed` jobs (crash-loop.test.ts). */
+export const LATE_IS_MISSED_MS = 3_000;
+/** How long after its lease a worker may take to start a run it was handed (timers on a busy machine). */
+const START_SLACK_MS = 2_000;
+/** A paused firing may be recorded missed if due from a hand-over before the pause to the resume's answer. */
+const PAUSE_EDGE_MS = EARLY_HOLD_MS;
+
+/**
+ * How far from a runtime kill a firing may be left overdue: a sweep plans firings a lookahead
+ * (30 s locally) ahead and counts one missed once it is past a grace, so an outage within a
+ * minute either side can leave two firings to one plan, where run-once runs only the later.
+ */
+const OUTAGE_REACH_MS = 60_000;
+
+/** Whether a firing fell in the job's pause: from a hand-over before it to the resume's answer. */
+const inPause = (job: AcceptedJob, at: number) =>
+  job.pausedAt !== undefined &&
+  at >= job.pausedAt - PAUSE_EDGE_MS &&
+  at <= (job.resumeAnsweredAt ?? Number.POSITIVE_INFINITY) + PAUSE_EDGE_MS;
+
+const MISSED_BY_LATENESS = /more than maxLateness/;
+/** The missed-run policy's reasons (a firing overdue after an outage, another run standing for it). */
+const MISSED_BY_POLICY = /missed-run policy|stands for|run-once|catch-up|skip/;
+
+/**
+ * The problems with one run's final status, for the job's kind: an empty list when the status
+ * is what the kind ends as, or has a reason this test caused.
+ */
+export function finalStatusProblems(
+  job: AcceptedJob,
+  run: RunResponse,
+  events: readonly WorkerEvent[],
+  faults: readonly Fault[],
+): string[] {
+  const at = Date.parse(run.scheduledFor);
+  const label = `${job.jobId}@${run.scheduledFor} (${job.kind})`;
+  const expected = FINAL_BY_KIND[job.kind];
+  if (!expected) return [`${label}: a kind the books do not know`];
+  const error = run.error ?? "";
+
+  if (run.status === "cancelled") {
+    return job.cancelSentAt === undefined ? [`${label}: cancelled, but its job was never cancelled`] : [];
+  }
+  if (run.status === "missed" && error === PAUSED_RUN_REASON) {
+    return inPause(job, at) ? [] : [`${label}: missed as paused, but its job was not paused then`];
+  }
+  if (run.status === "missed" && MISSED_BY_POLICY.test(error) && !MISSED_BY_LATENESS.test(error)) {
+    // run-once: a firing left overdue by a pause or an outage, a later run standing for it.
+    const outage = faults.some(
+      (f) => f.kind === "runtime-kill" && f.backAt >= at - OUTAGE_REACH_MS && f.at <= at + OUTAGE_REACH_MS,
+    );
+    return outage || inPause(job, at)
+      ? []
+      : [`${label}: missed by the missed-run policy (${error}) with no outage or pause then`];
+  }
+  if (!expected.includes(run.status)) {
+    return [`${label}: ended ${run.status}${error ? ` (${error})` : ""}, expected ${expected.join(" or ")}`];
+  }
+  if (run.status === "missed" && !MISSED_BY_LATENESS.test(error)) {
+    return [`${label}: missed for "${error}", not for its maxLateness`];
+  }
+  if (job.kind === "late-is-missed" && run.status === "succeeded") {
+    // maxLateness is checked at each lease: the execution that succeeded began within it.
+    const start = events.find((e) => e.e === "start" && e.runId === run.runId && e.fence === run.fence);
+    if (start && start.at - at > LATE_IS_MISSED_MS + START_SLACK_MS) {
+      return [`${label}: succeeded, started ${start.at - at} ms late (maxLateness ${LATE_IS_MISSED_MS} ms)`];
+    }
+  }
+  if (run.status === "lost" && !lostExplained(run.runId, at, events, faults)) {
+    return [`${label}: recorded lost with no fault to lapse its lease`];
+  }
+  return [];
+}
