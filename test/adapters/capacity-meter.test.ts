@@ -16,9 +16,10 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { createDynamoClient } from "../../lambdas/adapters/clients";
 import { type ItemImages, meterCapacity } from "../../lambdas/adapters/dynamo/capacity-meter";
-import type { TableDefinition } from "../../lambdas/definitions/table";
 import { createTableInput } from "../../local/bootstrap";
 import { cannedDynamoClient, type Respond, serviceError } from "../support/canned-dynamo";
+
+import { METERED_TABLE } from "../support/metered-table";
 
 /**
  * The capacity meter against DynamoDB's documented rules. Every expected figure is worked by hand
@@ -29,27 +30,7 @@ import { cannedDynamoClient, type Respond, serviceError } from "../support/canne
  */
 type Item = Record<string, AttributeValue>;
 
-/** Two indexes keeping different attributes, so one write can touch one, both or neither. */
-const TABLE: TableDefinition = {
-  logicalName: "meter",
-  timeToLiveAttribute: "ttl",
-  partitionKey: { name: "pk", type: "S" },
-  sortKey: { name: "sk", type: "S" },
-  indexes: [
-    {
-      name: "by-due",
-      partitionKey: { name: "dueKey", type: "S" },
-      sortKey: { name: "dueAt", type: "N" },
-      projectedAttributes: ["status"],
-    },
-    {
-      name: "by-tenant",
-      partitionKey: { name: "tenant", type: "S" },
-      sortKey: { name: "createdAt", type: "N" },
-      projectedAttributes: ["plan"],
-    },
-  ],
-};
+const TABLE = METERED_TABLE;
 
 /*
  * Jobs, sized as name bytes + value bytes:

@@ -7,7 +7,7 @@ import {
   valueSize,
   writeUnits,
 } from "../../lambdas/adapters/dynamo/item-size";
-import type { TableDefinition } from "../../lambdas/definitions/table";
+import { METERED_TABLE } from "../support/metered-table";
 
 /**
  * DynamoDB's size and write-unit rules, worked by hand from its documentation: the benchmarks
@@ -65,20 +65,8 @@ describe("item size by DynamoDB's rules", () => {
 const sized = (bytes: number) => ({ pk: { S: "k" }, pad: { S: "x".repeat(bytes - 6) } });
 const KB = 1024;
 
-const table: TableDefinition = {
-  logicalName: "t",
-  timeToLiveAttribute: "ttl",
-  partitionKey: { name: "pk", type: "S" },
-  sortKey: { name: "sk", type: "S" },
-  indexes: [
-    {
-      name: "by-due",
-      partitionKey: { name: "dueKey", type: "S" },
-      sortKey: { name: "dueAt", type: "N" },
-      projectedAttributes: ["status"],
-    },
-  ],
-};
+/** The by-due index keeps `status`; by-tenant is never touched by these items. */
+const table = METERED_TABLE;
 const base = { pk: { S: "JOB#1" }, sk: { S: "JOB" }, status: { S: "active" }, note: { S: "x" } };
 const filed = { ...base, dueKey: { S: "1#0001" }, dueAt: { N: "100" } };
 

@@ -19,6 +19,13 @@ const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
 describe("a minute job resumed after a 30-day pause", () => {
   it("records the pause's firings as one summary and runs the kept firing at once", async () => {
     const clock = new OffsetClock();
+    // Create 5 s into a minute, so the first firing is further off than the lookahead and the
+    // pause comes before any run exists. Created in a minute's last seconds, the job was fired
+    // at once, its first run's message visible at once (SQS delays count real time), and that
+    // run, pending through the pause with no worker asking, was leased first, 30 days late,
+    // beside the run-once firing: the test failed when the wall clock fell there. Such a run's
+    // fate on resume is the run lifecycle's (issue 27), not this test's.
+    clock.advance((65_000 - (clock.now() % MINUTE)) % MINUTE);
     const stack = await createTestStack("long-pause", { clock });
     const created = await createJob(stack.deps, tenant, {
       type: "long-pause",
