@@ -1,47 +1,45 @@
-import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import {
-  ChangeMessageVisibilityBatchCommand,
-  CreateQueueCommand,
-  DeleteMessageBatchCommand,
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  GetQueueUrlCommand,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-  SendMessageCommand,
-  SetQueueAttributesCommand,
-  SQSClient,
-} from "@aws-sdk/client-sqs";
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
-import { marshall } from "@aws-sdk/util-dynamodb";
-import { mockClient } from "aws-sdk-client-mock";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createSchedulerDeps } from "../../lambdas/adapters/scheduler-deps";
 import { ROUTES, routeKeyOf } from "../../lambdas/definitions/routes";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
-import { createApiHandler } from "../../lambdas/handlers/api";
 import type { HttpEvent } from "../../lambdas/handlers/http/request";
-import { createInternalHandler } from "../../lambdas/handlers/internal";
-import { placeholderProblems } from "../support/expression-rules";
 import {
-  httpEvent,
-  lambdaContext,
-  MOCKED_AWS_CONFIG,
-  TEST_TENANT_ARN,
-  TEST_WORKER_ARN,
-} from "../support/http-event";
+  attributeSize,
+  isUtf8,
+  itemProblems,
+  itemSize,
+  MAX_NESTING_LEVELS,
+  updatedItem,
+  writeProblems,
+} from "../support/dynamo-rules";
+import {
+  containerDepth,
+  filledTo,
+  jsonBytes,
+  nextDown,
+  payloadAtDepth,
+  scalar,
+  validNumber,
+} from "../support/edge-payloads";
+import { placeholderProblems } from "../support/expression-rules";
+import { httpEvent, lambdaContext, TEST_TENANT_ARN, TEST_WORKER_ARN } from "../support/http-event";
+import {
+  accepted,
+  api,
+  created,
+  deadRun,
+  internal,
+  JOB_ID,
+  problemsOf,
+  RUN_ID,
+  recorded,
+  refused,
+  type send,
+  storedAt,
+  storedJob,
+  storedRun,
+  stubAws,
+} from "../support/mocked-scheduler";
 
 /**
  * Hostile input, generated: every route gets at least 5,000 requests built from the classes of
@@ -51,239 +49,11 @@ import {
  * almost a key, bodies that are not UTF-8 or not JSON), mixed into otherwise valid requests.
  * DynamoDB and SQS are mocks that record every write. For each request: no 5xx; a refused
  * request (4xx) wrote nothing; and every write of an accepted one is valid under DynamoDB's
- * rules, as this file implements them on the marshalled items, apart from the code under test.
+ * rules, as test/support/dynamo-rules.ts implements them on the marshalled items (an update
+ * applied to the item it changes), apart from the code under test.
  */
 
-const db = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-/** The last error a handler logged: shown with a 5xx, so a failure names its cause. */
-let lastError: unknown;
-const realDeps = createSchedulerDeps(MOCKED_AWS_CONFIG);
-const deps = {
-  ...realDeps,
-  log: {
-    info: () => undefined,
-    warn: () => undefined,
-    error: (_message: string, extra?: Record<string, unknown>) => {
-      lastError = extra?.error;
-    },
-  },
-};
-const api = createApiHandler(deps);
-const internal = createInternalHandler(deps);
-
-const JOB_ID = "j_0123456789abcdefghjk";
-const RUN_ID = `r_0123456789abcdefghjk_${Date.UTC(2026, 0, 1)}`;
-const storedJob = {
-  pk: `JOB#${JOB_ID}`,
-  sk: "JOB",
-  jobId: JOB_ID,
-  tenant: TEST_TENANT_ARN,
-  jobTenant: TEST_TENANT_ARN,
-  type: "x",
-  payload: { hello: "world" },
-  schedule: { kind: "cron", cron: "*/5 * * * *", timeZone: "UTC" },
-  status: "active",
-  nextRunAt: Date.UTC(2030, 0, 1),
-  missedRuns: "run-once",
-  maxAttempts: 5,
-  retry: { baseMs: 10_000, capMs: 3_600_000 },
-  leaseSeconds: 30,
-  requestHash: "h",
-  createdAt: 1,
-  createdBy: TEST_TENANT_ARN,
-  updatedAt: 1,
-  audit: [],
-};
-const storedRun = {
-  pk: `JOB#${JOB_ID}`,
-  sk: `RUN#${String(Date.UTC(2026, 0, 1)).padStart(16, "0")}`,
-  runId: RUN_ID,
-  jobId: JOB_ID,
-  tenant: TEST_TENANT_ARN,
-  type: "x",
-  scheduledFor: Date.UTC(2026, 0, 1),
-  status: "leased",
-  attempt: 1,
-  fence: 1,
-  createdAt: 1,
-  leaseExpiresAt: Date.UTC(2030, 0, 1),
-};
-
-/** Every query, recorded per request: a start key from a caller's cursor must be a whole key. */
-let queries: Array<Record<string, unknown>> = [];
-/** Every call that changes state, recorded per request. */
-let writes: Array<{ readonly call: string; readonly input: unknown }> = [];
-const record =
-  (call: string, answer: (input: Record<string, unknown>) => unknown = () => ({})) =>
-  (input: Record<string, unknown>) => {
-    writes.push({ call, input });
-    return answer(input);
-  };
-
-/** A dead-lettered run, for the replay route. */
-const deadRun = {
-  ...storedRun,
-  status: "dead-lettered",
-  deadTenant: TEST_TENANT_ARN,
-  finishedAt: 2,
-  error: "boom",
-  final: true,
-};
-
-function stubAws(run: Record<string, unknown>) {
-  db.reset();
-  sqs.reset();
-  db.on(GetCommand).callsFake((input: { Key: { pk: string; sk: string } }) => {
-    // The tenant has a webhook secret: https targets are accepted, a POST rotates it.
-    if (input.Key.pk.startsWith("WEBHOOK#")) {
-      return {
-        Item: { ...input.Key, current: `whsec_${Buffer.alloc(32, 1).toString("base64")}`, createdAt: 1 },
-      };
-    }
-    if (input.Key.pk !== storedJob.pk) return {};
-    return { Item: input.Key.sk === "JOB" ? storedJob : run };
-  });
-  db.on(QueryCommand).callsFake((input: Record<string, unknown>) => {
-    queries.push(input);
-    return { Items: [] };
-  });
-  db.on(ScanCommand).resolves({ Items: [] });
-  db.on(BatchGetCommand).resolves({ Responses: { jobs: [storedJob] } });
-  db.on(PutCommand).callsFake(record("PutItem"));
-  db.on(UpdateCommand).callsFake(
-    record("UpdateItem", (input) => ({
-      Attributes: (input.Key as { sk: string }).sk === "JOB" ? storedJob : storedRun,
-    })),
-  );
-  db.on(DeleteCommand).callsFake(record("DeleteItem"));
-  db.on(TransactWriteCommand).callsFake(record("TransactWriteItems"));
-  db.on(BatchWriteCommand).callsFake(record("BatchWriteItem"));
-  const allSent = (input: Record<string, unknown>) => ({
-    Successful: ((input.Entries as Array<{ Id: string }>) ?? []).map((e) => ({
-      Id: e.Id,
-      MessageId: "m",
-      MD5OfMessageBody: "",
-    })),
-    Failed: [],
-  });
-  sqs.on(SendMessageBatchCommand).callsFake(record("SendMessageBatch", allSent));
-  sqs.on(SendMessageCommand).callsFake(record("SendMessage", () => ({ MessageId: "m" })));
-  sqs.on(DeleteMessageCommand).callsFake(record("DeleteMessage"));
-  sqs.on(DeleteMessageBatchCommand).callsFake(record("DeleteMessageBatch", allSent));
-  sqs.on(ChangeMessageVisibilityBatchCommand).callsFake(record("ChangeMessageVisibilityBatch", allSent));
-  sqs.on(CreateQueueCommand).callsFake(record("CreateQueue", () => ({ QueueUrl: "https://sqs.local/lane" })));
-  sqs.on(SetQueueAttributesCommand).callsFake(record("SetQueueAttributes"));
-  sqs.on(GetQueueUrlCommand).resolves({ QueueUrl: "https://sqs.local/lane" });
-  sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { QueueArn: "arn:aws:sqs:us-east-1:1:lane" } });
-  sqs.on(ReceiveMessageCommand).resolves({ Messages: [] });
-}
-
-// ---- DynamoDB's rules, implemented here on marshalled items (independent of the code) ----
-
-const isUtf8 = (text: string) => Buffer.from(text, "utf8").toString("utf8") === text;
-
-function numberProblem(text: string): string | undefined {
-  const match = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
-  if (!match) return `N ${text} is not a number`;
-  // value = digits x 10^exponent, digits without leading or trailing zeros
-  let digits = `${match[1]}${match[2] ?? ""}`.replace(/^0+/, "");
-  let exponent = Number(match[3] ?? 0) - (match[2] ?? "").length;
-  while (digits.endsWith("0")) {
-    digits = digits.slice(0, -1);
-    exponent += 1;
-  }
-  if (digits === "") return undefined; // zero
-  if (digits.length > 38) return `N ${text} has more than 38 significant digits`;
-  const order = exponent + digits.length - 1; // the power of ten of the leading digit
-  if (order > 125) return `N ${text} is 1E+126 or more`;
-  if (order < -130) return `N ${text} is under 1E-130`;
-  return undefined;
-}
-
-/** Problems of one attribute value at `level` (a top-level attribute is level 1). */
-function valueProblems(value: AttributeValue, level: number): string[] {
-  if (level > 32) return ["nested more than 32 levels"];
-  if (value.S !== undefined) return isUtf8(value.S) ? [] : ["S is not valid UTF-8"];
-  if (value.N !== undefined) {
-    const problem = numberProblem(value.N);
-    return problem ? [problem] : [];
-  }
-  if (value.L !== undefined) return value.L.flatMap((v) => valueProblems(v, level + 1));
-  if (value.M !== undefined) {
-    return Object.entries(value.M).flatMap(([name, v]) => [
-      ...(name === "" ? ["empty attribute name"] : []),
-      ...(isUtf8(name) ? [] : ["attribute name is not valid UTF-8"]),
-      ...(Buffer.byteLength(name, "utf8") >= 65_536 ? ["attribute name of 64 KB or more"] : []),
-      ...valueProblems(v, level + 1),
-    ]);
-  }
-  return [];
-}
-
-/** DynamoDB's item size: names and values, lists and maps 3 bytes plus 1 per element. */
-function sizeOf(value: AttributeValue): number {
-  if (value.S !== undefined) return Buffer.byteLength(value.S, "utf8");
-  if (value.N !== undefined) {
-    const digits = value.N.replace(/^-/, "")
-      .replace(/[eE].*$/, "")
-      .replace(".", "");
-    return Math.ceil(digits.replace(/^0+/, "").replace(/0+$/, "").length / 2) + 1;
-  }
-  if (value.L !== undefined) return 3 + value.L.reduce((sum, v) => sum + 1 + sizeOf(v), 0);
-  if (value.M !== undefined) {
-    return (
-      3 + Object.entries(value.M).reduce((s, [n, v]) => s + 1 + Buffer.byteLength(n, "utf8") + sizeOf(v), 0)
-    );
-  }
-  return 1;
-}
-
-function itemProblems(item: Record<string, unknown>): string[] {
-  let marshalled: Record<string, AttributeValue>;
-  try {
-    marshalled = marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: false });
-  } catch (error) {
-    return [`the SDK cannot marshal it: ${String(error)}`];
-  }
-  const problems = Object.entries(marshalled).flatMap(([name, value]) => [
-    ...(name === "" ? ["empty attribute name"] : []),
-    ...valueProblems(value, 1),
-  ]);
-  const size = Object.entries(marshalled).reduce(
-    (s, [n, v]) => s + Buffer.byteLength(n, "utf8") + sizeOf(v),
-    0,
-  );
-  if (size > 400 * 1024) problems.push(`item of ${size} bytes, over 400 KB`);
-  return problems;
-}
-
-/** What DynamoDB would refuse in one recorded write. */
-function writeProblems(call: string, input: Record<string, unknown>): string[] {
-  const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
-  const fromValues = [
-    ...(Object.keys(values).length > 0 ? itemProblems(values) : []),
-    ...placeholderProblems(input),
-  ];
-  if (call === "PutItem") return [...itemProblems(input.Item as Record<string, unknown>), ...fromValues];
-  if (call === "UpdateItem" || call === "DeleteItem") return fromValues;
-  if (call === "TransactWriteItems") {
-    return (input.TransactItems as Array<Record<string, Record<string, unknown>>>).flatMap((entry) =>
-      Object.entries(entry).flatMap(([kind, action]) =>
-        writeProblems(kind === "Put" ? "PutItem" : "UpdateItem", action as Record<string, unknown>),
-      ),
-    );
-  }
-  if (call === "BatchWriteItem") {
-    const requests = Object.values(
-      input.RequestItems as Record<string, Array<Record<string, { Item?: object }>>>,
-    );
-    return requests
-      .flat()
-      .flatMap((r) => (r.PutRequest?.Item ? itemProblems(r.PutRequest.Item as Record<string, unknown>) : []));
-  }
-  return []; // SQS: the bodies are our own JSON
-}
+// ---- DynamoDB's rules: test/support/dynamo-rules.ts, independent of the code ----
 
 /** DynamoDB refuses an ExclusiveStartKey that is not exactly a key of the table or index queried. */
 function startKeyProblems(query: Record<string, unknown>): string[] {
@@ -827,30 +597,28 @@ describe("hostile input, generated, on every route", () => {
               event.isBase64Encoded = true;
             }
             if (queryStringParameters !== undefined) event.queryStringParameters = queryStringParameters;
-            writes = [];
-            queries = [];
-            lastError = undefined;
+            recorded.writes = [];
+            recorded.queries = [];
+            recorded.lastError = undefined;
             const result = (await handler(event, lambdaContext)) as { statusCode: number; body: string };
             statuses.set(result.statusCode, (statuses.get(result.statusCode) ?? 0) + 1);
-            expect(result.statusCode, JSON.stringify(lastError)).toBeLessThan(500);
+            expect(result.statusCode, JSON.stringify(recorded.lastError)).toBeLessThan(500);
             if (result.statusCode >= 400) {
               expect(
-                writes.map((w) => w.call),
+                recorded.writes.map((w) => w.call),
                 result.body,
               ).toEqual([]);
               const error = (JSON.parse(result.body) as { error?: { message?: string } }).error;
               expect(error?.message, "a refusal says what is wrong").toMatch(/\S/);
             }
-            for (const query of queries) {
+            for (const query of recorded.queries) {
               expect(
                 [...startKeyProblems(query), ...placeholderProblems(query)],
                 JSON.stringify(query),
               ).toEqual([]);
             }
-            for (const write of writes) {
-              expect(writeProblems(write.call, write.input as Record<string, unknown>), write.call).toEqual(
-                [],
-              );
+            for (const write of recorded.writes) {
+              expect(problemsOf(write), write.call).toEqual([]);
             }
           },
         ),
@@ -874,7 +642,7 @@ describe("valid input, generated: accepted", () => {
         cron: fc.boolean(),
         idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 64 }), { nil: undefined }),
       })
-      // Valid by the rules above (the payload is stored as a top-level attribute), and JSON's own.
+      // Valid by DynamoDB's rules (dynamo-rules.ts; the payload is a top-level attribute), and JSON's own.
       .filter(({ payload }) => itemProblems({ payload }).length === 0 && !Object.is(payload, -0));
     let tried = 0;
     await fc.assert(
@@ -882,15 +650,15 @@ describe("valid input, generated: accepted", () => {
         const body = cron
           ? { type: "send-invoice", cron: "*/5 * * * *", timeZone: "Europe/London", payload, idempotencyKey }
           : { type: "send-invoice", runAt: validRunAt(), payload, idempotencyKey };
-        writes = [];
+        recorded.writes = [];
         const event = httpEvent("POST /api/v1/jobs", {
           rawBody: JSON.stringify(body),
           userArn: TEST_TENANT_ARN,
         });
         const result = (await api(event, lambdaContext)) as { statusCode: number; body: string };
         expect(result.statusCode, result.body).toBe(201);
-        for (const write of writes) {
-          expect(writeProblems(write.call, write.input as Record<string, unknown>), write.call).toEqual([]);
+        for (const write of recorded.writes) {
+          expect(problemsOf(write), write.call).toEqual([]);
         }
         tried += 1;
       }),
@@ -898,6 +666,229 @@ describe("valid input, generated: accepted", () => {
     );
     expect(tried).toBe(1_000);
   }, 120_000);
+});
+
+// ---- The edges themselves: the largest, deepest and most extreme bodies the API promises ----
+
+/** The API's promise: a payload of at most 256 KiB, as JSON and as DynamoDB sizes it. */
+const PAYLOAD_LIMIT = 256 * 1024;
+/** DynamoDB nests 32 levels, the payload attribute the first and a scalar in its deepest map the last. */
+const PAYLOAD_DEPTH = MAX_NESTING_LEVELS - 1;
+/** 20 labels (the API's most), keys and values as long as it takes. */
+const maxLabels = (value: string) =>
+  Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`${i}`.padStart(64, "k"), value.repeat(128)]));
+
+const patchRoute = (body: unknown) => ["PATCH /api/v1/jobs/{jobId}", body, { jobId: JOB_ID }] as const;
+
+describe("valid input at the edges: accepted, every write valid; one step past: refused", () => {
+  it(`payloads nested ${PAYLOAD_DEPTH} levels deep, in random shapes, are stored (create and update); one level more is refused`, async () => {
+    stubAws(storedRun);
+    await fc.assert(
+      fc.asyncProperty(payloadAtDepth(PAYLOAD_DEPTH), fc.boolean(), async (payload, patch) => {
+        expect(containerDepth(payload)).toBe(PAYLOAD_DEPTH);
+        const { job } = patch
+          ? await accepted(200, ...patchRoute({ payload }))
+          : await accepted(201, "POST /api/v1/jobs", created(payload));
+        expect(containerDepth(job?.payload)).toBe(PAYLOAD_DEPTH);
+      }),
+      { numRuns: 300, seed: 20261201 },
+    );
+    await fc.assert(
+      fc.asyncProperty(payloadAtDepth(PAYLOAD_DEPTH + 1), fc.boolean(), async (payload, patch) => {
+        if (patch) await refused("payload", ...patchRoute({ payload }));
+        else await refused("payload", "POST /api/v1/jobs", created(payload));
+      }),
+      { numRuns: 100, seed: 20261201 },
+    );
+  }, 120_000);
+
+  it("payloads of exactly 256 KiB (as JSON, as DynamoDB sizes it, or both), random content, are stored; a byte more is refused", async () => {
+    stubAws(storedRun);
+    const content = fc.record({
+      base: fc.record(
+        {
+          deep: payloadAtDepth(PAYLOAD_DEPTH - 1),
+          rest: fc.dictionary(fc.string({ unit: "grapheme", minLength: 1, maxLength: 8 }), scalar, {
+            maxKeys: 20,
+          }),
+        },
+        { requiredKeys: ["rest"] },
+      ),
+      // DynamoDB's size less the JSON's: 0, both at the limit; over 0, DynamoDB's; under, the JSON's.
+      gap: fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: 1, max: 20_000 }),
+        fc.integer({ min: -20_000, max: -1 }),
+      ),
+      filler: fc.constantFrom("x", "é", "€", "😀", "ǅ"),
+      patch: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(content, async ({ base, gap, filler, patch }) => {
+        const request = (payload: unknown): Parameters<typeof send> =>
+          patch ? [...patchRoute({ payload })] : ["POST /api/v1/jobs", created(payload)];
+        const payload = filledTo(base, PAYLOAD_LIMIT, gap, filler);
+        const [json, dynamo] = [jsonBytes(payload), attributeSize(payload)];
+        expect([json, dynamo, Math.max(json, dynamo)]).toEqual([
+          gap <= 0 ? PAYLOAD_LIMIT : expect.any(Number),
+          gap >= 0 ? PAYLOAD_LIMIT : expect.any(Number),
+          PAYLOAD_LIMIT,
+        ]);
+        const { job } = await accepted(patch ? 200 : 201, ...request(payload));
+        expect(attributeSize(job?.payload)).toBe(dynamo);
+        await refused("payload", ...request(filledTo(base, PAYLOAD_LIMIT + 1, gap, filler)));
+      }),
+      { numRuns: 60, seed: 20261201 },
+    );
+  }, 120_000);
+
+  it("numbers at the ends of the API's range (JSON doubles, 1E-130 to 2^53 - 1) are stored; a step past is refused", async () => {
+    stubAws(storedRun);
+    const body = (text: string) =>
+      `{"type":"send-invoice","cron":"*/5 * * * *","payload":{"n":${text},"list":[1,${text}]}}`;
+    const edges = [
+      ...[Number.MAX_SAFE_INTEGER, 1e-130, 2 ** 52 - 0.5, 0.1 + 0.2, Number.EPSILON, 1.234567890123456e-130]
+        .flatMap((n) => [n, -n])
+        .map(String),
+      // As a client may write them: JSON.parse rounds them into the range.
+      ...[
+        "0",
+        "-0",
+        "1E-130",
+        "-1.0e-130",
+        "9007199254740991.4",
+        "0.1000000000000000000000000000000000000000001",
+      ],
+      ...["100000000000000000000000000000000000000000e-171", "1e15", "4.9e-130"],
+    ];
+    for (const text of edges) {
+      const { job } = await accepted(201, "POST /api/v1/jobs", body(text));
+      expect(job?.payload, text).toEqual({ n: JSON.parse(text), list: [1, JSON.parse(text)] });
+    }
+    const past = [
+      ...["9007199254740992", "9007199254740991.5", String(nextDown(1e-130)), "1e-131", "5e-324"],
+      // DynamoDB's own ends, past the API's, and JavaScript's.
+      ...["9.9999999999999999999999999999999999999E+125", "1E+126", "1.7976931348623157e308", "1e999"],
+    ];
+    for (const text of past.flatMap((t) => [t, `-${t}`]))
+      await refused("payload", "POST /api/v1/jobs", body(text));
+    await fc.assert(
+      fc.asyncProperty(fc.array(validNumber, { minLength: 1, maxLength: 40 }), async (numbers) => {
+        await accepted(201, "POST /api/v1/jobs", created(numbers));
+      }),
+      { numRuns: 300, seed: 20261201 },
+    );
+  }, 120_000);
+
+  it("other fields at their limits are accepted; one past is refused naming the field", async () => {
+    stubAws(storedRun);
+    const edges: Array<[field: string, edge: unknown, past: unknown]> = [
+      ["type", "t".repeat(128), "t".repeat(129)],
+      ["idempotencyKey", "k".repeat(256), "k".repeat(257)],
+      ["labels", maxLabels("v"), { ...maxLabels("v"), one: "more" }],
+      ["leaseSeconds", 42_600, 42_601],
+      ["leaseSeconds", 5, 4],
+      ["maxAttempts", 100, 101],
+      ["maxAttempts", 1, 0],
+      ["maxLateness", 366 * 86_400, 366 * 86_400 + 1],
+    ];
+    for (const [field, edge, past] of edges) {
+      await accepted(201, "POST /api/v1/jobs", { ...created({ a: 1 }), [field]: edge });
+      await refused(field, "POST /api/v1/jobs", { ...created({ a: 1 }), [field]: past });
+    }
+  });
+});
+
+// ---- Updates: the item a write leaves, over the largest job the API can store ----
+
+/** IAM's longest principal: a user with a 512-character path and a 64-character name. */
+const LONG_PRINCIPAL = `arn:aws:iam::111122223333:user/${"p".repeat(510)}/${"u".repeat(64)}`;
+/** The largest job the API leaves: payload and labels at their limits, 50 audit entries of the longest. */
+const biggestJob = {
+  ...storedJob,
+  payload: filledTo({}, PAYLOAD_LIMIT, 0),
+  labels: maxLabels("a"),
+  audit: Array.from({ length: 50 }, (_, at) =>
+    at % 2 === 0
+      ? { action: "paused", by: LONG_PRINCIPAL, at, reason: "€".repeat(256) }
+      : { action: "updated", by: LONG_PRINCIPAL, at, fields: ["payload", "target", ...FIELDS] },
+  ),
+};
+
+describe("updates: the item each write leaves is within DynamoDB's rules", () => {
+  it("PATCH of a 256 KiB payload and 20 labels over the largest job: the job written is within 400 KB", async () => {
+    stubAws(storedRun, biggestJob);
+    const payload = filledTo({ other: "content" }, PAYLOAD_LIMIT, 0, "€");
+    const { job } = await accepted(200, ...patchRoute({ payload, labels: maxLabels("b") }));
+    // A replace (a conditional PutItem): checked whole, above. It is near the edge:
+    expect(itemSize(job ?? {})).toBeGreaterThan(PAYLOAD_LIMIT + 50 * 1_000);
+  });
+
+  it("completing the last run of the largest job: the job item the update leaves is within 400 KB", async () => {
+    stubAws({ ...storedRun, final: true }, biggestJob);
+    const { writes: done } = await accepted(
+      200,
+      "POST /internal/leases/{runId}/complete",
+      { fence: 1, result: "succeeded", final: true },
+      { runId: RUN_ID },
+    );
+    const update = done.find(
+      (w) => w.call === "UpdateItem" && (w.input as { Key: { sk: string } }).Key.sk === "JOB",
+    );
+    expect(update, "the job is marked completed in place").toBeDefined();
+    const { item } = updatedItem(update?.input as Record<string, unknown>, storedAt);
+    expect(item.status).toBe("completed");
+    expect(itemSize(item)).toBeGreaterThan(PAYLOAD_LIMIT + 50 * 1_000);
+  });
+
+  it("the checks catch writes DynamoDB refuses: an item over 400 KB, too deep, a key changed, a bad expression", () => {
+    const stored = { pk: "p", sk: "s", big: "x".repeat(300_000), n: 1, types: new Set(["a"]) };
+    const update = (UpdateExpression: string, values: Record<string, unknown> = {}, names?: object) =>
+      writeProblems(
+        "UpdateItem",
+        {
+          Key: { pk: "p", sk: "s" },
+          UpdateExpression,
+          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+          ...(names ? { ExpressionAttributeNames: names } : {}),
+        },
+        () => stored,
+      );
+    const over = [expect.stringMatching(/over 400 KB/)];
+    const more = "y".repeat(120_000);
+    expect(update("SET more = :v", { ":v": more })).toEqual(over);
+    expect(update("SET copy = big")).toEqual(over);
+    expect(update("SET copy = if_not_exists(copy, big)")).toEqual(over);
+    expect(update("SET l = list_append(if_not_exists(l, :e), :v)", { ":e": [], ":v": [more] })).toEqual(over);
+    expect(update("ADD #t :s", { ":s": new Set([more]) }, { "#t": "types" })).toEqual(over);
+    // What the adapters write: within the rules.
+    expect(update("SET more = :v REMOVE big", { ":v": more })).toEqual([]);
+    expect(
+      update("SET n = n + :one ADD #t :s", { ":one": 1, ":s": new Set(["b"]) }, { "#t": "types" }),
+    ).toEqual([]);
+    expect(
+      update(
+        "DELETE #t :s ADD fresh :minusOne",
+        { ":s": new Set(["a"]), ":minusOne": -1 },
+        { "#t": "types" },
+      ),
+    ).toEqual([]);
+    expect(update("SET d = :v", { ":v": nested(MAX_NESTING_LEVELS, 1, true) })).toEqual([
+      "nested more than 32 levels",
+    ]);
+    expect(update("SET sk = :v", { ":v": "t" })).toEqual(["sk: a key attribute cannot be updated"]);
+    expect(update("SET a = :v REMOVE a", { ":v": 1 })).toEqual(["a and a: two document paths overlap"]);
+    expect(update("SET a = missing")).toEqual([
+      "missing: the expression reads an attribute that does not exist",
+    ]);
+    expect(update("SET a.b = :v", { ":v": 1 })).toEqual([
+      "a.b: the document path is not valid for this item",
+    ]);
+    expect(update("ADD big :one", { ":one": 1 })).toEqual([
+      "big: ADD takes a number to a number, or a set to a set",
+    ]);
+    expect(update("SET a = :v,", { ":v": 1 })).toEqual(["UpdateExpression: the expression ends early"]);
+  });
 });
 
 /** JSON text of a generated value; values JSON cannot express go as their nearest text. */
