@@ -3,7 +3,7 @@ import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { parseRunId } from "../../lambdas/core/ids";
 import type { AcceptedJob, ChaosTenant, Fault, WorkerEvent } from "./chaos-events";
 import { byDispatcher, type FaultBooks, faultBooks, jobOfRun } from "./fault-books";
-import { finalStatusProblems } from "./kind-rules";
+import { finalStatusProblems, LATE_IS_MISSED_MS } from "./kind-rules";
 
 /**
  * The crash-loop test's books: every accepted job against what the API says happened to it,
@@ -49,6 +49,11 @@ export interface Books extends FaultBooks {
   readonly byKind: Record<string, Record<string, number>>;
   /** Runs whose final status is not what their kind ends as, with no reason the test caused. */
   readonly wrongFinalStatus: string[];
+  /**
+   * maxLateness runs leased in time whose worker began them past it (the hand-over came late):
+   * printed, not asserted, as the documented rule is the lease's (README, maxLateness).
+   */
+  readonly startedPastMaxLateness: string[];
   /** Jobs still active after the drain with nothing left to run (their completion was cut short). */
   readonly activeWithNothingToRun: string[];
   /** Executions of a run by a worker not bound to the run's tenant. */
@@ -118,6 +123,7 @@ export function keepBooks(
   const byKind: Record<string, Record<string, number>> = {};
   const activeWithNothingToRun: string[] = [];
   const wrongFinalStatus: string[] = [];
+  const startedPastMaxLateness: string[] = [];
   let dueRuns = 0;
 
   for (const job of accepted) {
@@ -150,6 +156,14 @@ export function keepBooks(
       byKind[job.kind] = kind;
       if (!TERMINAL.has(run.status)) unaccounted.push(`${label}: still ${run.status}`);
       else wrongFinalStatus.push(...finalStatusProblems(job, run, events, faults));
+      if (job.kind === "late-is-missed" && run.status === "succeeded") {
+        const start = events.find((e) => e.e === "start" && e.runId === run.runId && e.fence === run.fence);
+        if (start && start.at - at > LATE_IS_MISSED_MS) {
+          startedPastMaxLateness.push(
+            `${label}: leased in time, begun by ${start.worker} ${start.at - at} ms late`,
+          );
+        }
+      }
       if (WITH_REASON.has(run.status) && !run.error) {
         unaccounted.push(`${label}: ${run.status} without a reason`);
       }
@@ -173,6 +187,7 @@ export function keepBooks(
     unexpected,
     byKind,
     wrongFinalStatus,
+    startedPastMaxLateness,
     activeWithNothingToRun,
     crossTenant: crossTenantExecutions(accepted, events, served),
     startedEarly: earlyStarts(events),

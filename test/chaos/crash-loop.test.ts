@@ -460,6 +460,10 @@ describe("the local runtime in a crash loop", () => {
         `completions: ${JSON.stringify(books.completions)}; stale-fence completions accepted: ${books.staleAccepted.length}; ` +
           `succeeded where no worker succeeded: ${books.outcomeWithoutCompletion.length}`,
         `final run status by kind: ${JSON.stringify(books.byKind)}; not as the kind says: ${books.wrongFinalStatus.length}`,
+        `maxLateness runs leased in time but begun past it by their worker (late hand-over; not asserted): ${books.startedPastMaxLateness.length}` +
+          (books.startedPastMaxLateness.length > 0
+            ? ` (${books.startedPastMaxLateness.slice(0, 3).join("; ")})`
+            : ""),
         `jobs left active with nothing to run: ${books.activeWithNothingToRun.length}`,
         `at-most-once: ${books.atMostOnceLost} run(s) recorded lost, ${books.atMostOnceRepeated.length} executed twice`,
         `push: ${accepted.filter((j) => j.kind.startsWith("push")).length} jobs, ${books.pushDeliveries} deliveries, ` +

@@ -225,14 +225,28 @@ describe("the crash loop's books", () => {
     expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
   });
 
-  it("fail a late-is-missed run that succeeded though it started past its maxLateness", () => {
+  it("fail a late-is-missed run that succeeded though its only lease came past its maxLateness", () => {
+    // Prepare: leased once, 9 s after it was due (the lease step should have recorded it missed).
     const h = balanced();
     const late = jobOf(h, "late-is-missed");
-    setRuns(h, late, [row(late, "succeeded", 1)]);
+    const leasedAt = (ms: number) => new Date((late.runAt as number) + ms).toISOString();
+    setRuns(h, late, [{ ...row(late, "succeeded", 1), startedAt: leasedAt(9_000) }]);
     h.events.push(start(late, 1, "w1", 9_000), done(late, 1, "succeeded", 200, "w1", 9_300));
     expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
+    // Leased 1 s late: in time, even if its worker began it 9 s late (printed, not failed).
+    setRuns(h, late, [{ ...row(late, "succeeded", 1), startedAt: leasedAt(1_000) }]);
+    const b = books(h);
+    expect(failing(b)).toEqual([]);
+    expect(b.startedPastMaxLateness).toHaveLength(1);
+    // A second lease (its first lapsed to a worker kill) is late by design.
     h.events = h.events.filter((e) => e.runId !== runIdOf(late));
-    h.events.push(start(late, 1, "w1", 400), done(late, 1, "succeeded", 200, "w1", 700));
+    h.events.push(
+      start(late, 1, "w1", 500),
+      start(late, 2, "w2", 20_000),
+      done(late, 2, "succeeded", 200, "w2", 20_300),
+    );
+    h.faults.push({ kind: "worker-kill", worker: "w1", at: (late.runAt as number) + 600 });
+    setRuns(h, late, [{ ...row(late, "succeeded", 2), startedAt: leasedAt(20_000) }]);
     expect(failing(books(h))).toEqual([]);
   });
 
