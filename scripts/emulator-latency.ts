@@ -29,8 +29,10 @@ export interface TimedCall {
 
 /**
  * The time an invocation of `durationMs` (from `start`) would take in AWS: the union of its
- * calls' intervals (clipped to the invocation) replaced, stretch by stretch, by the longest
- * AWS latency among the calls that overlap in that stretch (overlapping calls wait together).
+ * calls' intervals (clipped to the invocation) replaced, stretch by stretch, by the AWS latency
+ * of the calls in it times the calls that had to follow one another: a stretch where a call
+ * began after another ended (a query's next page, an update after a read) waits at least that
+ * many round trips, overlapping calls wait together.
  */
 export function awsEquivalentMs(start: number, durationMs: number, calls: readonly TimedCall[]): number {
   const end = start + durationMs;
@@ -40,23 +42,51 @@ export function awsEquivalentMs(start: number, durationMs: number, calls: readon
     .sort((a, b) => a.start - b.start);
   let waited = 0;
   let replaced = 0;
-  let stretch: { start: number; end: number; awsMs: number } | undefined;
+  let stretch: { start: number; end: number; calls: TimedCall[] } | undefined;
   const close = () => {
     if (!stretch) return;
     waited += stretch.end - stretch.start;
-    replaced += Math.min(stretch.awsMs, stretch.end - stretch.start);
+    replaced += Math.min(roundTripsMs(stretch.calls), stretch.end - stretch.start);
   };
   for (const call of clipped) {
     if (stretch && call.start <= stretch.end) {
       stretch.end = Math.max(stretch.end, call.end);
-      stretch.awsMs = Math.max(stretch.awsMs, call.awsMs);
+      stretch.calls.push(call);
       continue;
     }
     close();
-    stretch = { ...call };
+    stretch = { start: call.start, end: call.end, calls: [call] };
   }
   close();
   return durationMs - waited + replaced;
+}
+
+/**
+ * The least time a stretch of calls takes at AWS's latencies: the heaviest chain of calls each
+ * beginning after the one before it ended (calls that cannot have overlapped, so waited one
+ * after another), each at its AWS latency. Weighted interval scheduling over the calls sorted
+ * by their ends.
+ */
+function roundTripsMs(calls: readonly TimedCall[]): number {
+  const sorted = [...calls].sort((a, b) => a.end - b.end);
+  const best: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const call = sorted[i] as TimedCall;
+    // The last call that ended before this one began (binary search over the ends).
+    let low = 0;
+    let high = i - 1;
+    let before = -1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if ((sorted[middle] as TimedCall).end <= call.start) {
+        before = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    const withIt = call.awsMs + (before >= 0 ? (best[before] as number) : 0);
+    best.push(Math.max(withIt, i > 0 ? (best[i - 1] as number) : 0));
+  }
+  return best.at(-1) ?? 0;
 }
 
 interface Invocation {

@@ -69,6 +69,21 @@ export function explain(
   return undefined;
 }
 
+/**
+ * Whether an execution was under way while a fault lasted: running (from its start to its
+ * answer) during the runtime's outage, or its own worker's stop, or when its worker was killed.
+ * Stricter than `explain` (no hand-over before the start, no recovery after the outage, no
+ * cancel): the count of such executions bounds the repeats the faults can cause, apart from
+ * the explanations.
+ */
+export function inFlightDuring(execution: Execution, fault: Fault): boolean {
+  const running = { from: execution.start.at, to: execution.done?.at ?? Number.POSITIVE_INFINITY };
+  if (fault.kind === "runtime-kill") return overlaps(running, { from: fault.at, to: fault.backAt });
+  if (fault.worker !== execution.start.worker) return false;
+  if (fault.kind === "worker-stop") return overlaps(running, { from: fault.at, to: fault.until });
+  return running.from <= fault.at && fault.at <= running.to;
+}
+
 /** Pairs each worker execution with the completion its worker logged for that run and fence. */
 function executionsOf(events: readonly WorkerEvent[]): Execution[] {
   const dones = new Map<string, Done>();
@@ -87,7 +102,7 @@ export interface FaultBooks {
   readonly unacceptedExecutions: number;
   /** Of those, how many each kind of fault explains. */
   readonly explainedBy: Record<string, number>;
-  /** Executions in flight while some fault was: the most the faults can explain. */
+  /** Executions under way while some fault lasted (inFlightDuring): the repeats' bound. */
   readonly duplicateBound: number;
   readonly unexplainedDuplicates: string[];
   /** Runs whose handler succeeded more than once, and those of them no fault explains. */
@@ -121,7 +136,7 @@ export function faultBooks(
     }
   }
   const duplicateBound = executions.filter((execution) =>
-    faults.some((fault) => explain(execution, [fault], undefined) !== undefined),
+    faults.some((f) => inFlightDuring(execution, f)),
   ).length;
 
   return {
@@ -129,7 +144,7 @@ export function faultBooks(
     explainedBy,
     duplicateBound,
     unexplainedDuplicates,
-    ...doubleSuccessBooks(executions, faults, jobs),
+    ...doubleSuccessBooks(executions, faults),
     unexplainedPushRepeats: pushRepeats(events, faults),
   };
 }
@@ -139,11 +154,7 @@ export function faultBooks(
  * completion (the completion was refused or never arrived, so the run was leased again); and no
  * run may start again after a success of it was accepted.
  */
-function doubleSuccessBooks(
-  executions: readonly Execution[],
-  faults: readonly Fault[],
-  jobs: ReadonlyMap<string, AcceptedJob>,
-) {
+function doubleSuccessBooks(executions: readonly Execution[], faults: readonly Fault[]) {
   const byRun = new Map<string, Execution[]>();
   for (const execution of executions) {
     byRun.set(execution.start.runId, [...(byRun.get(execution.start.runId) ?? []), execution]);
@@ -168,7 +179,18 @@ function doubleSuccessBooks(
     doubleSuccesses += 1;
     for (const success of successes) {
       if (success.done?.status === 200) continue;
-      if (explain(success, faults, jobs.get(jobOfRun(runId))) === undefined) {
+      // A fault between this execution's start and its refused completion (its worker stopped,
+      // or the runtime down around it): a cancel ends a run, it does not run it again.
+      const cut = faults.some(
+        (f) =>
+          inFlightDuring(success, f) ||
+          (f.kind === "runtime-kill" &&
+            overlaps(
+              { from: success.start.at, to: success.done?.at ?? Number.POSITIVE_INFINITY },
+              { from: f.at, to: f.backAt + RECOVERY_MS },
+            )),
+      );
+      if (!cut) {
         unexplainedDoubleSuccesses.push(
           `${runId}: succeeded at fence ${success.start.fence} (answered ${success.done?.status}) and again, with no fault between that execution and its completion`,
         );

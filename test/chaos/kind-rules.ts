@@ -69,7 +69,10 @@ export function finalStatusProblems(
     return inPause(job, at) ? [] : [`${label}: missed as paused, but its job was not paused then`];
   }
   if (run.status === "missed" && MISSED_BY_POLICY.test(error) && !MISSED_BY_LATENESS.test(error)) {
-    // run-once: a firing left overdue by a pause or an outage, a later run standing for it.
+    // run-once: a cron firing left overdue by a pause or an outage, a later run standing for
+    // it. A one-off job has one firing, which its policy always keeps.
+    if (job.schedule !== "cron")
+      return [`${label}: a one-off run missed by the missed-run policy (${error})`];
     const outage = faults.some(
       (f) => f.kind === "runtime-kill" && f.backAt >= at - OUTAGE_REACH_MS && f.at <= at + OUTAGE_REACH_MS,
     );
@@ -82,6 +85,13 @@ export function finalStatusProblems(
   }
   if (run.status === "missed" && !MISSED_BY_LATENESS.test(error)) {
     return [`${label}: missed for "${error}", not for its maxLateness`];
+  }
+  if (run.status === "missed") {
+    // Recorded missed for lateness: the record itself was written more than maxLateness late.
+    const recordedLate = Date.parse(run.finishedAt ?? "") - at;
+    if (!(recordedLate + INSTANT_ROUNDING_MS > LATE_IS_MISSED_MS)) {
+      return [`${label}: missed for lateness, but recorded ${recordedLate} ms after it was due`];
+    }
   }
   if (job.kind === "late-is-missed" && run.status === "succeeded" && run.fence === 1) {
     // The documented rule (README, maxLateness): the lease step records a first attempt missed

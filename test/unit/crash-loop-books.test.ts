@@ -31,6 +31,8 @@ function oneOff(n: number, kind: string, extra: Partial<AcceptedJob> = {}): Acce
   };
 }
 const runIdOf = (job: AcceptedJob) => `r_${job.jobId.slice(2)}_${job.runAt}`;
+/** An instant `ms` after the job's due time, as the API writes it. */
+const iso = (job: AcceptedJob, ms: number) => new Date((job.runAt as number) + ms).toISOString();
 
 function row(job: AcceptedJob, status: string, fence: number, error?: string): RunResponse {
   const at = job.runAt as number;
@@ -97,7 +99,9 @@ function balanced(): History {
       {
         found: true,
         status: "completed",
-        runs: [row(late, "missed", 0, "more than maxLateness (3 s) late")],
+        runs: [
+          { ...row(late, "missed", 0, "more than maxLateness (3 s) late"), finishedAt: iso(late, 5_000) },
+        ],
       },
     ],
     [push.jobId, { found: true, status: "completed", runs: [row(push, "succeeded", 2)] }],
@@ -366,5 +370,59 @@ describe("the crash loop's books", () => {
     expect(b.unexplainedDuplicates).toHaveLength(1);
     expect(b.duplicateBound).toBe(1);
     expect(failing(b)).toContain("duplicateBound");
+  });
+  it("fail a one-off run missed by the missed-run policy, even beside an outage; allow a cron firing's", () => {
+    const h = balanced();
+    const ok = jobOf(h, "ok");
+    const reason = "missed: the run for x stands for it (missedRuns: run-once)";
+    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
+    setRuns(h, ok, [row(ok, "missed", 0, reason)]);
+    h.faults.push({
+      kind: "runtime-kill",
+      at: (ok.runAt as number) - 5_000,
+      backAt: (ok.runAt as number) + 2_000,
+    });
+    expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
+    // The same firing of an every-minute job, beside the same outage: run-once's rule.
+    const cron: AcceptedJob = { ...ok, schedule: "cron", runAt: undefined, endAt: ok.runAt as number };
+    const b = books({ ...h, jobs: h.jobs.map((j) => (j === ok ? cron : j)) });
+    expect(b.wrongFinalStatus.filter((p) => p.includes(ok.jobId) && p.includes("policy"))).toEqual([]);
+  });
+
+  it("fail a late-is-missed run recorded missed for lateness before it was late", () => {
+    const h = balanced();
+    const late = jobOf(h, "late-is-missed");
+    const reason = "more than maxLateness (3 s) late when it could start";
+    setRuns(h, late, [{ ...row(late, "missed", 0, reason), finishedAt: iso(late, 1_000) }]);
+    expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
+    setRuns(h, late, [{ ...row(late, "missed", 0, reason), finishedAt: iso(late, 4_000) }]);
+    expect(failing(books(h))).toEqual([]);
+  });
+
+  it("allow a double success only where a fault fell inside the refused execution, not for a cancel", () => {
+    // Prepare: w1 succeeds but its completion is refused; w2 runs the run again and succeeds.
+    const h = balanced();
+    const ok = jobOf(h, "ok");
+    const at = ok.runAt as number;
+    setRuns(h, ok, [row(ok, "succeeded", 2)]);
+    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
+    h.events.push(
+      start(ok, 1, "w1"),
+      done(ok, 1, "succeeded", 409, "w1", 900),
+      start(ok, 2, "w2", 40_000),
+      done(ok, 2, "succeeded", 200, "w2", 40_400),
+    );
+    // A cancel explains the refused completion, but not the run's second success.
+    Object.assign(ok, { cancelSentAt: at + 500 });
+    expect(books(h).unexplainedDoubleSuccesses).toHaveLength(1);
+    // A runtime kill during the hand-over, 6 s before the start, explains the repeat, not the success.
+    Object.assign(ok, { cancelSentAt: undefined });
+    h.faults = [{ kind: "runtime-kill", at: at - 6_500, backAt: at - 6_000 }];
+    const b = books(h);
+    expect(b.unexplainedDuplicates).toEqual([]);
+    expect(b.unexplainedDoubleSuccesses).toHaveLength(1);
+    // The runtime down while the execution ran: both explained.
+    h.faults = [{ kind: "runtime-kill", at: at + 300, backAt: at + 2_000 }];
+    expect(failing(books(h))).toEqual([]);
   });
 });

@@ -33,6 +33,18 @@ describe("an invocation's time at AWS latencies", () => {
     expect(awsEquivalentMs(0, 100, calls)).toBe(100 - (10 + 5 + 2) + (5 + 5 + 2));
   });
 
+  it("counts calls that followed one another in one stretch as round trips: a paged query", () => {
+    // Three pages, each asked once the one before came back, overlapped by one long put: one
+    // stretch of 0..90 ms, but three DynamoDB round trips at least (15 ms), not one.
+    const calls = [
+      { start: 0, end: 30, awsMs: 5 },
+      { start: 30, end: 60, awsMs: 5 },
+      { start: 60, end: 90, awsMs: 5 },
+      { start: 10, end: 80, awsMs: 5 },
+    ];
+    expect(awsEquivalentMs(0, 100, calls)).toBe(100 - 90 + 15);
+  });
+
   it("keeps an invocation with no calls as measured", () => {
     expect(awsEquivalentMs(0, 123, [])).toBe(123);
   });

@@ -122,6 +122,19 @@ function refusedUnits(error: unknown, existing: readonly (Item | undefined)[]): 
   return [];
 }
 
+/**
+ * An item's image, or undefined where it cannot be read: a request without a whole key is
+ * DynamoDB's to refuse, and the meter must not fail it (nor any other) in its place.
+ */
+async function imageOf(images: ItemImages, key: Item): Promise<Item | undefined> {
+  if (Object.keys(key).length === 0) return undefined;
+  try {
+    return await images.read(key);
+  } catch {
+    return undefined;
+  }
+}
+
 function bodyOf(request: unknown): Record<string, unknown> {
   const raw = (request as { body?: unknown } | undefined)?.body;
   const body = raw instanceof Uint8Array ? new TextDecoder().decode(raw) : raw;
@@ -157,7 +170,7 @@ export function meterCapacity(client: DynamoDBClient, images?: ItemImages): Capa
     return Promise.all(
       done.map(async ({ write, was }) => {
         if (write.kind === "check") return conditionCheckUnits(was);
-        const is = await imaged.read(write.key);
+        const is = await imageOf(imaged, write.key);
         return command === TRANSACT_WRITE
           ? transactionalWriteUnits(imaged.table, was, is)
           : writeUnits(imaged.table, was, is);
@@ -183,7 +196,7 @@ export function meterCapacity(client: DynamoDBClient, images?: ItemImages): Capa
       const write = isWriteCommand(command);
       const imaged = write ? images : undefined;
       const requested = imaged ? requestedWrites(imaged.table, command, bodyOf(args.request)) : [];
-      const before = imaged ? await Promise.all(requested.map((w) => imaged.read(w.key))) : [];
+      const before = imaged ? await Promise.all(requested.map((w) => imageOf(imaged, w.key))) : [];
       const result = await next(args).catch((error: unknown) => {
         // Without images the items are unknown: a condition failure is charged the minimum.
         const count = command === TRANSACT_WRITE ? (input.TransactItems?.length ?? 0) : 1;
