@@ -40,6 +40,7 @@ import {
   storedRun,
   stubAws,
 } from "../support/mocked-scheduler";
+import { applyUpdate } from "../support/update-expression";
 
 /**
  * Hostile input, generated: every route gets at least 5,000 requests built from the classes of
@@ -861,6 +862,13 @@ describe("updates: the item each write leaves is within DynamoDB's rules", () =>
     expect(update("SET copy = if_not_exists(copy, big)")).toEqual(over);
     expect(update("SET l = list_append(if_not_exists(l, :e), :v)", { ":e": [], ":v": [more] })).toEqual(over);
     expect(update("ADD #t :s", { ":s": new Set([more]) }, { "#t": "types" })).toEqual(over);
+    // Removed list elements are named by their indexes in the item as it was.
+    const removed = applyUpdate(
+      { pk: "p", sk: "s", l: ["a", "b", "c", "d"] },
+      { Key: { pk: "p", sk: "s" }, UpdateExpression: "REMOVE l[1], l[2]" },
+      ["pk", "sk"],
+    );
+    expect(removed.item.l).toEqual(["a", "d"]);
     // What the adapters write: within the rules.
     expect(update("SET more = :v REMOVE big", { ":v": more })).toEqual([]);
     expect(

@@ -181,6 +181,7 @@ export function applyUpdate(
       }
     }
   }
+  const listRemovals: { list: unknown[]; index: number }[] = [];
   for (const action of actions) {
     const parent = action.path.length === 1 ? item : getPath(item, action.path.slice(0, -1));
     const last = action.path[action.path.length - 1] as string | number;
@@ -212,8 +213,10 @@ export function applyUpdate(
       result = left.length === 0 ? undefined : new Set(left);
     }
     if (Array.isArray(parent) && typeof last === "number") {
+      // Removed list elements go at the end, highest index first: every path names an index of
+      // the item as it was (DynamoDB resolves them all before applying any).
       if (result === undefined) {
-        if (last < parent.length) parent.splice(last, 1);
+        if (last < parent.length) listRemovals.push({ list: parent, index: last });
       } else parent[Math.min(last, parent.length)] = result;
     } else if (isMap(parent) && typeof last === "string") {
       if (result === undefined) delete parent[last];
@@ -222,5 +225,6 @@ export function applyUpdate(
       problems.push(`${show(action.path)}: the document path is not valid for this item`);
     }
   }
+  for (const { list, index } of listRemovals.sort((a, b) => b.index - a.index)) list.splice(index, 1);
   return { item, problems };
 }
