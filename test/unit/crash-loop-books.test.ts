@@ -150,6 +150,11 @@ function failing(b: Books): string[] {
 function setRuns(h: History, job: AcceptedJob, runs: RunResponse[]) {
   h.states.set(job.jobId, { found: true, status: "completed", runs });
 }
+/** Gives `job` these final runs and these worker events in place of the history's own. */
+function retell(h: History, job: AcceptedJob, runs: RunResponse[], events: WorkerEvent[]) {
+  setRuns(h, job, runs);
+  h.events = [...h.events.filter((e) => e.runId !== runIdOf(job)), ...events];
+}
 const jobOf = (h: History, kind: string) => h.jobs.find((j) => j.kind === kind) as AcceptedJob;
 
 describe("the crash loop's books", () => {
@@ -259,13 +264,16 @@ describe("the crash loop's books", () => {
     const h = balanced();
     const ok = jobOf(h, "ok");
     const at = ok.runAt as number;
-    setRuns(h, ok, [row(ok, "succeeded", 2)]);
-    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
-    h.events.push(
-      start(ok, 1, "w1"),
-      start(ok, 2, "w2", 6_000),
-      done(ok, 2, "succeeded", 200, "w2", 6_400),
-      done(ok, 1, "succeeded", 409, "w1", 12_000),
+    retell(
+      h,
+      ok,
+      [row(ok, "succeeded", 2)],
+      [
+        start(ok, 1, "w1"),
+        start(ok, 2, "w2", 6_000),
+        done(ok, 2, "succeeded", 200, "w2", 6_400),
+        done(ok, 1, "succeeded", 409, "w1", 12_000),
+      ],
     );
     // Act, Assess: no fault, so neither the repeat nor the double success is explained.
     expect(failing(books(h))).toEqual([
@@ -286,12 +294,11 @@ describe("the crash loop's books", () => {
     const h = balanced();
     const ok = jobOf(h, "ok");
     const at = ok.runAt as number;
-    setRuns(h, ok, [row(ok, "succeeded", 2)]);
-    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
-    h.events.push(
-      start(ok, 1, "w1"),
-      start(ok, 2, "w2", 30_000),
-      done(ok, 2, "succeeded", 200, "w2", 30_400),
+    retell(
+      h,
+      ok,
+      [row(ok, "succeeded", 2)],
+      [start(ok, 1, "w1"), start(ok, 2, "w2", 30_000), done(ok, 2, "succeeded", 200, "w2", 30_400)],
     );
     expect(failing(books(h))).toEqual(["unexplainedDuplicates", "duplicateBound"]);
     h.faults = [{ kind: "worker-kill", worker: "w1", at: at - 60_000 }];
@@ -348,15 +355,18 @@ describe("the crash loop's books", () => {
   it("fail a bound that the faults cannot cover: more refused executions than were in flight during one", () => {
     const h = balanced();
     const ok = jobOf(h, "ok");
-    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
-    setRuns(h, ok, [row(ok, "succeeded", 3)]);
-    h.events.push(
-      start(ok, 1, "w1"),
-      done(ok, 1, "succeeded", 409, "w1", 900),
-      start(ok, 2, "w1", 20_000),
-      done(ok, 2, "succeeded", 409, "w1", 20_900),
-      start(ok, 3, "w1", 40_000),
-      done(ok, 3, "succeeded", 200, "w1", 40_400),
+    retell(
+      h,
+      ok,
+      [row(ok, "succeeded", 3)],
+      [
+        start(ok, 1, "w1"),
+        done(ok, 1, "succeeded", 409, "w1", 900),
+        start(ok, 2, "w1", 20_000),
+        done(ok, 2, "succeeded", 409, "w1", 20_900),
+        start(ok, 3, "w1", 40_000),
+        done(ok, 3, "succeeded", 200, "w1", 40_400),
+      ],
     );
     // One stop covers only the first execution: the second repeat stays unexplained.
     h.faults.push({
@@ -404,13 +414,16 @@ describe("the crash loop's books", () => {
     const h = balanced();
     const ok = jobOf(h, "ok");
     const at = ok.runAt as number;
-    setRuns(h, ok, [row(ok, "succeeded", 2)]);
-    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
-    h.events.push(
-      start(ok, 1, "w1"),
-      done(ok, 1, "succeeded", 409, "w1", 900),
-      start(ok, 2, "w2", 40_000),
-      done(ok, 2, "succeeded", 200, "w2", 40_400),
+    retell(
+      h,
+      ok,
+      [row(ok, "succeeded", 2)],
+      [
+        start(ok, 1, "w1"),
+        done(ok, 1, "succeeded", 409, "w1", 900),
+        start(ok, 2, "w2", 40_000),
+        done(ok, 2, "succeeded", 200, "w2", 40_400),
+      ],
     );
     // A cancel explains the refused completion, but not the run's second success.
     Object.assign(ok, { cancelSentAt: at + 500 });
