@@ -128,11 +128,13 @@ describe("push delivery, one job per target kind", () => {
         delivery.headers as Record<string, string>,
       ),
     ).toThrow();
-    const run = await until(async () => {
+    // The run's success and the job's end are two writes; wait for the second, then check both.
+    const done = await until(async () => {
       const job = bodyOf(jobResponse, await api.tenantA("GET", `/api/v1/jobs/${jobId}`));
-      return job.runs[0]?.status === "succeeded" ? job : undefined;
+      return job.status === "active" ? undefined : job;
     });
-    expect(run.status).toBe("completed");
+    expect(done.status).toBe("completed");
+    expect(done.runs).toMatchObject([{ status: "succeeded", fence: 1 }]);
   }, 30_000);
 
   it("lambda: the function in the local functions file is invoked with the envelope on its second", async () => {
