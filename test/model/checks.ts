@@ -1,0 +1,115 @@
+import { JobStatus } from "../../lambdas/core/job";
+import { type Run, RunStatus } from "../../lambdas/core/run";
+import { isUnfinished, type World } from "./world";
+
+/**
+ * The properties the model checks after every step (issue 27, (a)-(f)). Those about a lease
+ * being granted are checked by the lease command itself (grantChecks), with the state read
+ * before it; the rest read the stores as they are.
+ */
+export async function checkState(world: World): Promise<void> {
+  const now = world.clock.now();
+  for (const modelJob of world.jobs) {
+    const job = await world.storedJob(modelJob.jobId);
+    if (!job) continue; // the create crashed before its write: no job, nothing promised
+    const runs = await world.stores.runsOf(job.jobId);
+    // (a) An active job has something that will run or end it: a next firing for the sweep,
+    // an unfinished run the repair index watches (or a message carries), or a finished last run
+    // still in the repair index, whose check ends the job.
+    if (job.status === JobStatus.Active && job.nextRunAt === undefined) {
+      const driven = runs.some(
+        (r) =>
+          (isUnfinished(r) && (r.checkAt !== undefined || world.queue.carries(r.jobId, r.scheduledFor))) ||
+          (r.final && r.checkAt !== undefined),
+      );
+      if (!driven)
+        world.fail(
+          `(a) active job ${job.jobId} has no next run and nothing that will run or end it: ${runs.map((r) => world.describeRun(r)).join("; ")}`,
+        );
+    }
+    // (c) Under skip, buffer-one and cancel-previous (set at create, never changed), at most
+    // one run holds a live lease; backfilled runs run beside the others by design.
+    if (modelJob.pinnedOverlap) {
+      const live = runs.filter(
+        (r) => r.status === RunStatus.Leased && (r.leaseExpiresAt ?? 0) > now && r.origin !== "backfill",
+      );
+      if (live.length > 1)
+        world.fail(
+          `(c) ${live.length} runs of ${job.jobId} (${job.overlapPolicy}) hold live leases: ${live.map((r) => world.describeRun(r)).join("; ")}`,
+        );
+    }
+  }
+}
+
+/** What the lease command read before it asked for leases. */
+export interface BeforeLease {
+  readonly runs: ReadonlyMap<string, Run>;
+  readonly cancelledJobs: ReadonlySet<string>;
+  readonly atMostOnceJobs: ReadonlySet<string>;
+}
+
+export async function beforeLease(world: World): Promise<BeforeLease> {
+  const runs = new Map((await world.allRuns()).map((r) => [r.runId, r]));
+  const cancelledJobs = new Set<string>();
+  const atMostOnceJobs = new Set<string>();
+  for (const { jobId } of world.jobs) {
+    const job = await world.storedJob(jobId);
+    if (job?.status === JobStatus.Cancelled) cancelledJobs.add(jobId);
+    if (job?.delivery === "at-most-once") atMostOnceJobs.add(jobId);
+  }
+  return { runs, cancelledJobs, atMostOnceJobs };
+}
+
+/** The checks on the leases one lease step granted, and on what it did to other runs. */
+export async function grantChecks(
+  world: World,
+  before: BeforeLease,
+  granted: ReadonlyArray<{
+    readonly runId: string;
+    readonly jobId: string;
+    readonly scheduledFor: number;
+    readonly attempt: number;
+    readonly fence: number;
+  }>,
+): Promise<void> {
+  for (const lease of granted) {
+    // (f) A cancelled job gets no new lease.
+    if (before.cancelledJobs.has(lease.jobId))
+      world.fail(`(f) run ${lease.runId} of a cancelled job was leased`);
+    // (b) At-most-once: a run is leased once (a replay starts it over, at attempt 0).
+    if (before.atMostOnceJobs.has(lease.jobId) && lease.attempt !== 1)
+      world.fail(`(b) at-most-once run ${lease.runId} leased again (attempt ${lease.attempt})`);
+    // (e) Fences only go up.
+    const issued = world.fencesIssued.get(lease.runId) ?? 0;
+    if (lease.fence <= issued)
+      world.fail(`(e) run ${lease.runId} leased with fence ${lease.fence}, ${issued} was issued before`);
+    world.fencesIssued.set(lease.runId, lease.fence);
+  }
+  // buffer-one: a run is skipped only while the buffer place is taken by a run that still
+  // waits (a finished run's message, or a waiting run that ended, must not keep it).
+  for (const run of await world.allRuns()) {
+    const was = before.runs.get(run.runId);
+    const skippedNow = was && isUnfinished(was) && run.status === RunStatus.Skipped;
+    if (!skippedNow || !run.error?.includes("buffer-one")) continue;
+    const runs = await world.stores.runsOf(run.jobId);
+    const waiting = runs.filter((r) => isUnfinished(r) && r.wakes !== undefined).map((r) => r.wakes);
+    if (!runs.some((r) => waiting.includes(r.scheduledFor) && isUnfinished(r)))
+      world.fail(
+        `(c) ${world.describeRun(run)} skipped under buffer-one while no run waits in the buffer: ${runs.map((r) => world.describeRun(r)).join("; ")}`,
+      );
+  }
+  // (c) A message of one run never ends another: a run this step revoked (cancel-previous)
+  // must have been replaced by a newer run of its job that this step leased.
+  for (const run of await world.allRuns()) {
+    const was = before.runs.get(run.runId);
+    if (!was || !isUnfinished(was) || run.status !== RunStatus.Cancelled) continue;
+    if (before.cancelledJobs.has(run.jobId)) continue;
+    const job = await world.storedJob(run.jobId);
+    if (job?.status === JobStatus.Cancelled) continue;
+    const replacedBy = granted.find((g) => g.jobId === run.jobId && g.scheduledFor > run.scheduledFor);
+    if (!replacedBy)
+      world.fail(
+        `(c) ${world.describeRun(run)} was ended by a lease step that started no newer run of its job`,
+      );
+  }
+}

@@ -1,0 +1,493 @@
+import fc from "fast-check";
+import { parseRunId } from "../../lambdas/core/ids";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { listDeadLetters, replayDeadLetter } from "../../lambdas/core/use-cases/dead-letters";
+import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { backfillJob, triggerJob } from "../../lambdas/core/use-cases/manual-runs";
+import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import { beforeLease, checkState, grantChecks } from "./checks";
+import { CALLER, TYPE, WORKER, type World } from "./world";
+
+/**
+ * The model's commands: API calls, worker actions, the scheduler's own invocations, SQS's
+ * duplicates, crashes and the clock. Each runs the real use case through World.step and then
+ * checks the state (checks.ts). The model state fast-check keeps is empty: the World holds the
+ * reference record, so every command may run at any point (an index past the end wraps).
+ */
+type Model = object;
+type Command = fc.AsyncCommand<Model, World>;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+abstract class Step implements Command {
+  check(): boolean {
+    return true;
+  }
+  async run(_: Model, world: World): Promise<void> {
+    await this.act(world);
+    await checkState(world);
+  }
+  abstract act(world: World): Promise<void>;
+  abstract toString(): string;
+}
+
+export interface JobSpec {
+  readonly schedule:
+    | { readonly kind: "once"; readonly inSeconds: number }
+    | { readonly kind: "cron"; readonly endInMinutes: number | undefined };
+  readonly overlapPolicy: "allow" | "skip" | "buffer-one" | "cancel-previous";
+  readonly delivery: "at-least-once" | "at-most-once";
+  readonly maxAttempts: number;
+  readonly leaseSeconds: number;
+  readonly maxLateness: number | undefined;
+  readonly missedRuns: "catch-up" | "run-once" | "skip";
+  /** Retry backoff base in seconds (the cap is four times it): quick, or long enough to act in. */
+  readonly retryBase: number;
+}
+
+export class Create extends Step {
+  constructor(readonly spec: JobSpec) {
+    super();
+  }
+  async act(world: World) {
+    const now = world.clock.now();
+    const { schedule, maxLateness, retryBase, ...rest } = this.spec;
+    const when =
+      schedule.kind === "once"
+        ? { runAt: iso(now + schedule.inSeconds * 1000) }
+        : {
+            cron: "* * * * *",
+            ...(schedule.endInMinutes === undefined
+              ? {}
+              : { endAt: iso(now + schedule.endInMinutes * 60_000) }),
+          };
+    const body = {
+      type: TYPE,
+      ...when,
+      ...rest,
+      retry: { base: retryBase, cap: retryBase * 4 },
+      ...(maxLateness ? { maxLateness } : {}),
+    };
+    const created = await world.step("create", () => createJob(world.deps, CALLER, body));
+    // A create that crashed may still have stored the job: the model finds it by listing.
+    const jobId = created?.jobId ?? (await this.orphan(world));
+    if (jobId === undefined) return;
+    world.jobs.push({
+      jobId,
+      bounded: schedule.kind === "once" || schedule.endInMinutes !== undefined,
+      pinnedOverlap: this.spec.overlapPolicy !== "allow",
+    });
+    world.note(`created ${jobId.slice(-6)} ${JSON.stringify(body)}`);
+  }
+  private async orphan(world: World): Promise<string | undefined> {
+    const known = new Set(world.jobs.map((j) => j.jobId));
+    const page = await world.stores.jobs.listJobs(CALLER.tenant, {}, 100);
+    return page.items.find((j) => !known.has(j.jobId))?.jobId;
+  }
+  toString() {
+    return `Create(${JSON.stringify(this.spec)})`;
+  }
+}
+
+type Patch =
+  | { overlapPolicy: JobSpec["overlapPolicy"] }
+  | { delivery: JobSpec["delivery"] }
+  | { maxAttempts: number };
+
+export class PatchJob extends Step {
+  constructor(
+    readonly index: number,
+    readonly patch: Patch,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    const job = world.job(this.index);
+    if (!job) return;
+    const done = await world.step("patch", () =>
+      updateJob(world.deps, CALLER, job.jobId, this.patch, undefined),
+    );
+    if ("overlapPolicy" in this.patch) job.pinnedOverlap = false;
+    world.note(`patch ${job.jobId.slice(-6)} ${JSON.stringify(this.patch)}${done ? "" : " (refused)"}`);
+  }
+  toString() {
+    return `Patch(${this.index}, ${JSON.stringify(this.patch)})`;
+  }
+}
+
+export class Control extends Step {
+  constructor(
+    readonly index: number,
+    readonly action: "pause" | "resume" | "cancel",
+  ) {
+    super();
+  }
+  async act(world: World) {
+    const job = world.job(this.index);
+    if (!job) return;
+    const done = await world.step(this.action, () => controlJob(world.deps, CALLER, job.jobId, this.action));
+    world.note(`${this.action} ${job.jobId.slice(-6)}${done ? "" : " (refused)"}`);
+  }
+  toString() {
+    return `Control(${this.index}, ${this.action})`;
+  }
+}
+
+export class Trigger extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  async act(world: World) {
+    const job = world.job(this.index);
+    if (!job) return;
+    const run = await world.step("trigger", () => triggerJob(world.deps, CALLER, job.jobId, {}));
+    world.note(`trigger ${job.jobId.slice(-6)}${run ? ` -> ${run.runId}` : " (refused)"}`);
+  }
+  toString() {
+    return `Trigger(${this.index})`;
+  }
+}
+
+export class Backfill extends Step {
+  constructor(
+    readonly index: number,
+    readonly minutesBack: number,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    const job = world.job(this.index);
+    if (!job) return;
+    const now = world.clock.now();
+    const body = { from: iso(now - this.minutesBack * 60_000), to: iso(now) };
+    const done = await world.step("backfill", () => backfillJob(world.deps, CALLER, job.jobId, body));
+    world.note(
+      `backfill ${job.jobId.slice(-6)} ${this.minutesBack} min${done ? `: ${JSON.stringify(done)}` : " (refused)"}`,
+    );
+  }
+  toString() {
+    return `Backfill(${this.index}, ${this.minutesBack})`;
+  }
+}
+
+export class Replay extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  async act(world: World) {
+    const page = await world.step("dead letters", () => listDeadLetters(world.deps, CALLER, {}));
+    const dead = page?.deadLetters[this.index % Math.max(1, page.deadLetters.length)];
+    if (!dead) return;
+    const done = await world.step("replay", () => replayDeadLetter(world.deps, CALLER, dead.runId));
+    world.note(`replay ${dead.runId}${done ? "" : " (refused)"}`);
+  }
+  toString() {
+    return `Replay(${this.index})`;
+  }
+}
+
+export class Sweep extends Step {
+  async act(world: World) {
+    for (const group of world.sweepGroups()) {
+      const stats = await world.step("sweep", () => sweepGroup(world.deps, group));
+      if (stats && stats.runsCreated + stats.missedRecorded > 0)
+        world.note(`sweep group ${group}: ${stats.runsCreated} created, ${stats.missedRecorded} missed`);
+    }
+  }
+  toString() {
+    return "Sweep";
+  }
+}
+
+export class Repair extends Step {
+  async act(world: World) {
+    const stats = await world.step("repair", () => repairRuns(world.deps));
+    if (stats && stats.resent + stats.settled > 0)
+      world.note(`repair: ${stats.resent} resent, ${stats.settled} settled`);
+  }
+  toString() {
+    return "Repair";
+  }
+}
+
+export class LeaseRuns extends Step {
+  constructor(readonly max: number) {
+    super();
+  }
+  async act(world: World) {
+    const before = await beforeLease(world);
+    const body = { workerId: "w", types: [TYPE], max: this.max, waitSeconds: 0 };
+    const leases = (await world.step("lease", () => leaseRuns(world.deps, WORKER, body))) ?? [];
+    const granted = leases.map((lease) => {
+      const key = parseRunId(lease.runId);
+      if (!key) throw new Error(`unreadable run id ${lease.runId}`);
+      return { lease, jobId: key.jobId, scheduledFor: key.scheduledFor };
+    });
+    world.held.push(...granted);
+    if (granted.length > 0)
+      world.note(
+        `leased ${granted.map((g) => `${g.lease.runId.slice(-30)} f${g.lease.fence} a${g.lease.attempt}`).join(", ")}`,
+      );
+    await grantChecks(
+      world,
+      before,
+      granted.map((g) => ({ ...g.lease, jobId: g.jobId, scheduledFor: g.scheduledFor })),
+    );
+  }
+  toString() {
+    return `Lease(${this.max})`;
+  }
+}
+
+export class Heartbeat extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  async act(world: World) {
+    const held = world.lease(this.index);
+    if (!held) return;
+    const stored = await world.stores.runs.getRun(held.jobId, held.scheduledFor);
+    const done = await world.step("heartbeat", () =>
+      heartbeatRun(world.deps, WORKER, held.lease.runId, { fence: held.lease.fence }),
+    );
+    // (e) No write with a stale fence is accepted.
+    if (done && stored?.fence !== held.lease.fence)
+      world.fail(
+        `(e) heartbeat with fence ${held.lease.fence} accepted on ${stored ? world.describeRun(stored) : "no run"}`,
+      );
+    world.note(`heartbeat ${held.lease.runId.slice(-30)} f${held.lease.fence}${done ? "" : " (refused)"}`);
+  }
+  toString() {
+    return `Heartbeat(${this.index})`;
+  }
+}
+
+export type Outcome = "succeed" | "fail" | "fail-for-good";
+
+export class Complete extends Step {
+  constructor(
+    readonly index: number,
+    readonly outcome: Outcome,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    const held = world.lease(this.index);
+    if (!held) return;
+    await complete(world, held, this.outcome);
+  }
+  toString() {
+    return `Complete(${this.index}, ${this.outcome})`;
+  }
+}
+
+/** A worker reports an outcome for a lease it holds (or held), and forgets the lease after an answer. */
+export async function complete(world: World, held: World["held"][number], outcome: Outcome): Promise<void> {
+  const stored = await world.stores.runs.getRun(held.jobId, held.scheduledFor);
+  const body =
+    outcome === "succeed"
+      ? { fence: held.lease.fence, result: "succeeded" }
+      : { fence: held.lease.fence, result: "failed", retryable: outcome === "fail", error: "model failure" };
+  let answered = false;
+  const done = await world.step(`complete ${outcome}`, async () => {
+    const result = await completeRun(world.deps, WORKER, held.lease.runId, body);
+    answered = true;
+    return result;
+  });
+  if (done && stored?.fence !== held.lease.fence)
+    world.fail(
+      `(e) completion with fence ${held.lease.fence} accepted on ${stored ? world.describeRun(stored) : "no run"}`,
+    );
+  world.note(
+    `complete ${outcome} ${held.lease.runId.slice(-30)} f${held.lease.fence}: ${done ? done.status : "refused or crashed"}`,
+  );
+  // A worker keeps a lease whose completion crashed (it retries); any answer ends it.
+  if (answered || !world.crash.crashed) world.held.splice(world.held.indexOf(held), 1);
+}
+
+export class Forget extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  async act(world: World) {
+    const held = world.lease(this.index);
+    if (!held) return;
+    world.held.splice(world.held.indexOf(held), 1);
+    world.note(`worker goes silent on ${held.lease.runId.slice(-30)} f${held.lease.fence}`);
+  }
+  toString() {
+    return `Forget(${this.index})`;
+  }
+}
+
+export class Duplicate extends Step {
+  constructor(
+    readonly index: number,
+    readonly delayMs: number,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    const original = world.queue.messages[this.index % Math.max(1, world.queue.messages.length)];
+    if (!original) return;
+    world.queue.duplicate(this.index, this.delayMs);
+    world.note(`SQS duplicates the message of ${original.message.runId.slice(-30)} (in ${this.delayMs} ms)`);
+  }
+  toString() {
+    return `Duplicate(${this.index}, ${this.delayMs})`;
+  }
+}
+
+export class Advance extends Step {
+  constructor(readonly ms: number) {
+    super();
+  }
+  async act(world: World) {
+    world.clock.advance(this.ms);
+  }
+  toString() {
+    return `Advance(${this.ms})`;
+  }
+}
+
+/**
+ * Time passing as it does in a deployment: each second a worker asks for runs, every 15 s (the
+ * local tick) the sweep and the repair pass run. The worker holds what it gets, or completes
+ * each run at once (succeeding or failing it): the other commands act on held leases later.
+ */
+export class Live extends Step {
+  constructor(
+    readonly seconds: number,
+    readonly worker: "holds" | Outcome,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    for (let s = 1; s <= this.seconds; s++) {
+      world.clock.advance(1_000);
+      if (Math.floor(world.clock.now() / 1000) % 15 === 0) {
+        await new Sweep().act(world);
+        await new Repair().act(world);
+      }
+      const before = world.held.length;
+      await new LeaseRuns(3).act(world);
+      if (this.worker === "holds") continue;
+      for (const held of world.held.slice(before)) await complete(world, held, this.worker);
+    }
+  }
+  toString() {
+    return `Live(${this.seconds}, ${this.worker})`;
+  }
+}
+
+/** The inner step's process dies before its k-th call to a store or the queue. */
+export class Crashing extends Step {
+  constructor(
+    readonly afterCalls: number,
+    readonly inner: Step,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    world.crash.arm(this.afterCalls);
+    try {
+      await this.inner.act(world);
+    } finally {
+      world.crash.disarm();
+    }
+  }
+  toString() {
+    return `Crashing(${this.afterCalls}, ${this.inner.toString()})`;
+  }
+}
+
+const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
+  schedule: fc.oneof(
+    fc.record({ kind: fc.constant("once" as const), inSeconds: fc.integer({ min: 0, max: 90 }) }),
+    fc.record({
+      kind: fc.constant("cron" as const),
+      endInMinutes: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+    }),
+  ),
+  overlapPolicy: fc.constantFrom("allow", "skip", "buffer-one", "cancel-previous"),
+  delivery: fc.constantFrom("at-least-once", "at-most-once"),
+  maxAttempts: fc.integer({ min: 1, max: 3 }),
+  leaseSeconds: fc.constantFrom(5, 20, 90),
+  maxLateness: fc.option(fc.constantFrom(10, 120), { nil: undefined }),
+  missedRuns: fc.constantFrom("catch-up", "run-once", "skip"),
+  retryBase: fc.constantFrom(1, 30),
+});
+
+const index = fc.nat({ max: 7 });
+
+const patch: fc.Arbitrary<Patch> = fc.oneof(
+  fc.record({ overlapPolicy: fc.constantFrom("allow", "skip", "buffer-one", "cancel-previous") }),
+  fc.record({ delivery: fc.constantFrom("at-least-once", "at-most-once") }),
+  fc.record({ maxAttempts: fc.integer({ min: 1, max: 3 }) }),
+);
+
+/** Each command with how often it is drawn: the scheduler's steps and the clock often, so
+ * that sequences reach leases, lapses and later firings; API calls and faults less. */
+const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number }> = [
+  { weight: 3, arbitrary: jobSpec.map((spec) => new Create(spec)) },
+  { weight: 1, arbitrary: fc.tuple(index, patch).map(([i, p]) => new PatchJob(i, p)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        index,
+        fc.constantFrom("pause", "resume", "cancel") as fc.Arbitrary<"pause" | "resume" | "cancel">,
+      )
+      .map(([i, a]) => new Control(i, a)),
+  },
+  { weight: 1, arbitrary: index.map((i) => new Trigger(i)) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(index, fc.integer({ min: 1, max: 3 })).map(([i, m]) => new Backfill(i, m)),
+  },
+  { weight: 1, arbitrary: index.map((i) => new Replay(i)) },
+  { weight: 4, arbitrary: fc.constant(new Sweep()) },
+  { weight: 2, arbitrary: fc.constant(new Repair()) },
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 3 }).map((max) => new LeaseRuns(max)) },
+  { weight: 2, arbitrary: index.map((i) => new Heartbeat(i)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(index, fc.constantFrom("succeed", "fail", "fail-for-good") as fc.Arbitrary<Outcome>)
+      .map(([i, o]) => new Complete(i, o)),
+  },
+  { weight: 1, arbitrary: index.map((i) => new Forget(i)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.nat({ max: 15 }), fc.constantFrom(0, 1_000, 30_000))
+      .map(([i, d]) => new Duplicate(i, d)),
+  },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom(5, 20, 60, 120),
+        fc.constantFrom("holds", "holds", "succeed", "fail", "fail-for-good"),
+      )
+      .map(([seconds, worker]) => new Live(seconds, worker as "holds" | Outcome)),
+  },
+  {
+    weight: 6,
+    arbitrary: fc
+      .constantFrom(500, 2_000, 5_000, 10_000, 20_000, 31_000, 45_000, 61_000, 300_000)
+      .map((ms) => new Advance(ms)),
+  },
+];
+
+/** Every command, and each of the system's own steps killed between two of its calls. */
+export function commandArbitraries(): fc.Arbitrary<Command>[] {
+  const step = fc.oneof(...plainSteps);
+  const crashing = fc.tuple(fc.integer({ min: 1, max: 8 }), step).map(([k, inner]) => new Crashing(k, inner));
+  return [fc.oneof({ weight: 12, arbitrary: step }, { weight: 1, arbitrary: crashing })];
+}

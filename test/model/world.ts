@@ -1,0 +1,174 @@
+import { FixedClock } from "../../lambdas/core/clock";
+import type { SchedulerDeps } from "../../lambdas/core/deps";
+import { DomainError } from "../../lambdas/core/errors";
+import { formatInstant } from "../../lambdas/core/instant";
+import { type Job, JobStatus } from "../../lambdas/core/job";
+import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import type { JobStore, RunStore } from "../../lambdas/core/ports";
+import { type Run, RunStatus } from "../../lambdas/core/run";
+import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
+import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
+import {
+  MemoryJobStore,
+  MemoryRateLimiter,
+  MemoryRunStore,
+  MemorySweepQueue,
+  MemoryTenantQuotas,
+  MemoryWebhookSecretStore,
+} from "../support/memory-ports";
+import { Crash, CrashSwitch } from "./crash-switch";
+import { SimRunQueue } from "./sim-queue";
+
+/** The model's one tenant, its caller and its worker, and the one job type its workers serve. */
+export const TENANT = "t-model";
+export const CALLER = { tenant: TENANT, principal: "arn:aws:iam::111111111111:role/model" };
+export const WORKER = { principal: "arn:aws:iam::111111111111:role/worker", tenants: [TENANT] };
+export const TYPE = "m";
+export const START = Date.UTC(2026, 11, 2, 9, 0, 0);
+
+/** A lease a model worker holds (or held: it may go silent, or be outlived by a newer fence). */
+export interface HeldLease {
+  readonly lease: Lease;
+  readonly jobId: string;
+  readonly scheduledFor: number;
+}
+
+/** A job the model created, with what it expects of it. */
+export interface ModelJob {
+  readonly jobId: string;
+  /** A one-off, or a recurring job with an end: it must complete once workers stop failing. */
+  readonly bounded: boolean;
+  /** Created with skip, buffer-one or cancel-previous and never PATCHed to another policy. */
+  pinnedOverlap: boolean;
+}
+
+/** Where the run and job records live: memory, or the DynamoDB adapters on dynalite. */
+export interface Stores {
+  readonly jobs: JobStore;
+  readonly runs: RunStore;
+  /** Every run of the job, read without the crash switch (the checks' view). */
+  runsOf(jobId: string): Promise<Run[]>;
+}
+
+export function memoryStores(): Stores {
+  const jobs = new MemoryJobStore();
+  const runs = new MemoryRunStore();
+  return {
+    jobs,
+    runs,
+    runsOf: async (jobId) => [...runs.runs.values()].filter((r) => r.jobId === jobId),
+  };
+}
+
+/** A property the checks found broken: what, and the state that shows it. */
+export class Violation extends Error {}
+
+/**
+ * The system under test, driven by the model's commands: the real use cases on the given
+ * stores, a queue with SQS's timing on a fake clock, and a switch that kills a step between
+ * two of its calls. It also keeps the reference record the checks compare against: the jobs
+ * created, the leases granted (with the fences issued), and a log of the steps for a readable
+ * counterexample.
+ */
+export class World {
+  readonly clock = new FixedClock(START);
+  readonly queue = new SimRunQueue(this.clock);
+  readonly crash = new CrashSwitch();
+  readonly deps: SchedulerDeps & { readonly randomBytes: (size: number) => Uint8Array };
+  readonly jobs: ModelJob[] = [];
+  readonly held: HeldLease[] = [];
+  readonly log: string[] = [];
+  /** The highest fence the system handed out per run (runId). */
+  readonly fencesIssued = new Map<string, number>();
+  private seed = 1;
+
+  constructor(readonly stores: Stores) {
+    const settings: SchedulerSettings = { ...LOCAL_SETTINGS, tenantCreatesPerSecond: 0 };
+    const jobs = new MemoryJobStore();
+    this.deps = {
+      jobs: this.crash.wrap(stores.jobs),
+      runs: this.crash.wrap(stores.runs),
+      queue: this.crash.wrap(this.queue),
+      sweeps: new MemorySweepQueue(),
+      clock: this.clock,
+      settings,
+      rateLimiter: new MemoryRateLimiter(() => 0),
+      quotas: new MemoryTenantQuotas(
+        () => ({ ...settings, tenantMaxActiveJobs: 0, tenantMaxJobTypes: 0 }),
+        jobs,
+      ),
+      webhookSecrets: new MemoryWebhookSecretStore(),
+      random: () => 0.5,
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+      // Seeded (Lehmer): every run of a sequence makes the same ids, so a failure replays.
+      randomBytes: (size) =>
+        Uint8Array.from({ length: size }, () => {
+          this.seed = (this.seed * 48271) % 2147483647;
+          return this.seed & 255;
+        }),
+    };
+  }
+
+  note(line: string): void {
+    this.log.push(`t+${Math.round((this.clock.now() - START) / 1000)}s ${line}`);
+  }
+
+  /**
+   * Runs one step as a request or an invocation would: a domain error is an answer (4xx), an
+   * injected crash kills the step where it stands; anything else is a bug and fails the test.
+   */
+  async step<T>(name: string, action: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await action();
+    } catch (error) {
+      if (error instanceof Crash) {
+        this.note(`${name}: crashed after ${this.crash.calls - 1} call(s)`);
+        return undefined;
+      }
+      if (error instanceof DomainError) {
+        this.note(`${name}: ${error.code}`);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  job(index: number): ModelJob | undefined {
+    return this.jobs.length === 0 ? undefined : this.jobs[index % this.jobs.length];
+  }
+
+  lease(index: number): HeldLease | undefined {
+    return this.held.length === 0 ? undefined : this.held[index % this.held.length];
+  }
+
+  /** The sweep groups that hold the model's jobs (the others are empty). */
+  sweepGroups(): number[] {
+    return [...new Set(this.jobs.map((j) => Math.floor(shardOf(j.jobId) / SHARDS_PER_GROUP)))];
+  }
+
+  async storedJob(jobId: string): Promise<Job | undefined> {
+    return this.stores.jobs.getJob(jobId);
+  }
+
+  async allRuns(): Promise<Run[]> {
+    return (await Promise.all(this.jobs.map((j) => this.stores.runsOf(j.jobId)))).flat();
+  }
+
+  describeRun(run: Run): string {
+    return `${run.jobId.slice(-6)}@${formatInstant(run.scheduledFor).slice(11, 19)} ${run.status} a${run.attempt} f${run.fence}${run.origin ? ` ${run.origin}` : ""}${run.error ? ` (${run.error})` : ""}`;
+  }
+
+  fail(message: string): never {
+    throw new Violation(`${message}\n  steps:\n    ${this.log.join("\n    ")}`);
+  }
+}
+
+export const UNFINISHED: readonly string[] = [RunStatus.Pending, RunStatus.Leased];
+
+export function isUnfinished(run: Run): boolean {
+  return UNFINISHED.includes(run.status);
+}
+
+export function isLive(job: Job | undefined): boolean {
+  return job?.status === JobStatus.Active;
+}
