@@ -196,8 +196,10 @@ export interface RunStore {
     from?: "dead-lettered" | "missed",
   ): Promise<Run | undefined>;
   /**
-   * Ends a run that must not execute: `cancelled` (its job is gone or cancelled) or `missed`
-   * (its job was paused before it started), with the reason.
+   * Ends a run that must not execute: `cancelled` (its job is gone or cancelled), `missed` (its
+   * job was paused before it started) or `skipped`, with the reason; conditional on `final`
+   * being what the run says (a last run keeps its repair-index entry, as finishRun's do).
+   * Answers the run as recorded, or undefined when it was not unstarted (or lapsed) any more.
    */
   abandonRun(
     jobId: string,
@@ -205,7 +207,17 @@ export interface RunStore {
     status: "cancelled" | "missed" | "skipped",
     reason: string,
     now: number,
-  ): Promise<void>;
+    final?: boolean,
+  ): Promise<Run | undefined>;
+  /**
+   * A retry waiting (pending, attempted before) whose job became at-most-once: it is never
+   * run again, so it is dead-lettered with the reason (an operator may replay it).
+   */
+  dropRetry(
+    jobId: string,
+    scheduledFor: number,
+    drop: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ): Promise<Run | undefined>;
   /**
    * At-most-once: records a leased run whose lease lapsed by `now` as `lost` with the reason
    * (a last run keeps its repair-index entry until its job is marked, as finishRun's do).
@@ -218,10 +230,11 @@ export interface RunStore {
   ): Promise<Run | undefined>;
   /**
    * overlapPolicy buffer-one: notes on an unfinished run (pending or leased) the run that waits
-   * for it, unless another already waits. True when `waiting` is (now) the one noted; false when
-   * the run finished meanwhile or another run waits.
+   * for it, unless another already waits (`replacing`: a noted run known to have finished, whose
+   * place is free). True when `waiting` is (now) the one noted; false when the run finished
+   * meanwhile or another run waits.
    */
-  setWake(jobId: string, scheduledFor: number, waiting: number): Promise<boolean>;
+  setWake(jobId: string, scheduledFor: number, waiting: number, replacing?: number): Promise<boolean>;
   /**
    * overlapPolicy cancel-previous: ends an unfinished run as cancelled with the reason and
    * raises its fence, so its holder's heartbeat and completion are refused (409). Undefined when

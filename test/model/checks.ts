@@ -85,31 +85,43 @@ export async function grantChecks(
       world.fail(`(e) run ${lease.runId} leased with fence ${lease.fence}, ${issued} was issued before`);
     world.fencesIssued.set(lease.runId, lease.fence);
   }
-  // buffer-one: a run is skipped only while the buffer place is taken by a run that still
-  // waits (a finished run's message, or a waiting run that ended, must not keep it).
+  // buffer-one: a run is skipped only while the buffer place is taken by another run that still
+  // waits (a finished run's message, or a waiting run that ended, must not keep it). Judged on
+  // the state before the step or after it: the step's leases run together, so another may have
+  // taken the place just before, or finished the runs concerned just after.
   for (const run of await world.allRuns()) {
     const was = before.runs.get(run.runId);
     const skippedNow = was && isUnfinished(was) && run.status === RunStatus.Skipped;
     if (!skippedNow || !run.error?.includes("buffer-one")) continue;
-    const runs = await world.stores.runsOf(run.jobId);
-    const waiting = runs.filter((r) => isUnfinished(r) && r.wakes !== undefined).map((r) => r.wakes);
-    if (!runs.some((r) => waiting.includes(r.scheduledFor) && isUnfinished(r)))
+    const waitedIn = (jobRuns: readonly Run[]) => {
+      const waiting = jobRuns.filter((r) => isUnfinished(r) && r.wakes !== undefined).map((r) => r.wakes);
+      return jobRuns.some(
+        (r) => waiting.includes(r.scheduledFor) && isUnfinished(r) && r.scheduledFor !== run.scheduledFor,
+      );
+    };
+    const jobRuns = [...before.runs.values()].filter((r) => r.jobId === run.jobId);
+    const held = waitedIn(jobRuns) || waitedIn(await world.stores.runsOf(run.jobId));
+    if (!held)
       world.fail(
-        `(c) ${world.describeRun(run)} skipped under buffer-one while no run waits in the buffer: ${runs.map((r) => world.describeRun(r)).join("; ")}`,
+        `(c) ${world.describeRun(run)} skipped under buffer-one while no other run waited in the buffer: ${jobRuns.map((r) => world.describeRun(r)).join("; ")}`,
       );
   }
   // (c) A message of one run never ends another: a run this step revoked (cancel-previous)
-  // must have been replaced by a newer run of its job that this step leased.
+  // names the run that replaced it, which must be newer and then leased or still unfinished
+  // (the step may have died between the revoke and that run's lease: its message comes back).
   for (const run of await world.allRuns()) {
     const was = before.runs.get(run.runId);
     if (!was || !isUnfinished(was) || run.status !== RunStatus.Cancelled) continue;
     if (before.cancelledJobs.has(run.jobId)) continue;
     const job = await world.storedJob(run.jobId);
     if (job?.status === JobStatus.Cancelled) continue;
-    const replacedBy = granted.find((g) => g.jobId === run.jobId && g.scheduledFor > run.scheduledFor);
-    if (!replacedBy)
+    const named = /the run of (\S+) replaced it/.exec(run.error ?? "")?.[1];
+    const by = named === undefined ? undefined : Date.parse(named);
+    const replacer = by === undefined ? undefined : await world.stores.runs.getRun(run.jobId, by);
+    const leasedNow = granted.some((g) => g.jobId === run.jobId && g.scheduledFor === by);
+    if (!by || by <= run.scheduledFor || !replacer || !(leasedNow || isUnfinished(replacer)))
       world.fail(
-        `(c) ${world.describeRun(run)} was ended by a lease step that started no newer run of its job`,
+        `(c) ${world.describeRun(run)} was ended by a run that is not a newer one about to start: ${replacer ? world.describeRun(replacer) : "none"}`,
       );
   }
 }

@@ -155,7 +155,7 @@ export class World {
   }
 
   describeRun(run: Run): string {
-    return `${run.jobId.slice(-6)}@${formatInstant(run.scheduledFor).slice(11, 19)} ${run.status} a${run.attempt} f${run.fence}${run.origin ? ` ${run.origin}` : ""}${run.error ? ` (${run.error})` : ""}`;
+    return `${run.jobId.slice(-6)}@${new Date(run.scheduledFor).toISOString().slice(11, 23)} ${run.status} a${run.attempt} f${run.fence}${run.origin ? ` ${run.origin}` : ""}${run.error ? ` (${run.error})` : ""}`;
   }
 
   fail(message: string): never {

@@ -3,6 +3,7 @@ import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
+import { type RunEvent, type RunRecord, transition } from "../../lambdas/core/lifecycle/transition";
 import type {
   Admission,
   JobFilter,
@@ -24,7 +25,7 @@ import type {
   WebhookSecret,
   WebhookSecretStore,
 } from "../../lambdas/core/ports";
-import { isLeasableAt, isUnstartedOrLapsed, type Run, RunStatus } from "../../lambdas/core/run";
+import { type Run, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 
@@ -148,7 +149,7 @@ export class MemoryJobStore implements JobStore {
   }
 }
 
-type StoredRun = Run & { receiptHandle?: string };
+type StoredRun = RunRecord;
 
 export class MemoryRunStore implements RunStore {
   readonly runs = new Map<string, StoredRun>();
@@ -187,23 +188,28 @@ export class MemoryRunStore implements RunStore {
     };
   }
 
-  async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant) {
+  /** Applies one lifecycle event to the stored run, as the DynamoDB store's conditional write does. */
+  private apply(
+    jobId: string,
+    scheduledFor: number,
+    event: RunEvent,
+  ): { before: StoredRun; after: StoredRun } | undefined {
     const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (!current || !isLeasableAt(current, grant.startsAt)) return undefined;
-    if (grant.firstOnly && current.attempt !== 0) return undefined;
-    const leased: StoredRun = {
-      ...current,
-      status: RunStatus.Leased,
-      fence: current.fence + 1,
-      attempt: current.attempt + 1,
-      startedAt: grant.startsAt,
-      leaseExpiresAt: grant.leaseExpiresAt,
-      workerId: grant.workerId,
-      receiptHandle: grant.receiptHandle,
-    };
-    this.runs.set(key, leased);
-    return leased;
+    const before = this.runs.get(key);
+    const after = transition(before, event);
+    if (!before || !after) return undefined;
+    this.runs.set(key, after);
+    return { before, after };
+  }
+
+  private plain(run: StoredRun): Run {
+    const { receiptHandle: _, ...plain } = run;
+    return plain;
+  }
+
+  async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant) {
+    const applied = this.apply(jobId, scheduledFor, { kind: "lease", grant });
+    return applied && this.plain(applied.after);
   }
 
   async finishRun(
@@ -213,25 +219,12 @@ export class MemoryRunStore implements RunStore {
     outcome: RunOutcome,
     tenants?: readonly string[],
   ) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (!current || current.fence !== fence || current.status !== RunStatus.Leased) return undefined;
-    if (tenants !== undefined && !tenants.includes(current.tenant)) return undefined;
-    if (current.final !== outcome.final) return undefined;
-    this.runs.set(key, {
-      ...current,
-      status: outcome.status,
-      finishedAt: outcome.now,
-      error: outcome.error,
-      // A last run stays in the repair index until its job is marked.
-      checkAt: current.final ? current.checkAt : undefined,
-      receiptHandle: undefined,
-      retryAt: undefined,
-    });
-    const { wakes, tenant, type } = current;
+    const applied = this.apply(jobId, scheduledFor, { kind: "finish", fence, outcome, tenants });
+    if (!applied) return undefined;
+    const { wakes, tenant, type, receiptHandle, final } = applied.before;
     return {
-      receiptHandle: current.receiptHandle,
-      final: current.final,
+      receiptHandle,
+      final,
       ...(wakes === undefined ? {} : { wakes: { scheduledFor: wakes, tenant, type } }),
     };
   }
@@ -241,70 +234,31 @@ export class MemoryRunStore implements RunStore {
     scheduledFor: number,
     loss: { readonly reason: string; readonly now: number; readonly final: boolean },
   ) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (current?.status !== RunStatus.Leased || (current.leaseExpiresAt ?? 0) > loss.now) return undefined;
-    if (current.final !== loss.final) return undefined;
-    const lost = {
-      ...current,
-      status: RunStatus.Lost,
-      error: loss.reason,
-      finishedAt: loss.now,
-      checkAt: current.final ? current.checkAt : undefined,
-      receiptHandle: undefined,
-      retryAt: undefined,
-    };
-    this.runs.set(key, lost);
-    return lost;
+    const applied = this.apply(jobId, scheduledFor, { kind: "lose", ...loss });
+    return applied && this.plain(applied.after);
   }
 
-  async setWake(jobId: string, scheduledFor: number, waiting: number) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    const unfinished = current?.status === RunStatus.Pending || current?.status === RunStatus.Leased;
-    if (!current || !unfinished || (current.wakes !== undefined && current.wakes !== waiting)) return false;
-    this.runs.set(key, { ...current, wakes: waiting });
-    return true;
+  async dropRetry(
+    jobId: string,
+    scheduledFor: number,
+    drop: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ) {
+    const applied = this.apply(jobId, scheduledFor, { kind: "drop-retry", ...drop });
+    return applied && this.plain(applied.after);
+  }
+
+  async setWake(jobId: string, scheduledFor: number, waiting: number, replacing?: number) {
+    return this.apply(jobId, scheduledFor, { kind: "wake", waiting, replacing }) !== undefined;
   }
 
   async revokeRun(jobId: string, scheduledFor: number, reason: string, now: number) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (current?.status !== RunStatus.Pending && current?.status !== RunStatus.Leased) return undefined;
-    if (current.final) return undefined; // a job's last run is what ends it
-    const revoked = {
-      ...current,
-      status: RunStatus.Cancelled,
-      fence: current.fence + 1,
-      error: reason,
-      finishedAt: now,
-      checkAt: undefined,
-      receiptHandle: undefined,
-      retryAt: undefined,
-      leaseExpiresAt: undefined,
-    };
-    this.runs.set(key, revoked);
-    return revoked;
-  }
-
-  private held(jobId: string, scheduledFor: number, fence: number) {
-    const current = this.runs.get(this.key(jobId, scheduledFor));
-    return current && current.fence === fence && current.status === RunStatus.Leased ? current : undefined;
+    const applied = this.apply(jobId, scheduledFor, { kind: "revoke", reason, now });
+    return applied && this.plain(applied.after);
   }
 
   async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
-    const current = this.held(jobId, scheduledFor, fence);
-    if (!current) return undefined;
-    this.runs.set(this.key(jobId, scheduledFor), {
-      ...current,
-      status: RunStatus.Pending,
-      retryAt: plan.retryAt,
-      checkAt: plan.checkAt,
-      error: plan.error,
-      leaseExpiresAt: undefined,
-      receiptHandle: undefined,
-    });
-    return { receiptHandle: current.receiptHandle };
+    const applied = this.apply(jobId, scheduledFor, { kind: "retry", fence, plan });
+    return applied && { receiptHandle: applied.before.receiptHandle };
   }
 
   async heartbeatRun(
@@ -314,10 +268,8 @@ export class MemoryRunStore implements RunStore {
     leaseExpiresAt: number,
     now: number,
   ) {
-    const current = this.held(jobId, scheduledFor, fence);
-    if (!current || (current.leaseExpiresAt ?? 0) <= now) return undefined;
-    this.runs.set(this.key(jobId, scheduledFor), { ...current, leaseExpiresAt });
-    return { receiptHandle: current.receiptHandle };
+    const applied = this.apply(jobId, scheduledFor, { kind: "heartbeat", fence, leaseExpiresAt, now });
+    return applied && { receiptHandle: applied.before.receiptHandle };
   }
 
   private deadLetters(tenant?: string) {
@@ -346,24 +298,8 @@ export class MemoryRunStore implements RunStore {
     replay: { by: string; now: number; checkAt: number },
     from: "dead-lettered" | "missed" = "dead-lettered",
   ) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (current?.status !== from) return undefined;
-    const replayed: StoredRun = {
-      ...current,
-      status: RunStatus.Pending,
-      attempt: 0,
-      checkAt: replay.checkAt,
-      replays: (current.replays ?? 0) + 1,
-      replayedAt: replay.now,
-      replayedBy: replay.by,
-      finishedAt: undefined,
-      retryAt: undefined,
-      leaseExpiresAt: undefined,
-      receiptHandle: undefined,
-    };
-    this.runs.set(key, replayed);
-    return replayed;
+    const applied = this.apply(jobId, scheduledFor, { kind: "replay", from, ...replay });
+    return applied && this.plain(applied.after);
   }
 
   async abandonRun(
@@ -372,11 +308,10 @@ export class MemoryRunStore implements RunStore {
     status: "cancelled" | "missed" | "skipped",
     reason: string,
     now: number,
+    final = false,
   ) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (!current || !isUnstartedOrLapsed(current, now)) return;
-    this.runs.set(key, { ...current, status, error: reason, finishedAt: now, checkAt: undefined });
+    const applied = this.apply(jobId, scheduledFor, { kind: "abandon", status, reason, now, final });
+    return applied && this.plain(applied.after);
   }
 
   async missRun(
@@ -384,33 +319,12 @@ export class MemoryRunStore implements RunStore {
     scheduledFor: number,
     miss: { readonly reason: string; readonly now: number; readonly final: boolean },
   ) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (
-      current?.status !== RunStatus.Pending ||
-      current.attempt !== 0 ||
-      current.replays !== undefined ||
-      current.origin !== undefined ||
-      current.final !== miss.final
-    ) {
-      return undefined;
-    }
-    const missed = {
-      ...current,
-      status: RunStatus.Missed,
-      error: miss.reason,
-      finishedAt: miss.now,
-      checkAt: current.final ? current.checkAt : undefined,
-    };
-    this.runs.set(key, missed);
-    return missed;
+    const applied = this.apply(jobId, scheduledFor, { kind: "miss", ...miss });
+    return applied && this.plain(applied.after);
   }
 
   async settleFinalRun(jobId: string, scheduledFor: number) {
-    const key = this.key(jobId, scheduledFor);
-    const current = this.runs.get(key);
-    if (!current || current.status === RunStatus.Pending || current.status === RunStatus.Leased) return;
-    this.runs.set(key, { ...current, checkAt: undefined });
+    this.apply(jobId, scheduledFor, { kind: "settle" });
   }
 
   async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {
@@ -424,11 +338,9 @@ export class MemoryRunStore implements RunStore {
   }
 
   async rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number) {
-    const key = this.key(run.jobId, run.scheduledFor);
-    const current = this.runs.get(key);
-    if (!current || current.checkAt !== expectedCheckAt) return false;
-    this.runs.set(key, { ...current, checkAt });
-    return true;
+    return (
+      this.apply(run.jobId, run.scheduledFor, { kind: "recheck", expectedCheckAt, checkAt }) !== undefined
+    );
   }
 }
 

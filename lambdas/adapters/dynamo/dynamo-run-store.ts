@@ -350,27 +350,51 @@ export class DynamoRunStore implements RunStore {
     status: "cancelled" | "missed" | "skipped",
     reason: string,
     now: number,
-  ): Promise<void> {
+    final = false,
+  ): Promise<Run | undefined> {
     const expiry = this.expiry(now);
-    await applied(() =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: runKey(jobId, scheduledFor),
-          UpdateExpression: `SET #status = :status, finishedAt = :now, #error = :reason${expiry.set} REMOVE repairKey, checkAt, receiptHandle`,
-          ConditionExpression: UNSTARTED_OR_LAPSED,
-          ExpressionAttributeNames: { ...STATUS, "#error": "error", ...expiry.names },
-          ExpressionAttributeValues: {
-            ...expiry.values,
-            ":status": status,
-            ":reason": reason,
-            ":now": now,
-            ":pending": "pending",
-            ":leased": "leased",
-          },
-        }),
-      ),
-    );
+    // A last run keeps its repair-index keys until its job is marked (settleFinalRun).
+    const leaving = `${final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      UpdateExpression: `SET #status = :status, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
+      ConditionExpression: `${UNSTARTED_OR_LAPSED} AND ${finalIs(final)}`,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
+      ExpressionAttributeValues: {
+        ...expiry.values,
+        ":status": status,
+        ":reason": reason,
+        ":now": now,
+        ":pending": "pending",
+        ":leased": "leased",
+        ":true": true,
+      },
+    });
+  }
+
+  async dropRetry(
+    jobId: string,
+    scheduledFor: number,
+    drop: { readonly reason: string; readonly now: number; readonly final: boolean },
+  ): Promise<Run | undefined> {
+    const expiry = this.expiry(drop.now);
+    const leaving = `${drop.final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      // A dead letter is filed in the dead-letter index under its tenant, as finishRun's are.
+      UpdateExpression: `SET #status = :dead, finishedAt = :now, #error = :reason, deadTenant = tenant${expiry.set} REMOVE ${leaving}`,
+      ConditionExpression: `#status = :pending AND attempt >= :one AND ${finalIs(drop.final)}`,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
+      ExpressionAttributeValues: {
+        ...expiry.values,
+        ":dead": "dead-lettered",
+        ":pending": "pending",
+        ":one": 1,
+        ":true": true,
+        ":reason": drop.reason,
+        ":now": drop.now,
+      },
+    });
   }
 
   async loseRun(
@@ -396,17 +420,22 @@ export class DynamoRunStore implements RunStore {
     });
   }
 
-  async setWake(jobId: string, scheduledFor: number, waiting: number): Promise<boolean> {
+  async setWake(jobId: string, scheduledFor: number, waiting: number, replacing?: number): Promise<boolean> {
+    const free = `attribute_not_exists(wakes) OR wakes = :waiting${replacing === undefined ? "" : " OR wakes = :replacing"}`;
     return applied(() =>
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: runKey(jobId, scheduledFor),
           UpdateExpression: "SET wakes = :waiting",
-          ConditionExpression:
-            "(#status = :pending OR #status = :leased) AND (attribute_not_exists(wakes) OR wakes = :waiting)",
+          ConditionExpression: `(#status = :pending OR #status = :leased) AND (${free})`,
           ExpressionAttributeNames: STATUS,
-          ExpressionAttributeValues: { ":waiting": waiting, ":pending": "pending", ":leased": "leased" },
+          ExpressionAttributeValues: {
+            ":waiting": waiting,
+            ":pending": "pending",
+            ":leased": "leased",
+            ...(replacing === undefined ? {} : { ":replacing": replacing }),
+          },
         }),
       ),
     );

@@ -1,16 +1,13 @@
 import type { Caller } from "../caller";
-import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError } from "../errors";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
-import { MissedRunPolicy } from "../missed-runs";
-import { PAUSED_RUN_REASON, RunStatus } from "../run";
 import { pauseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { jobView } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
-import { endJobAfter } from "./end-job";
+import { settleLastRun as settleFinished } from "./end-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
 
 /**
@@ -101,35 +98,11 @@ export async function controlJob(
   throw new ConflictError(`job ${jobId} kept changing; try again`, "jobId");
 }
 
-/**
- * A resumed job with no firing left (a one-off, or a bounded job past its end) ends with its
- * last run, but a run that ended while the job was paused could not end it (only an active job
- * completes). So on resume: a last run still to come ends the job itself; a last run that the
- * pause kept from starting is a firing that fell in the pause, and the job's missed-run policy
- * decides: `skip` leaves it missed and the job completes, `run-once` and `catch-up` run it now
- * (the same run, its run key unchanged); any other finished last run completes the job.
- */
+/** A resumed job with no firing left ends with its last run, or re-runs it (settleLastRun). */
 async function settleLastRun(deps: SchedulerDeps, job: Job, caller: Caller, now: number): Promise<boolean> {
   const [last] = await deps.runs.listRecentRuns(job.jobId, 1);
-  if (!last?.final || last.finishedAt === undefined) return false;
-  if (
-    last.status === RunStatus.Missed &&
-    last.error === PAUSED_RUN_REASON &&
-    job.missedRuns !== MissedRunPolicy.Skip
-  ) {
-    const rerun = await deps.runs.replayRun(
-      job.jobId,
-      last.scheduledFor,
-      { by: caller.principal, now, checkAt: now + deps.settings.repairGraceSeconds * 1000 },
-      RunStatus.Missed,
-    );
-    if (rerun) {
-      await deps.queue.send([{ message: runMessageOf(rerun), delaySeconds: 0 }]);
-      return true;
-    }
-  }
-  await endJobAfter(deps, last, last, now);
-  return true;
+  if (!last) return false;
+  return settleFinished(deps, job, last, caller.principal, now);
 }
 
 async function view(deps: SchedulerDeps, job: Job) {

@@ -270,24 +270,56 @@ async function sendBack(deps: SchedulerDeps, entries: readonly SentBack[]): Prom
 export const LOST_RUN_REASON =
   "its lease lapsed without a completion (the worker crashed or hung); at-most-once: not run again";
 
+/** Why a waiting retry is dead-lettered when its job became at-most-once before it ran again. */
+export const DROPPED_RETRY_REASON = "its job became at-most-once while a retry waited: not run again";
+
 /**
- * At-most-once: a run whose lease lapsed is recorded lost instead of leased again. True when
- * this call recorded it (or the job's end it leads to); false when it is not such a run.
+ * At-most-once: a run leased before is never leased again. One whose lease lapsed is recorded
+ * lost; one that failed and waits for a retry (its job was PATCHed to at-most-once after the
+ * failure) is dead-lettered, for an operator to replay. True when this call recorded either
+ * (and the job's end it leads to); false when the run is neither.
  */
-async function recordLost(deps: SchedulerDeps, message: RunMessage, now: number): Promise<boolean> {
+async function endRetriedAtMostOnce(deps: SchedulerDeps, message: RunMessage, now: number): Promise<boolean> {
   const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
-  const lapsed = run?.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
-  if (!run || !lapsed) return false;
-  const lost = await deps.runs.loseRun(run.jobId, run.scheduledFor, {
-    reason: LOST_RUN_REASON,
-    now,
-    final: run.final,
-  });
-  if (!lost) return false;
-  deps.log.warn("at-most-once run lost", { runId: run.runId, fence: run.fence, workerId: run.workerId });
-  deps.counters?.count("RunsLost", 1);
-  await endJobAfter(deps, lost, lost, now);
+  if (!run) return false;
+  const lapsed = run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
+  const retrying = run.status === RunStatus.Pending && run.attempt >= 1;
+  const ended = lapsed
+    ? await deps.runs.loseRun(run.jobId, run.scheduledFor, { reason: LOST_RUN_REASON, now, final: run.final })
+    : retrying
+      ? await deps.runs.dropRetry(run.jobId, run.scheduledFor, {
+          reason: DROPPED_RETRY_REASON,
+          now,
+          final: run.final,
+        })
+      : undefined;
+  if (!ended) return false;
+  if (lapsed) {
+    deps.log.warn("at-most-once run lost", { runId: run.runId, fence: run.fence, workerId: run.workerId });
+    deps.counters?.count("RunsLost", 1);
+  } else deps.log.warn("at-most-once: a waiting retry dead-lettered", { runId: run.runId });
+  await endJobAfter(deps, ended, ended, now);
   return true;
+}
+
+/**
+ * Ends a run that must not start (its job is cancelled, gone or paused): a run that is not its
+ * job's last, as most are, in one write; a last run, read first, keeps its repair-index entry
+ * so the job is ended (or, on resume, the run re-run) even if this step dies after the write.
+ */
+async function abandonUnstarted(
+  deps: SchedulerDeps,
+  message: RunMessage,
+  status: "cancelled" | "missed",
+  reason: string,
+  now: number,
+): Promise<void> {
+  const { jobId, scheduledFor } = message;
+  if (await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, false)) return;
+  const run = await deps.runs.getRun(jobId, scheduledFor);
+  if (!run?.final) return;
+  const ended = await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, true);
+  if (ended) await endJobAfter(deps, ended, ended, now);
 }
 
 export interface Granted {
@@ -320,18 +352,12 @@ async function leaseOne(
     return undefined;
   }
   if (!job || job.status === JobStatus.Cancelled) {
-    await deps.runs.abandonRun(
-      message.jobId,
-      message.scheduledFor,
-      "cancelled",
-      "the job was cancelled before the run started",
-      now,
-    );
+    await abandonUnstarted(deps, message, "cancelled", "the job was cancelled before the run started", now);
     return drop("job is cancelled or gone");
   }
   if (job.status === JobStatus.Paused) {
     // Paused jobs start nothing; on resume the missed-run policy looks at later firings.
-    await deps.runs.abandonRun(message.jobId, message.scheduledFor, "missed", PAUSED_RUN_REASON, now);
+    await abandonUnstarted(deps, message, "missed", PAUSED_RUN_REASON, now);
     return drop("job is paused");
   }
 
@@ -350,7 +376,7 @@ async function leaseOne(
     }
   }
   // A run due while the job's previous run is unfinished: the job's overlap policy decides.
-  if (!(await admitOverlap(deps, job, message, receiptHandle, now))) return undefined;
+  if (!(await admitOverlap(deps, job, message, receiptHandle, startsAt))) return undefined;
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const atMostOnce = job.delivery === "at-most-once";
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
@@ -361,8 +387,8 @@ async function leaseOne(
     now,
     firstOnly: atMostOnce,
   });
-  if (!leased && atMostOnce && (await recordLost(deps, message, now))) {
-    return drop("at-most-once run whose lease lapsed: recorded lost, not run again");
+  if (!leased && atMostOnce && (await endRetriedAtMostOnce(deps, message, now))) {
+    return drop("at-most-once run leased before: recorded lost or dead-lettered, not run again");
   }
   // Finished, held by a live lease (this is a second copy: the holder's own message comes back
   // if it fails), or gone.

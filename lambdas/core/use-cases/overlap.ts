@@ -1,10 +1,11 @@
 import { OverlapPolicy } from "@jobsched/contract";
 import { delaySecondsAfter } from "../delivery";
 import type { SchedulerDeps } from "../deps";
-import { formatInstant } from "../instant";
 import type { Job } from "../job";
+import { decideOverlap } from "../lifecycle/overlap-decision";
+import { isUnfinished } from "../lifecycle/transition";
 import type { RunMessage } from "../ports";
-import { type Run, RunStatus } from "../run";
+import type { Run } from "../run";
 
 /**
  * A job's overlap policy, applied when one of its runs is about to be leased (decision 0025).
@@ -38,78 +39,62 @@ export async function admitOverlap(
   job: Job,
   message: RunMessage,
   receiptHandle: string,
-  now: number,
+  startsAt: number,
 ): Promise<boolean> {
   const policy = job.overlapPolicy ?? OverlapPolicy.Allow;
   if (policy === OverlapPolicy.Allow || message.backfill) return true;
+  const now = deps.clock.now();
   const holder = job.activeRunAt;
-  if (holder === message.scheduledFor) return true; // its own next attempt
-  if (holder !== undefined) {
-    const active = await deps.runs.getRun(job.jobId, holder);
-    if (
-      active &&
-      isUnfinished(active) &&
-      !(await overlapAllows(deps, policy, active, message, receiptHandle, now))
-    ) {
+  const [own, active] = await Promise.all([
+    deps.runs.getRun(message.jobId, message.scheduledFor),
+    holder === undefined || holder === message.scheduledFor ? undefined : deps.runs.getRun(job.jobId, holder),
+  ]);
+  const waitingAt = active?.wakes;
+  const waiting =
+    policy === OverlapPolicy.BufferOne && waitingAt !== undefined && waitingAt !== message.scheduledFor
+      ? await deps.runs.getRun(job.jobId, waitingAt)
+      : undefined;
+  const decision = decideOverlap({ policy, backfill: false, own, startsAt, active, waiting, now });
+  const hide = async (seconds: number) => {
+    await deps.queue.hide([{ receiptHandle, seconds }]);
+    return false;
+  };
+  const wait = (until: number) =>
+    hide(Math.min(RECHECK_SECONDS, Math.max(MIN_RECHECK_SECONDS, delaySecondsAfter(until, now))));
+  switch (decision.kind) {
+    case "drop":
+      deps.log.info("dropping run message", { reason: decision.reason, runId: message.runId });
+      await deps.queue.delete(receiptHandle);
       return false;
-    }
+    case "wait":
+      return wait(decision.until);
+    case "skip":
+      await deps.runs.abandonRun(message.jobId, message.scheduledFor, "skipped", decision.reason, now);
+      await deps.queue.delete(receiptHandle);
+      deps.log.info("run skipped: the previous one is unfinished", { runId: message.runId });
+      return false;
+    case "buffer":
+      if (!active) break;
+      if (await deps.runs.setWake(job.jobId, active.scheduledFor, message.scheduledFor, decision.replacing))
+        return wait(decision.until);
+      // The running one finished meanwhile (this one starts), or another run took the place.
+      if (await stillUnfinished(deps, active)) return hide(1);
+      break;
+    case "revoke":
+      if (!active) break;
+      if (await deps.runs.revokeRun(job.jobId, active.scheduledFor, decision.reason, now)) {
+        deps.log.info("run revoked by a newer one", { runId: active.runId, by: message.runId });
+      } else if (await stillUnfinished(deps, active)) return hide(1);
+      break;
+    case "lease":
+      break;
   }
   if (await deps.jobs.claimRunSlot(job.jobId, holder, message.scheduledFor)) return true;
   // Another run of the job started meanwhile: look again in a moment, under the policy.
-  await deps.queue.hide([{ receiptHandle, seconds: 1 }]);
-  return false;
+  return hide(1);
 }
 
-function isUnfinished(run: Run): boolean {
-  return run.status === RunStatus.Pending || run.status === RunStatus.Leased;
-}
-
-async function overlapAllows(
-  deps: SchedulerDeps,
-  policy: Exclude<OverlapPolicy, "allow">,
-  active: Run,
-  message: RunMessage,
-  receiptHandle: string,
-  now: number,
-): Promise<boolean> {
-  const running = formatInstant(active.scheduledFor);
-  const wait = async () => {
-    const until = active.leaseExpiresAt ?? active.retryAt ?? now;
-    await deps.queue.hide([
-      {
-        receiptHandle,
-        seconds: Math.min(RECHECK_SECONDS, Math.max(MIN_RECHECK_SECONDS, delaySecondsAfter(until, now))),
-      },
-    ]);
-    return false;
-  };
-  const skip = async (reason: string) => {
-    // A job's last run is what ends it: it waits rather than be skipped.
-    const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
-    if (!run || run.final) return wait();
-    await deps.runs.abandonRun(message.jobId, message.scheduledFor, "skipped", reason, now);
-    await deps.queue.delete(receiptHandle);
-    deps.log.info("run skipped: the previous one is unfinished", { runId: message.runId, running });
-    return false;
-  };
-  switch (policy) {
-    case OverlapPolicy.Skip:
-      return skip(`the run of ${running} was still unfinished (overlapPolicy skip)`);
-    case OverlapPolicy.BufferOne:
-      if (await deps.runs.setWake(active.jobId, active.scheduledFor, message.scheduledFor)) return wait();
-      if (!isUnfinished((await deps.runs.getRun(active.jobId, active.scheduledFor)) ?? active)) return true;
-      return skip(
-        `the run of ${running} was still unfinished and another run waits for it (overlapPolicy buffer-one)`,
-      );
-    case OverlapPolicy.CancelPrevious: {
-      const reason = `cancelled: the run of ${formatInstant(message.scheduledFor)} replaced it (overlapPolicy cancel-previous)`;
-      if (await deps.runs.revokeRun(active.jobId, active.scheduledFor, reason, now)) {
-        deps.log.info("run revoked by a newer one", { runId: active.runId, by: message.runId });
-        return true;
-      }
-      // Finished meanwhile, or the job's last run (never revoked): then the new one waits.
-      const current = await deps.runs.getRun(active.jobId, active.scheduledFor);
-      return current && isUnfinished(current) ? wait() : true;
-    }
-  }
+async function stillUnfinished(deps: SchedulerDeps, run: Run): Promise<boolean> {
+  const now = await deps.runs.getRun(run.jobId, run.scheduledFor);
+  return now !== undefined && isUnfinished(now);
 }

@@ -1,9 +1,10 @@
 import { baseLeadSecondsOf, delaySecondsAfter, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
+import { JobStatus } from "../job";
 import { allRepairKeys } from "../keys";
 import type { RepairCandidate } from "../ports";
 import { availableAt, RunStatus } from "../run";
-import { endJobAfter } from "./end-job";
+import { endJobAfter, settleLastRun } from "./end-job";
 
 /** Candidates read per repair partition and page. */
 const PAGE = 100;
@@ -13,6 +14,8 @@ const PAGE = 100;
  * is looked at again after this, and re-sent at most once per such interval.
  */
 export const BUSY_LANE_RECHECK_MS = 3_600_000;
+/** A paused job's finished last run is looked at again after this (its resume ends the job). */
+export const PAUSED_RECHECK_MS = 3_600_000;
 /** One repair pass stops starting work after this: the tick has other things to do in its minute. */
 export const REPAIR_BUDGET_MS = 20_000;
 /** The most runs one tenant gets re-sent in one pass: its flood never crowds out the others. */
@@ -136,9 +139,17 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
   if (run.status !== RunStatus.Pending && run.status !== RunStatus.Leased) {
     // Only a job's last run stays here finished: until its job is marked (see endJobAfter).
     // Its finisher may still be at it; marking twice is harmless. A job the sweep has not yet
-    // moved past this run is looked at again after the grace.
-    if (await endJobAfter(deps, run, { final: true }, now)) return "settled";
-    return (await deps.runs.rescheduleCheck(run, run.checkAt, now + graceMs)) ? "rescheduled" : "skipped";
+    // moved past this run is looked at again after the grace; a paused one, whose resume ends
+    // it, an hour later (should that resume die first, this check finishes its work).
+    const job = await deps.jobs.getJob(run.jobId);
+    if (job?.status === JobStatus.Active && job.nextRunAt === undefined) {
+      const last = await deps.runs.getRun(run.jobId, run.scheduledFor);
+      if (last && (await settleLastRun(deps, job, last, "repair", now))) return "settled";
+    } else if (job?.status !== JobStatus.Paused && (await endJobAfter(deps, run, { final: true }, now))) {
+      return "settled";
+    }
+    const later = job?.status === JobStatus.Paused ? PAUSED_RECHECK_MS : graceMs;
+    return (await deps.runs.rescheduleCheck(run, run.checkAt, now + later)) ? "rescheduled" : "skipped";
   }
 
   const visibleAt = leaseLive ? leaseEnd : availableAt(run);

@@ -1,0 +1,74 @@
+import { OverlapPolicy } from "@jobsched/contract";
+import { formatInstant } from "../instant";
+import type { Run } from "../run";
+import { isLeasableAt, isUnfinished } from "./transition";
+
+/**
+ * What the lease step does with a run of a job that has an overlap policy (decision 0025), as
+ * a pure decision over what it read: the message's own run, the run the job last started (the
+ * job's `activeRunAt`) and, under buffer-one, the run that waits for it. The lease step
+ * applies the answer (overlap.ts).
+ *
+ * Two rules keep a message from ending a run it does not name (issue 27, finding 1): a message
+ * whose own run cannot be leased now (finished, revoked, held by a live lease, or waiting for a
+ * later retry) is dropped before any policy is looked at; and a run older than the one that
+ * last started never skips, revokes or buffers against it: it waits for it to finish.
+ */
+export type OverlapDecision =
+  | { readonly kind: "lease" }
+  | { readonly kind: "drop"; readonly reason: string }
+  | { readonly kind: "wait"; readonly until: number }
+  | { readonly kind: "skip"; readonly reason: string }
+  /** Note the run on the active one (replacing a finished waiter's place), then wait. */
+  | { readonly kind: "buffer"; readonly replacing: number | undefined; readonly until: number }
+  /** Revoke the active run (its fence raised), then lease this one. */
+  | { readonly kind: "revoke"; readonly reason: string };
+
+export interface OverlapInput {
+  readonly policy: OverlapPolicy;
+  readonly backfill: boolean;
+  /** The run the message names; undefined when it does not exist. */
+  readonly own: Run | undefined;
+  /** When the lease would start the run. */
+  readonly startsAt: number;
+  /** The job's active run (activeRunAt), as read; undefined when none is recorded or it is gone. */
+  readonly active: Run | undefined;
+  /** buffer-one: the run the active one wakes when it finishes, when it is not `own`. */
+  readonly waiting: Run | undefined;
+  readonly now: number;
+}
+
+export function decideOverlap(input: OverlapInput): OverlapDecision {
+  const { policy, own, active, now } = input;
+  if (policy === OverlapPolicy.Allow || input.backfill) return { kind: "lease" };
+  if (!own || !isLeasableAt(own, input.startsAt))
+    return { kind: "drop", reason: "its run is finished, held by a live lease, or waits for a later retry" };
+  if (!active || active.scheduledFor === own.scheduledFor || !isUnfinished(active)) return { kind: "lease" };
+  const until = active.leaseExpiresAt ?? active.retryAt ?? now;
+  // An older run (a replay) never ends or displaces the newer one: it runs after it.
+  if (own.scheduledFor < active.scheduledFor) return { kind: "wait", until };
+  const running = formatInstant(active.scheduledFor);
+  // A job's last run is what ends it: it waits rather than be skipped.
+  const skip = (reason: string): OverlapDecision =>
+    own.final ? { kind: "wait", until } : { kind: "skip", reason };
+  switch (policy) {
+    case OverlapPolicy.Skip:
+      return skip(`the run of ${running} was still unfinished (overlapPolicy skip)`);
+    case OverlapPolicy.BufferOne: {
+      if (active.wakes === own.scheduledFor) return { kind: "wait", until };
+      if (active.wakes === undefined) return { kind: "buffer", replacing: undefined, until };
+      // A waiter that ended meanwhile (missed, cancelled, or gone) holds the place no longer.
+      if (!input.waiting || !isUnfinished(input.waiting))
+        return { kind: "buffer", replacing: active.wakes, until };
+      return skip(
+        `the run of ${running} was still unfinished and another run waits for it (overlapPolicy buffer-one)`,
+      );
+    }
+    case OverlapPolicy.CancelPrevious:
+      if (active.final) return { kind: "wait", until };
+      return {
+        kind: "revoke",
+        reason: `cancelled: the run of ${formatInstant(own.scheduledFor)} replaced it (overlapPolicy cancel-previous)`,
+      };
+  }
+}

@@ -1,0 +1,200 @@
+import type { LeaseGrant, RetryPlan, RunOutcome } from "../ports";
+import { availableAt, type Run, RunStatus } from "../run";
+
+/**
+ * A run's life, as one pure function (decision 0031, docs/run-lifecycle.md has the diagram).
+ * Every write to a stored run is one of these events, applied as one conditional write: the
+ * event's guard is the write's condition, so a stale or repeated message, a lapsed worker or a
+ * second sweeper finds the guard false and changes nothing. The in-memory store applies
+ * `transition` itself; the DynamoDB store writes each event's guard as its ConditionExpression
+ * and its changes as its UpdateExpression, and the store conformance test checks the two agree
+ * on every event for generated runs.
+ *
+ *   pending --lease--> leased --finish--> succeeded | dead-lettered
+ *   leased --retry--> pending (a later retryAt)           leased --lose--> lost (at-most-once)
+ *   pending | lapsed --abandon--> cancelled | missed | skipped
+ *   pending | leased --revoke--> cancelled (cancel-previous; fence raised)
+ *   pending (never started) --miss--> missed (maxLateness)
+ *   pending (a retry) --drop-retry--> dead-lettered (its job became at-most-once)
+ *   dead-lettered | missed --replay--> pending (attempt 0)
+ */
+export type RunEvent =
+  | { readonly kind: "lease"; readonly grant: LeaseGrant }
+  | {
+      readonly kind: "heartbeat";
+      readonly fence: number;
+      readonly leaseExpiresAt: number;
+      readonly now: number;
+    }
+  | {
+      readonly kind: "finish";
+      readonly fence: number;
+      readonly outcome: RunOutcome;
+      readonly tenants?: readonly string[] | undefined;
+    }
+  | { readonly kind: "retry"; readonly fence: number; readonly plan: RetryPlan }
+  | {
+      readonly kind: "replay";
+      readonly from: "dead-lettered" | "missed";
+      readonly by: string;
+      readonly now: number;
+      readonly checkAt: number;
+    }
+  | {
+      readonly kind: "abandon";
+      readonly status: "cancelled" | "missed" | "skipped";
+      readonly reason: string;
+      readonly now: number;
+      readonly final: boolean;
+    }
+  | { readonly kind: "lose"; readonly reason: string; readonly now: number; readonly final: boolean }
+  | { readonly kind: "revoke"; readonly reason: string; readonly now: number }
+  | { readonly kind: "miss"; readonly reason: string; readonly now: number; readonly final: boolean }
+  | { readonly kind: "drop-retry"; readonly reason: string; readonly now: number; readonly final: boolean }
+  | { readonly kind: "wake"; readonly waiting: number; readonly replacing?: number | undefined }
+  | { readonly kind: "settle" }
+  | { readonly kind: "recheck"; readonly expectedCheckAt: number; readonly checkAt: number };
+
+/** A stored run: the run and the receipt handle of the message that delivered its lease. */
+export type RunRecord = Run & { readonly receiptHandle?: string | undefined };
+
+export function isUnfinished(run: Pick<Run, "status">): boolean {
+  return run.status === RunStatus.Pending || run.status === RunStatus.Leased;
+}
+
+/**
+ * When a run may next be leased: a pending run from its scheduled instant (or its retry's), a
+ * leased one when its lease ends; never, once finished. The DynamoDB store keeps this instant
+ * on the row (`availableAt`) and leases with one comparison against it.
+ */
+export function leasableFrom(run: Run): number | undefined {
+  if (run.status === RunStatus.Pending) return availableAt(run);
+  if (run.status === RunStatus.Leased) return run.leaseExpiresAt ?? 0;
+  return undefined;
+}
+
+/** Whether a lease that starts the run at `startsAt` may be granted. */
+export function isLeasableAt(run: Run, startsAt: number): boolean {
+  const from = leasableFrom(run);
+  return from !== undefined && from <= startsAt;
+}
+
+/** Whether a run may be ended without running: not started, or its lease lapsed by `now`. */
+export function isUnstartedOrLapsed(run: Run, now: number): boolean {
+  return (
+    run.status === RunStatus.Pending || (run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now)
+  );
+}
+
+const held = (run: RunRecord, fence: number) => run.status === RunStatus.Leased && run.fence === fence;
+
+/**
+ * A run that finishes leaves the repair index, except a job's last run, which stays until its
+ * job is marked (end-job.ts): a crash between the two writes leaves it there for the repair pass.
+ */
+function finished(run: RunRecord, status: RunStatus, error: string | undefined, now: number): RunRecord {
+  return {
+    ...run,
+    status,
+    error,
+    finishedAt: now,
+    checkAt: run.final ? run.checkAt : undefined,
+    receiptHandle: undefined,
+    retryAt: undefined,
+  };
+}
+
+/** The run after `event`, or undefined when the event's guard refuses it (nothing is written). */
+export function transition(run: RunRecord | undefined, event: RunEvent): RunRecord | undefined {
+  if (!run) return undefined;
+  switch (event.kind) {
+    case "lease": {
+      const { grant } = event;
+      if (!isLeasableAt(run, grant.startsAt)) return undefined;
+      // At-most-once: a run leased before is never leased again (a replay resets attempt to 0).
+      if (grant.firstOnly && run.attempt !== 0) return undefined;
+      return {
+        ...run,
+        status: RunStatus.Leased,
+        fence: run.fence + 1,
+        attempt: run.attempt + 1,
+        startedAt: grant.startsAt,
+        leaseExpiresAt: grant.leaseExpiresAt,
+        workerId: grant.workerId,
+        receiptHandle: grant.receiptHandle,
+      };
+    }
+    case "heartbeat":
+      if (!held(run, event.fence) || (run.leaseExpiresAt ?? 0) <= event.now) return undefined;
+      return { ...run, leaseExpiresAt: event.leaseExpiresAt };
+    case "finish": {
+      const { outcome, tenants } = event;
+      if (!held(run, event.fence) || run.final !== outcome.final) return undefined;
+      if (tenants !== undefined && !tenants.includes(run.tenant)) return undefined;
+      return finished(run, outcome.status, outcome.error, outcome.now);
+    }
+    case "retry":
+      if (!held(run, event.fence)) return undefined;
+      return {
+        ...run,
+        status: RunStatus.Pending,
+        retryAt: event.plan.retryAt,
+        checkAt: event.plan.checkAt,
+        error: event.plan.error,
+        leaseExpiresAt: undefined,
+        receiptHandle: undefined,
+      };
+    case "replay":
+      if (run.status !== event.from) return undefined;
+      return {
+        ...run,
+        status: RunStatus.Pending,
+        attempt: 0,
+        checkAt: event.checkAt,
+        replays: (run.replays ?? 0) + 1,
+        replayedAt: event.now,
+        replayedBy: event.by,
+        finishedAt: undefined,
+        retryAt: undefined,
+        leaseExpiresAt: undefined,
+        receiptHandle: undefined,
+      };
+    case "abandon":
+      if (!isUnstartedOrLapsed(run, event.now) || run.final !== event.final) return undefined;
+      return finished(run, event.status, event.reason, event.now);
+    case "lose":
+      if (run.status !== RunStatus.Leased || (run.leaseExpiresAt ?? 0) > event.now) return undefined;
+      if (run.final !== event.final) return undefined;
+      return finished(run, RunStatus.Lost, event.reason, event.now);
+    case "revoke":
+      // A job's last run is never revoked: it is what ends the job.
+      if (!isUnfinished(run) || run.final) return undefined;
+      return {
+        ...finished(run, RunStatus.Cancelled, event.reason, event.now),
+        fence: run.fence + 1,
+        checkAt: undefined,
+        leaseExpiresAt: undefined,
+      };
+    case "miss":
+      // Never started, never replayed, not asked for by hand (those run however late they are).
+      if (run.status !== RunStatus.Pending || run.attempt !== 0 || run.final !== event.final)
+        return undefined;
+      if (run.replays !== undefined || run.origin !== undefined) return undefined;
+      return finished(run, RunStatus.Missed, event.reason, event.now);
+    case "drop-retry":
+      if (run.status !== RunStatus.Pending || run.attempt < 1 || run.final !== event.final) return undefined;
+      return finished(run, RunStatus.DeadLettered, event.reason, event.now);
+    case "wake": {
+      const free = run.wakes === undefined || run.wakes === event.waiting || run.wakes === event.replacing;
+      if (!isUnfinished(run) || !free) return undefined;
+      return { ...run, wakes: event.waiting };
+    }
+    case "settle":
+      // Only a finished run: a replayed one is unfinished again and needs its entry.
+      if (run.checkAt === undefined || isUnfinished(run)) return undefined;
+      return { ...run, checkAt: undefined };
+    case "recheck":
+      if (run.checkAt !== event.expectedCheckAt) return undefined;
+      return { ...run, checkAt: event.checkAt };
+  }
+}
