@@ -1,7 +1,6 @@
 import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { DomainError } from "../../lambdas/core/errors";
-import { formatInstant } from "../../lambdas/core/instant";
 import { type Job, JobStatus } from "../../lambdas/core/job";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import type { JobStore, RunStore } from "../../lambdas/core/ports";
