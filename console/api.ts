@@ -1,7 +1,11 @@
+import { TOKEN_HEADER } from "./session-names";
+import { sessionToken } from "./session-token";
+
 /**
  * The page's API calls. They go to the console server the page came from, which signs them
- * with the operator's credentials and relays them (cli/console/console-server.ts). Answers are
- * typed by the contract; an error answer becomes an ApiError with the API's message.
+ * with the operator's credentials and relays them (cli/console/console-server.ts) if they carry
+ * the console session's token (session-token.ts). Answers are typed by the contract; an error
+ * answer becomes an ApiError with the API's message.
  */
 export class ApiError extends Error {
   constructor(
@@ -23,6 +27,8 @@ export async function api<T>(
   options: { body?: unknown; ifMatch?: string } = {},
 ): Promise<Answer<T>> {
   const headers: Record<string, string> = {};
+  const token = sessionToken();
+  if (token !== undefined) headers[TOKEN_HEADER] = token;
   if (options.body !== undefined) headers["content-type"] = "application/json";
   if (options.ifMatch !== undefined) headers["if-match"] = options.ifMatch;
   const response = await fetch(path, {

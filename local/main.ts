@@ -135,7 +135,7 @@ Push jobs: no worker, the dispatcher calls the target (README, "Push delivery").
     curl -s ${sign} -H 'content-type: application/json' -X POST ${gateway.url}/api/v1/jobs \\
       -d "{\\"target\\":{\\"kind\\":\\"sqs\\",\\"queueUrl\\":\\"${exampleQueueUrl}\\",\\"roleArn\\":\\"${EXAMPLE_ROLE_ARN}\\"},\\"runAt\\":\\"${inTenSeconds}\\"}"
 
-Web console (on http://127.0.0.1:8790, its calls signed with the same dev keys):
+Web console (on http://127.0.0.1:8790: open the link it prints; its calls signed with the same dev keys):
   AWS_ACCESS_KEY_ID=${tenant.accessKeyId} AWS_SECRET_ACCESS_KEY=${tenant.secretAccessKey} \\
     npx jobsched console --endpoint ${gateway.url} --region ${credentials.region}
 `);

@@ -5,13 +5,16 @@ import { type CliContext, CliError } from "../context";
 
 /**
  * `jobsched console`: the web console on 127.0.0.1, its API calls signed with the operator's
- * credentials (the standard chain, or --profile) and relayed to --endpoint. The page is built
+ * credentials (the standard chain, or --profile) and relayed to --endpoint. It prints the
+ * address to open, with this session's token (decision 0031). The page is built
  * beside the CLI bundle (dist/console/, scripts/build-cli.mjs).
  */
 export function consoleCommand(program: Command, cli: CliContext): void {
   program
     .command("console")
-    .description("serve the web console on 127.0.0.1, signing its API calls with your AWS credentials")
+    .description(
+      "serve the web console on 127.0.0.1 (open the link it prints: it carries this run's token), signing its API calls with your AWS credentials",
+    )
     .option("--port <n>", "port on 127.0.0.1 (default: 8790; 0 picks a free one)", "8790")
     .action(async (o: { port: string }) => {
       const port = Number(o.port);
@@ -33,7 +36,9 @@ export function consoleCommand(program: Command, cli: CliContext): void {
         assets,
         port,
       });
-      cli.out.log(`jobsched console on ${server.url} (API ${g.endpoint}); Ctrl-C stops it`);
+      // Only this link carries the session's token: the page and API calls refuse to act without it.
+      cli.out.log(`jobsched console: open ${server.openUrl}`);
+      cli.out.log(`(API ${g.endpoint}; only that link works, this session only; Ctrl-C stops it)`);
       await new Promise<void>((stopped) => {
         process.once("SIGINT", () => void server.close().then(stopped));
         process.once("SIGTERM", () => void server.close().then(stopped));

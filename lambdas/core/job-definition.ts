@@ -1,5 +1,5 @@
 import type { SchedulerSettings } from "../definitions/settings";
-import { webhookUrlProblem } from "./destination-rules";
+import { destinationRulesOf, webhookUrlProblem } from "./destination-rules";
 import { durationMs, isoDuration } from "./duration";
 import { ValidationError } from "./errors";
 import { formatInstant } from "./instant";
@@ -92,13 +92,13 @@ export function definitionFromRequest(
  * (https, no private addresses in AWS), a queue URL as an SQS queue's (in AWS, SQS's own host).
  */
 function checkedTarget(target: Target, settings: SchedulerSettings): Target {
-  const allowPrivate = settings.allowPrivateTargets === 1;
+  const rules = destinationRulesOf(settings);
   if (target.kind === "https") {
-    const problem = webhookUrlProblem(target.url, allowPrivate);
+    const problem = webhookUrlProblem(target.url, rules);
     if (problem) throw new ValidationError(`target.url: ${problem}`, "target.url");
   }
   if (target.kind === "sqs" && !SQS_QUEUE_URL.test(target.queueUrl)) {
-    const local = allowPrivate && webhookUrlProblem(target.queueUrl, true) === undefined;
+    const local = rules.allowPrivate && webhookUrlProblem(target.queueUrl, rules) === undefined;
     if (!local || !/\/\d{12}\/[A-Za-z0-9_-]{1,80}(\.fifo)?$/.test(target.queueUrl)) {
       throw new ValidationError(
         "target.queueUrl: must be an SQS queue URL, like https://sqs.us-east-1.amazonaws.com/123456789012/reminders",

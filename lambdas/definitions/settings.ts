@@ -53,6 +53,12 @@ export interface SchedulerSettings {
    * http (the local runtime's own servers). 0 (AWS): refused at create and at connect.
    */
   readonly allowPrivateTargets: number;
+  /**
+   * The ports an https target's URL may name where allowPrivateTargets is 0 (AWS): 443 unless
+   * the deployment's receivers listen elsewhere too (as text, a comma-separated list: "443,8443").
+   * The local runtime, which allows private targets, allows any port (its receivers' are random).
+   */
+  readonly webhookPorts: readonly number[];
 }
 
 const DEFAULT_LIMITS = {
@@ -65,6 +71,7 @@ const DEFAULT_LIMITS = {
   tenantMaxActiveJobs: 100_000,
   tenantMaxJobTypes: 100,
   idleLaneDays: 7,
+  webhookPorts: [443],
 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
@@ -102,6 +109,12 @@ const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
+/** A list of TCP ports, from an array (the defaults, a CDK context) or comma-separated text. */
+const portList = z.preprocess(
+  (value) => (typeof value === "string" ? value.split(",").map((part) => part.trim()) : value),
+  z.array(whole(1, 65_535), { message: "must be a list of ports" }).min(1, "must name at least one port"),
+);
+
 /**
  * The one schema of the settings: each one's bounds, read the same way from the Lambdas'
  * environment (SETTING_NAME, see envNameOf), the CDK context (jobsched:settingName) and the
@@ -124,6 +137,7 @@ export const settingsSchema = z
     tenantMaxJobTypes: whole(0),
     idleLaneDays: whole(0),
     allowPrivateTargets: whole(0, 1),
+    webhookPorts: portList,
   } satisfies Record<keyof SchedulerSettings, z.ZodType>)
   .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
     message: "must not be less than retryBaseSeconds",

@@ -4,6 +4,7 @@ import { createSchedulerDeps } from "../adapters/scheduler-deps";
 import { handleOf, parseRunMessage } from "../adapters/sqs/sqs-run-queue";
 import { cloudReach, Targets } from "../adapters/targets/target-invoker";
 import { InProcessTargetSlots } from "../adapters/targets/target-slots";
+import { destinationRulesOf } from "../core/destination-rules";
 import type { ReceivedRunMessage, RunQueue } from "../core/ports";
 import { type DispatchDeps, dispatchRuns } from "../core/use-cases/dispatch-runs";
 import { PUSH_QUEUE } from "../definitions/queues";
@@ -75,7 +76,7 @@ export function createDispatchDeps(
 ): DispatchDeps {
   return {
     ...base,
-    targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1),
+    targets: new Targets(base.webhookSecrets, reach, destinationRulesOf(base.settings)),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
     targetSlots: new InProcessTargetSlots(),
   };

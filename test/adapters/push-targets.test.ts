@@ -1,3 +1,4 @@
+import type { LookupOptions } from "node:dns";
 import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
@@ -52,7 +53,11 @@ async function serve(listener: RequestListener): Promise<string> {
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 }
-const local = { secretsOf: async () => [SECRET], allowPrivate: true, now: Date.now };
+const local = {
+  secretsOf: async () => [SECRET],
+  rules: { allowPrivate: true, ports: [443] },
+  now: Date.now,
+};
 const context = { tenant: "t", timeoutMs: 2_000 };
 
 describe("Standard Webhooks signatures", () => {
@@ -132,15 +137,24 @@ describe("the webhook POST", () => {
   });
 
   it("in AWS refuses plain http and private addresses for good, also a name that resolves to one", async () => {
-    const cloud = { ...local, allowPrivate: false };
+    const cloud = { ...local, rules: { allowPrivate: false, ports: [443, 9] } };
     expect(await deliverWebhook("http://hooks.example.com/", envelope, context, cloud)).toMatchObject({
       ok: false,
       retryable: false,
-      error: "destination refused: plain http is refused",
+      error: "destination refused: target.url must be an https:// URL",
     });
     expect(await deliverWebhook("https://127.0.0.1:9/", envelope, context, cloud)).toMatchObject({
       retryable: false,
       error: expect.stringMatching(/127.0.0.1 is a loopback/),
+    });
+    // A job stored before the rules of issue 27 (finding 10) is refused before any connection.
+    expect(await deliverWebhook("https://[2002:7f00:1::]/", envelope, context, cloud)).toMatchObject({
+      retryable: false,
+      error: expect.stringMatching(/2002:7f00:1:: is a 6to4 address/),
+    });
+    expect(await deliverWebhook("https://hooks.example.com:22/", envelope, context, cloud)).toMatchObject({
+      retryable: false,
+      error: expect.stringMatching(/destination refused: target.url must use port 443 or 9, not 22/),
     });
     // localhost resolves (from /etc/hosts) to a loopback address: refused at connect.
     expect(await deliverWebhook("https://localhost:9/", envelope, context, cloud)).toMatchObject({
@@ -151,6 +165,36 @@ describe("the webhook POST", () => {
       guardedLookup("localhost", {}, done),
     );
     expect(error?.code).toBe(PRIVATE_DESTINATION);
+  });
+
+  it("refuses at connect every address class create refuses, as the lookup answers them", async () => {
+    // The system resolver answers an address with itself, no DNS needed: what a name resolving
+    // to it would give the socket. Issue 27 (finding 10): these passed the guard.
+    const lookUp = (name: string, options: LookupOptions = {}) =>
+      new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((done) =>
+        guardedLookup(name, options, (error, address) => done({ error, address })),
+      );
+    for (const [address, problem] of [
+      ["::7f00:1", /IPv4-compatible/],
+      ["::808:808", /IPv4-compatible/],
+      ["::ffff:0:7f00:1", /IPv4-translated/],
+      ["2002:7f00:1::", /6to4/],
+      ["2001:0:4136:e378:8000:63bf:3fff:fdd2", /Teredo/],
+      ["64:ff9b:1::a00:1", /NAT64/],
+      ["64:ff9b::808:808", /NAT64/],
+      ["::ffff:169.254.169.254", /link-local/],
+      ["fd00:ec2::254", /unique local/],
+      ["100.64.0.1", /carrier-grade NAT/],
+    ] as const) {
+      const { error } = await lookUp(address);
+      expect(error?.code, address).toBe(PRIVATE_DESTINATION);
+      expect(error?.message, address).toMatch(problem);
+    }
+    // A public address passes, in either of the forms Node asks for.
+    expect(await lookUp("8.8.8.8")).toEqual({ error: null, address: "8.8.8.8" });
+    expect((await lookUp("2606:4700::1111", { all: true })).address).toEqual([
+      { address: "2606:4700::1111", family: 6 },
+    ]);
   });
 
   it("without a webhook secret fails for good, naming the fix", async () => {

@@ -75,8 +75,10 @@ describe("the console in Chromium", () => {
     });
     const { jobId } = bodyOf(createJobResponse, created);
     const page = await openPage(360);
-    await page.goto(consoleServer.url);
+    // The link `jobsched console` prints: the page keeps its token and takes it out of the address.
+    await page.goto(consoleServer.openUrl);
     await expect.poll(() => page.getByRole("link", { name: jobId }).count(), PATIENCE).toBe(1);
+    expect(page.url()).toBe(`${consoleServer.url}/`);
     // Evaluated in the page (a string: this file is compiled without the DOM's types).
     const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
     expect(overflow).toBeLessThanOrEqual(0);
@@ -91,6 +93,28 @@ describe("the console in Chromium", () => {
     await page.close();
   });
 
+  it("keeps the session's token over a reload; opened without the printed link, it says so", async () => {
+    const created = await api.tenantA("POST", "/api/v1/jobs", {
+      body: { type: "browser-token", cron: "0 9 * * *" },
+    });
+    const { jobId } = bodyOf(createJobResponse, created);
+    const page = await openPage();
+    await page.goto(`${consoleServer.openUrl}#/jobs`);
+    await expect.poll(() => page.getByRole("link", { name: jobId }).count(), PATIENCE).toBe(1);
+    await page.reload();
+    await expect.poll(() => page.getByRole("link", { name: jobId }).count(), PATIENCE).toBe(1);
+    await page.close();
+
+    // Another browser profile (a new context) at the bare address has no token.
+    const stranger = await openPage();
+    await stranger.goto(consoleServer.url);
+    await expect
+      .poll(() => stranger.getByRole("alert").first().textContent(), PATIENCE)
+      .toMatch(/open the link `jobsched console` printed/);
+    expect(await stranger.getByRole("link", { name: jobId }).count()).toBe(0);
+    await stranger.close();
+  });
+
   it("shows a job with its next runs, and pauses it from the page", async () => {
     const created = await api.tenantA("POST", "/api/v1/jobs", {
       body: {
@@ -102,7 +126,7 @@ describe("the console in Chromium", () => {
     });
     const { jobId } = bodyOf(createJobResponse, created);
     const page = await openPage();
-    await page.goto(`${consoleServer.url}/#/jobs/${jobId}`);
+    await page.goto(`${consoleServer.openUrl}#/jobs/${jobId}`);
     await expect.poll(() => page.locator("#job-status").textContent(), PATIENCE).toBe("active");
     // The next runs come from a second call (the preview), after the job itself is shown.
     await expect.poll(() => page.getByRole("heading", { name: "Next runs" }).count(), PATIENCE).toBe(1);
@@ -132,7 +156,7 @@ describe("the console in Chromium", () => {
     });
 
     const page = await openPage();
-    await page.goto(`${consoleServer.url}/#/dead-letters`);
+    await page.goto(`${consoleServer.openUrl}#/dead-letters`);
     const replay = page.getByRole("button", { name: `Replay ${lease.runKey}` });
     await expect.poll(() => replay.count(), PATIENCE).toBe(1);
     await page.screenshot({ path: resolve(SHOTS, "dead-letters.png"), fullPage: true });
@@ -145,9 +169,9 @@ describe("the console in Chromium", () => {
 
   it("charts start lateness from the run history", async () => {
     const page = await openPage();
-    await page.goto(`${consoleServer.url}/#/lateness`);
+    await page.goto(`${consoleServer.openUrl}#/lateness`);
     await expect
-      .poll(() => page.getByRole("status").first().textContent())
+      .poll(() => page.getByRole("status").first().textContent(), PATIENCE)
       .toMatch(/minute\(s\); latest p50/);
     expect(await page.locator("canvas").count()).toBeGreaterThan(0);
     await page.screenshot({ path: resolve(SHOTS, "lateness.png"), fullPage: true });

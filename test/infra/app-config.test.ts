@@ -24,6 +24,23 @@ describe("the CDK context", () => {
     });
   });
 
+  it("reads jobsched:webhookPorts from a cdk.json array or -c text, and gives it to the Lambdas", () => {
+    expect(fromContext({ "jobsched:webhookPorts": [443, 8443] }).settings?.webhookPorts).toEqual([443, 8443]);
+    expect(fromContext({ "jobsched:webhookPorts": "443,8443" }).settings?.webhookPorts).toEqual([443, 8443]);
+    expect(() => fromContext({ "jobsched:webhookPorts": "443,https" })).toThrow(
+      /context jobsched:webhookPorts: must be a number/,
+    );
+    const stack = new JobschedStack(
+      testApp(),
+      "Ports",
+      fromContext({ "jobsched:webhookPorts": [443, 8443] }),
+    );
+    const functions = Template.fromStack(stack).findResources("AWS::Lambda::Function", {
+      Properties: { Environment: { Variables: Match.objectLike({ WEBHOOK_PORTS: "443,8443" }) } },
+    });
+    expect(Object.keys(functions).length).toBeGreaterThan(0);
+  });
+
   it("stops the synth on a value the Lambdas would refuse, naming the context key", () => {
     expect(() => fromContext({ "jobsched:leaseSeconds": "-1" })).toThrow(
       /context jobsched:leaseSeconds: must be at least 1/,

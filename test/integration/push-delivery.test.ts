@@ -267,6 +267,16 @@ describe("push targets in the cloud configuration", () => {
         "https://localhost/hook",
         "https://metadata.google.internal/hook",
         "http://hooks.example.com/hook",
+        // Issue 27 (finding 10): forms that were accepted.
+        "https://[::127.0.0.1]/hook",
+        "https://[::ffff:0:127.0.0.1]/hook",
+        "https://[2002:7f00:1::]/hook",
+        "https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
+        "https://[64:ff9b:1::a00:1]/hook",
+        "https://[64:ff9b::169.254.169.254]/hook",
+        "https://localhost./hook",
+        "https://metadata.google.internal./hook",
+        "https://hooks.example.com:8080/hook",
       ]) {
         const refused = await cloudApi.tenantA("POST", "/api/v1/jobs", {
           body: { target: { kind: "https", url }, runAt: iso(secondAhead(60_000)) },
@@ -283,6 +293,18 @@ describe("push targets in the cloud configuration", () => {
         },
       });
       expect(accepted.status).toBe(201);
+      // An update to one of them is refused the same way, changing nothing.
+      const { jobId } = bodyOf(createJobResponse, accepted);
+      const patched = await cloudApi.tenantA("PATCH", `/api/v1/jobs/${jobId}`, {
+        body: { target: { kind: "https", url: "https://[2002:7f00:1::]/hook" } },
+      });
+      expect(patched.status).toBe(400);
+      expect(bodyOf(errorResponse, patched).error).toMatchObject({
+        field: "target.url",
+        message: expect.stringMatching(/6to4/),
+      });
+      const job = bodyOf(jobResponse, await cloudApi.tenantA("GET", `/api/v1/jobs/${jobId}`));
+      expect(job.target).toMatchObject({ url: "https://hooks.example.com/hook" });
     } finally {
       await cloudApi.close();
     }

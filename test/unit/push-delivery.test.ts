@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
-import { isPublicAddress, webhookUrlProblem } from "../../lambdas/core/destination-rules";
+import {
+  addressProblem,
+  type DestinationRules,
+  destinationProblem,
+  webhookUrlProblem,
+} from "../../lambdas/core/destination-rules";
 import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import {
@@ -40,6 +45,32 @@ const webhook: Target = {
   concurrency: 2,
 };
 
+/** The rules in AWS (allowPrivateTargets 0, webhookPorts 443) and in the local runtime. */
+const CLOUD: DestinationRules = { allowPrivate: false, ports: [443] };
+const LOCAL: DestinationRules = { allowPrivate: true, ports: [443] };
+
+/**
+ * Issue 27, finding 10: forms of a loopback, private or special destination that create
+ * accepted, and ports other than 443, each with the problem its answer must name.
+ */
+const REFUSED_FORMS: ReadonlyArray<readonly [url: string, problem: RegExp]> = [
+  ["https://[::127.0.0.1]/", /::7f00:1 is an IPv4-compatible address/],
+  ["https://[::8.8.8.8]/", /IPv4-compatible/],
+  ["https://[::ffff:0:127.0.0.1]/", /IPv4-translated/],
+  ["https://[::ffff:0:8.8.8.8]/", /IPv4-translated/],
+  ["https://[2002:7f00:1::]/", /6to4/],
+  ["https://[2002:808:808::1]/", /6to4/],
+  ["https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", /Teredo/],
+  ["https://[64:ff9b:1::a00:1]/", /NAT64/],
+  ["https://[64:ff9b::8.8.8.8]/", /NAT64/],
+  ["https://localhost./hook", /without a trailing dot \(localhost\.\)/],
+  ["https://metadata.google.internal./computeMetadata/v1/", /trailing dot/],
+  ["https://hooks.example.com./hook", /trailing dot/],
+  ["https://hooks.example.com:8443/hook", /port 443, not 8443/],
+  ["https://hooks.example.com:22/hook", /port 443, not 22/],
+  ["https://8.8.8.8:6379/", /port 443, not 6379/],
+];
+
 describe("destination rules", () => {
   it("refuse private, loopback, link-local, metadata, reserved and embedded addresses in AWS", () => {
     for (const url of [
@@ -58,32 +89,101 @@ describe("destination rules", () => {
       "https://[::ffff:10.0.0.1]/",
       "https://[::ffff:a00:1]/",
     ]) {
-      expect(webhookUrlProblem(url, false), url).toMatch(/loopback, private/);
+      expect(webhookUrlProblem(url, CLOUD), url).toMatch(/loopback, private/);
     }
-    expect(isPublicAddress("::ffff:8.8.8.8")).toBe(true);
-    expect(isPublicAddress("not an address")).toBe(false);
   });
 
   it("accept public https addresses and names; refuse plain http, local names, credentials and fragments", () => {
     for (const url of [
       "https://8.8.8.8/hook",
       "https://[2606:4700::1111]/",
-      "https://hooks.example.com:8443/x?y=1",
+      "https://hooks.example.com:443/x?y=1",
+      "https://[::ffff:8.8.8.8]/",
     ]) {
-      expect(webhookUrlProblem(url, false), url).toBeUndefined();
+      expect(webhookUrlProblem(url, CLOUD), url).toBeUndefined();
     }
-    expect(webhookUrlProblem("http://hooks.example.com/", false)).toBe("must be an https:// URL");
-    expect(webhookUrlProblem("https://localhost/", false)).toMatch(/public host/);
-    expect(webhookUrlProblem("https://db.internal/", false)).toMatch(/public host/);
-    expect(webhookUrlProblem("https://printer/", false)).toMatch(/public host/);
-    expect(webhookUrlProblem("https://u:p@hooks.example.com/", false)).toMatch(/user name/);
-    expect(webhookUrlProblem("https://hooks.example.com/#x", false)).toMatch(/fragment/);
-    expect(webhookUrlProblem("not a url", false)).toBe("must be an absolute URL");
+    expect(webhookUrlProblem("http://hooks.example.com/", CLOUD)).toBe("must be an https:// URL");
+    expect(webhookUrlProblem("https://localhost/", CLOUD)).toMatch(/public host/);
+    expect(webhookUrlProblem("https://db.internal/", CLOUD)).toMatch(/public host/);
+    expect(webhookUrlProblem("https://printer/", CLOUD)).toMatch(/public host/);
+    expect(webhookUrlProblem("https://u:p@hooks.example.com/", CLOUD)).toMatch(/user name/);
+    expect(webhookUrlProblem("https://hooks.example.com/#x", CLOUD)).toMatch(/fragment/);
+    expect(webhookUrlProblem("not a url", CLOUD)).toBe("must be an absolute URL");
+  });
+
+  it("refuse every form issue 27 found accepted, at create and at update, naming target.url and the problem", async () => {
+    const deps = memoryDeps(NOW, { allowPrivateTargets: 0 });
+    await rotateWebhookSecret(deps, caller);
+    const runAt = new Date(NOW + 3_600_000).toISOString();
+    const { jobId } = await createJob(deps, caller, { target: webhook, runAt });
+    for (const [url, problem] of REFUSED_FORMS) {
+      const expected = { field: "target.url", message: expect.stringMatching(problem) };
+      await expect(
+        createJob(deps, caller, { target: { kind: "https", url }, runAt }),
+        url,
+      ).rejects.toMatchObject(expected);
+      await expect(
+        updateJob(deps, caller, jobId, { target: { kind: "https", url } }, undefined),
+        url,
+      ).rejects.toMatchObject(expected);
+      expect(webhookUrlProblem(url, CLOUD), url).toMatch(problem);
+    }
+    // Nothing was made or changed.
+    expect((await deps.jobs.getJob(jobId))?.target).toMatchObject({ url: webhook.url });
+    expect((await deps.jobs.listJobs("t", {}, 100)).items).toHaveLength(1);
+  });
+
+  it("take other ports from the webhookPorts setting; the local runtime allows any port and loopback", async () => {
+    const runAt = new Date(NOW + 3_600_000).toISOString();
+    const wider = memoryDeps(NOW, { allowPrivateTargets: 0, webhookPorts: [443, 8443] });
+    await rotateWebhookSecret(wider, caller);
+    for (const url of ["https://hooks.example.com:8443/hook", "https://hooks.example.com/hook"]) {
+      await expect(
+        createJob(wider, caller, { target: { kind: "https", url }, runAt }),
+        url,
+      ).resolves.toMatchObject({
+        created: true,
+      });
+    }
+    await expect(
+      createJob(wider, caller, { target: { kind: "https", url: "https://hooks.example.com:22/" }, runAt }),
+    ).rejects.toMatchObject({
+      field: "target.url",
+      message: expect.stringMatching(/port 443 or 8443, not 22/),
+    });
+    const local = memoryDeps(NOW);
+    await rotateWebhookSecret(local, caller);
+    await expect(
+      createJob(local, caller, { target: { kind: "https", url: "http://127.0.0.1:38411/hook" }, runAt }),
+    ).resolves.toMatchObject({ created: true });
+  });
+
+  it("classify addresses by ipaddr.js's special-purpose table, IPv6 only in global unicast", () => {
+    expect(addressProblem("2606:4700::1111")).toBeUndefined();
+    expect(addressProblem("8.8.8.8")).toBeUndefined();
+    expect(addressProblem("::ffff:8.8.8.8")).toBeUndefined();
+    expect(addressProblem("::ffff:127.0.0.1")).toMatch(/loopback/);
+    expect(addressProblem("169.254.169.254")).toMatch(/link-local/);
+    expect(addressProblem("fd00:ec2::254")).toMatch(/unique local/);
+    expect(addressProblem("2001:db8::1")).toMatch(/reserved or documentation/);
+    expect(addressProblem("::7f00:1")).toMatch(/IPv4-compatible/);
+    expect(addressProblem("4000::1")).toMatch(/outside IPv6 global unicast/);
+    expect(addressProblem("hooks.example.com")).toBe("is not an IP address");
+    expect(addressProblem("2001:2::1")).toBe("is a special-purpose address (benchmarking)");
+  });
+
+  it("check again before delivery the scheme, a literal address and the port, in AWS only", () => {
+    expect(destinationProblem(new URL("http://127.0.0.1:38411/hook"), LOCAL)).toBeUndefined();
+    expect(destinationProblem(new URL("http://hooks.example.com/"), CLOUD)).toBe("must be an https:// URL");
+    expect(destinationProblem(new URL("https://[::127.0.0.1]/"), CLOUD)).toMatch(/IPv4-compatible/);
+    expect(destinationProblem(new URL("https://hooks.example.com:8443/"), CLOUD)).toMatch(/not 8443/);
+    // A name is judged by what it resolves to, at connect: not here.
+    expect(destinationProblem(new URL("https://localhost./"), CLOUD)).toBeUndefined();
   });
 
   it("allow loopback and plain http only with the local setting", () => {
-    expect(webhookUrlProblem("http://127.0.0.1:8791/hook", true)).toBeUndefined();
-    expect(webhookUrlProblem("ftp://127.0.0.1/", true)).toBe("must be an https:// or http:// URL");
+    expect(webhookUrlProblem("http://127.0.0.1:8791/hook", LOCAL)).toBeUndefined();
+    expect(webhookUrlProblem("ftp://127.0.0.1/", LOCAL)).toBe("must be an https:// or http:// URL");
   });
 });
 

@@ -42,6 +42,23 @@ describe("the settings schema", () => {
     ).toThrow(/jobsched is misconfigured: RETRY_CAP_SECONDS: must not be less than retryBaseSeconds/);
   });
 
+  it("reads webhookPorts as a list, from comma-separated text or an array, and refuses a bad port", () => {
+    expect(CLOUD_SETTINGS.webhookPorts).toEqual([443]);
+    const wider = { ...CLOUD_SETTINGS, webhookPorts: [443, 8443] };
+    expect(settingsEnvironment(wider).WEBHOOK_PORTS).toBe("443,8443");
+    expect(configFromEnvironment({ ...base, ...settingsEnvironment(wider) }).settings).toEqual(wider);
+    const context = (value: string) => (key: string) => (key === "webhookPorts" ? value : undefined);
+    expect(settingsFrom(context(" 443 , 8443"), CLOUD_SETTINGS, envNameOf).webhookPorts).toEqual([443, 8443]);
+    for (const [text, problem] of [
+      ["0", /WEBHOOK_PORTS: must be at least 1/],
+      ["443,70000", /WEBHOOK_PORTS: must be at most 65535/],
+      ["https", /WEBHOOK_PORTS: must be a number/],
+      ["443,", /WEBHOOK_PORTS: must be at least 1/],
+    ] as const) {
+      expect(() => settingsFrom(context(text), CLOUD_SETTINGS, envNameOf), text).toThrow(problem);
+    }
+  });
+
   it("reads TENANT_MAPPING with the same rules as the stack", () => {
     const mapping = { "arn:aws:iam::123456789012:role/cron": "billing" };
     expect(configFromEnvironment({ ...base, TENANT_MAPPING: JSON.stringify(mapping) }).tenantMapping).toEqual(

@@ -1,5 +1,5 @@
 import { type LookupAddress, type LookupOptions, lookup } from "node:dns";
-import { isPublicAddress } from "../../core/destination-rules";
+import { addressProblem } from "../../core/destination-rules";
 
 /** What a refused destination's error says (the delivery fails for good with it). */
 export const PRIVATE_DESTINATION = "EJOBSCHED_PRIVATE_DESTINATION";
@@ -12,9 +12,11 @@ type LookupCallback = (
 
 /**
  * A `lookup` for http.request that refuses a name resolving to a loopback, private,
- * link-local or metadata address: the check is on the very addresses the socket then connects
- * to, so a name that changes its answer between a check and the connect (DNS rebinding) is
- * refused too. Every address of the answer must be public, whichever one Node picks.
+ * link-local, metadata or other special-purpose address (destination-rules.ts: the same
+ * classes create refuses, NAT64, 6to4, Teredo and IPv4-compatible IPv6 among them): the check
+ * is on the very addresses the socket then connects to, so a name that changes its answer
+ * between a check and the connect (DNS rebinding) is refused too. Every address of the answer
+ * must be public, whichever one Node picks.
  */
 export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   lookup(hostname, { ...options, all: true }, (error, addresses) => {
@@ -22,10 +24,14 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
       callback(error, []);
       return;
     }
-    const refused = addresses.find((a) => !isPublicAddress(a.address));
+    const refused = addresses
+      .map((a) => ({ address: a.address, problem: addressProblem(a.address) }))
+      .find((a) => a.problem !== undefined);
     if (refused) {
       const problem = Object.assign(
-        new Error(`${hostname} resolves to ${refused.address}, a loopback, private or metadata address`),
+        new Error(
+          `${hostname} resolves to ${refused.address}, which ${refused.problem} (not a public address)`,
+        ),
         { code: PRIVATE_DESTINATION },
       );
       callback(problem, []);

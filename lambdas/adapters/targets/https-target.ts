@@ -1,7 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { isIP } from "node:net";
-import { isPublicAddress } from "../../core/destination-rules";
+import { type DestinationRules, destinationProblem } from "../../core/destination-rules";
 import type { DeliveryResult, RunEnvelope } from "../../core/target";
 import { guardedLookup, PRIVATE_DESTINATION } from "./guarded-lookup";
 import { retryAfterSeconds } from "./retry-after";
@@ -14,8 +13,8 @@ const ERROR_EXCERPT_CHARS = 512;
 export interface HttpsTargetOptions {
   /** The secrets that sign a tenant's deliveries now (the current one, and the previous in its grace). */
   readonly secretsOf: (tenant: string) => Promise<readonly string[]>;
-  /** 1: private destinations and plain http allowed (the local runtime only). */
-  readonly allowPrivate: boolean;
+  /** Where it may connect: in AWS public https on allowed ports; locally, private and http too. */
+  readonly rules: DestinationRules;
   readonly now: () => number;
 }
 
@@ -25,7 +24,9 @@ export interface HttpsTargetOptions {
  * and attempt as headers. 2xx is success; 408, 425, 429 and 5xx fail retryably (honouring
  * Retry-After); redirects are not followed and fail for good, as other 4xx do; a timeout or
  * a network error fails retryably. Only MAX_RESPONSE_BYTES of an answer are read. In AWS the
- * connection goes only to public addresses, checked on the resolved address connected to.
+ * URL's scheme, literal address and port are checked again (destinationProblem), and a name's
+ * connection goes only to public addresses, checked on the resolved addresses connected to
+ * (guarded-lookup.ts).
  */
 export async function deliverWebhook(
   url: string,
@@ -34,16 +35,8 @@ export async function deliverWebhook(
   options: HttpsTargetOptions,
 ): Promise<DeliveryResult> {
   const target = new URL(url);
-  const host = target.hostname.replace(/^\[|\]$/g, "");
-  if (!options.allowPrivate) {
-    const refused =
-      target.protocol !== "https:"
-        ? "plain http is refused"
-        : isIP(host) !== 0 && !isPublicAddress(host)
-          ? `${host} is a loopback, private or metadata address`
-          : undefined;
-    if (refused) return { ok: false, retryable: false, error: `destination refused: ${refused}` };
-  }
+  const refused = destinationProblem(target, options.rules);
+  if (refused) return { ok: false, retryable: false, error: `destination refused: target.url ${refused}` };
   const secrets = await options.secretsOf(context.tenant);
   if (secrets.length === 0) {
     return {
@@ -66,7 +59,7 @@ export async function deliverWebhook(
     "jobsched-attempt": String(envelope.attempt),
   };
   try {
-    const answer = await post(target, headers, body, context.timeoutMs, options.allowPrivate);
+    const answer = await post(target, headers, body, context.timeoutMs, options.rules.allowPrivate);
     return resultOf(answer, options.now());
   } catch (error) {
     const code = (error as { code?: string }).code;

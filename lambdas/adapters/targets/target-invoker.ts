@@ -1,6 +1,7 @@
 import type { LambdaClient } from "@aws-sdk/client-lambda";
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { STSClient } from "@aws-sdk/client-sts";
+import type { DestinationRules } from "../../core/destination-rules";
 import type { WebhookSecretStore } from "../../core/ports";
 import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../core/target";
 import { signingSecretsOf } from "../../core/use-cases/webhook-secrets";
@@ -26,7 +27,7 @@ export class Targets implements TargetInvoker {
   constructor(
     private readonly store: WebhookSecretStore,
     private readonly reach: TargetReach,
-    private readonly allowPrivate: boolean,
+    private readonly rules: DestinationRules,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -39,7 +40,7 @@ export class Targets implements TargetInvoker {
       case "https":
         return deliverWebhook(target.url, envelope, context, {
           secretsOf: (tenant) => this.secretsOf(tenant),
-          allowPrivate: this.allowPrivate,
+          rules: this.rules,
           now: this.now,
         });
       case "lambda":
