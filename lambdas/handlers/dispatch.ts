@@ -30,8 +30,10 @@ export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) 
       const summary = await dispatchRuns(tracked, received, PUSH_QUEUE.visibilityTimeoutSeconds);
       if (summary.leased > 0) deps.log.info("push runs dispatched", { ...summary });
     } catch (error) {
-      // What was not finished comes back: a leased run once its lease lapses, the rest at once
-      // after the visibility they were received with.
+      // A failure before any delivery (reading the jobs, the lease step; an outcome that could
+      // not be written is the use case's to count, run by run): what was not finished comes
+      // back, a leased run once its lease lapses, the rest after the visibility they were
+      // received with.
       deps.log.error("dispatch failed", { error: String(error) });
     }
     return {

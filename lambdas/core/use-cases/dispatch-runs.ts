@@ -36,6 +36,11 @@ export interface DispatchSummary {
   readonly leased: number;
   readonly succeeded: number;
   readonly failed: number;
+  /**
+   * Runs whose outcome could not be written (a throttled or failed write): their messages are
+   * kept, not deleted, and come back when their lease lapses.
+   */
+  readonly unrecorded: number;
 }
 
 /**
@@ -74,12 +79,41 @@ export async function dispatchRuns(
   const collect = async (_deps: SchedulerDeps, _runId: string, handle: string | undefined) => {
     if (handle !== undefined) handles.push(handle);
   };
-  const outcomes = await Promise.all(granted.map((g) => deliverOne(deps, dispatcher, g, collect)));
+  const outcomes = await settleEach(deps, granted, (g) => deliverOne(deps, dispatcher, g, collect));
   const undeleted = await deps.queue.deleteBatch(handles);
   if (undeleted.length > 0)
     deps.log.warn("could not delete some pushed runs' messages", { count: undeleted.length });
-  const succeeded = outcomes.filter((ok) => ok).length;
-  return { leased: granted.length, succeeded, failed: granted.length - succeeded };
+  const count = (outcome: boolean | undefined) => outcomes.filter((o) => o === outcome).length;
+  return {
+    leased: granted.length,
+    succeeded: count(true),
+    failed: count(false),
+    unrecorded: count(undefined),
+  };
+}
+
+/**
+ * Every delivery and its outcome run to their end, whatever the others do: one outcome write
+ * that throws (a throttle) must neither cut the batch short while other deliveries are in
+ * flight (their outcomes, other tenants' too, would never be written) nor leave a run held
+ * until its second to be delivered by a later invocation, after its lease lapsed. A run whose
+ * outcome could not be written is logged and counted (undefined); its message is not deleted,
+ * so it comes back when its lease lapses (the handler reports it as a batch item failure).
+ */
+async function settleEach(
+  deps: DispatchDeps,
+  granted: readonly Granted[],
+  deliver: (g: Granted) => Promise<boolean>,
+): Promise<Array<boolean | undefined>> {
+  const settled = await Promise.allSettled(granted.map(deliver));
+  return settled.map((s, i) => {
+    if (s.status === "fulfilled") return s.value;
+    deps.log.error("push run's outcome could not be written; its message comes back", {
+      runId: granted[i]?.lease.runId,
+      error: String(s.reason),
+    });
+    return undefined;
+  });
 }
 
 /** Holds the run until it is due, delivers it, and records the outcome; true on success. */
