@@ -75,6 +75,8 @@ export interface TargetInvoker {
 /** Deliveries in flight per target key (the per-target concurrency limit). */
 export interface TargetSlots {
   inFlight(key: string): number;
+  /** Deliveries waiting for a slot of this key. */
+  queuedFor(key: string): number;
   /** Takes a slot, waiting up to `waitMs` for one to free; false when none did. */
   acquire(key: string, limit: number, waitMs: number): Promise<boolean>;
   release(key: string): void;

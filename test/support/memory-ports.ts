@@ -320,6 +320,21 @@ export class MemoryRunStore implements RunStore {
     return { receiptHandle: current.receiptHandle };
   }
 
+  async returnLease(jobId: string, scheduledFor: number, fence: number, _now: number) {
+    const current = this.held(jobId, scheduledFor, fence);
+    if (!current) return undefined;
+    const { receiptHandle: _, ...rest } = current;
+    // Leasable at once: pending, with no retry time ahead (it was leased, so it was due).
+    const returned = {
+      ...rest,
+      status: RunStatus.Pending,
+      attempt: current.attempt - 1,
+      leaseExpiresAt: undefined,
+    };
+    this.runs.set(this.key(jobId, scheduledFor), returned);
+    return returned;
+  }
+
   private deadLetters(tenant?: string) {
     return [...this.runs.values()]
       .filter((r) => r.status === RunStatus.DeadLettered && (tenant === undefined || r.tenant === tenant))
