@@ -391,6 +391,7 @@ describe("the dispatcher's edges", () => {
       kind: "lambda",
       functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
       roleArn: "arn:aws:iam::123456789012:role/r",
+      invocation: "sync",
     };
     const sqs: Target = {
       kind: "sqs",

@@ -48,6 +48,7 @@ export class Targets implements TargetInvoker {
           target.functionArn,
           envelope,
           context.timeoutMs,
+          target.invocation,
         );
       case "sqs":
         return sendToQueue(
