@@ -19,15 +19,28 @@ const functionsFile = z.record(
 type Handler = (event: unknown, context: unknown) => unknown;
 
 /**
+ * Lambda runs an asynchronous invocation that throws twice more, about a minute and then two
+ * minutes later; the local stand-in does the same.
+ */
+export const ASYNC_RETRY_DELAYS_MS: readonly number[] = [60_000, 120_000];
+
+/**
  * `lambda` targets on `npm start`: each function ARN in the functions file names a module whose
- * `handler` (or default export) is called with the run's envelope, as Lambda would invoke it. A
- * thrown error is a function error (a failed attempt); an ARN not in the file is the
- * ResourceNotFoundException Lambda would answer (fails for good).
+ * `handler` (or default export) is called with the run's envelope, as Lambda would invoke it.
+ * Synchronously (`RequestResponse`), a thrown error is a function error (a failed attempt);
+ * asynchronously (`Event`, decision 0033), the invoke answers 202 at once and the handler runs
+ * after it, a throw logged and retried as Lambda retries. An ARN not in the file is the
+ * ResourceNotFoundException Lambda would answer (fails for good), with either invocation.
  */
 export class LocalFunctions implements LambdaLike {
   private readonly modules = new Map<string, Promise<Handler>>();
 
-  constructor(private readonly paths: ReadonlyMap<string, string>) {}
+  constructor(
+    private readonly paths: ReadonlyMap<string, string>,
+    private readonly asyncRetryDelaysMs: readonly number[] = ASYNC_RETRY_DELAYS_MS,
+    /** Where an asynchronous invocation's failures are told (Lambda: the function's logs). */
+    private readonly onAsyncError: (message: string) => void = (message) => console.error(message),
+  ) {}
 
   static fromFile(path: string): LocalFunctions {
     let text: string;
@@ -54,7 +67,7 @@ export class LocalFunctions implements LambdaLike {
   }
 
   async send(command: InvokeCommand): Promise<InvokeCommandOutput> {
-    const { FunctionName = "", Payload } = command.input;
+    const { FunctionName = "", Payload, InvocationType } = command.input;
     const path = this.paths.get(FunctionName) ?? this.paths.get(FunctionName.replace(/:[^:]+$/, ""));
     if (!path) {
       throw Object.assign(
@@ -65,10 +78,14 @@ export class LocalFunctions implements LambdaLike {
         },
       );
     }
-    const handler = await this.load(path);
     const event = JSON.parse(
       typeof Payload === "string" ? Payload : Buffer.from(Payload as Uint8Array).toString("utf8"),
     );
+    if (InvocationType === "Event") {
+      this.runDetached(path, FunctionName, event, 0);
+      return { $metadata: {}, StatusCode: 202 };
+    }
+    const handler = await this.load(path);
     try {
       const result = await handler(event, { functionName: FunctionName, awsRequestId: crypto.randomUUID() });
       return { $metadata: {}, StatusCode: 200, Payload: encode(result ?? null) };
@@ -80,6 +97,25 @@ export class LocalFunctions implements LambdaLike {
         Payload: encode({ errorType: (error as Error).name, errorMessage: (error as Error).message }),
       };
     }
+  }
+
+  /** An asynchronous invocation: after the invoke's answer, retried as Lambda retries a throw. */
+  private runDetached(path: string, functionName: string, event: unknown, retries: number): void {
+    setImmediate(async () => {
+      try {
+        const handler = await this.load(path);
+        await handler(event, { functionName, awsRequestId: crypto.randomUUID() });
+      } catch (error) {
+        const delay = this.asyncRetryDelaysMs[retries];
+        this.onAsyncError(
+          `local function ${functionName} (asynchronous invocation) failed: ${(error as Error).message}` +
+            (delay === undefined ? "; no retries left" : `; retrying in ${delay / 1000} s`),
+        );
+        if (delay !== undefined) {
+          setTimeout(() => this.runDetached(path, functionName, event, retries + 1), delay).unref();
+        }
+      }
+    });
   }
 
   private load(path: string): Promise<Handler> {

@@ -174,6 +174,10 @@ function definitionOptions(command: Command): Command {
       "--role <arn>",
       "the role in your account the dispatcher assumes for --target-lambda/--target-sqs",
     )
+    .option(
+      "--target-invocation <mode>",
+      "--target-lambda: sync (default; waits at most 15 s for the function) | async (accepted is delivered, as EventBridge Scheduler invokes)",
+    )
     .option("--target-timeout <seconds>", "--target-https: how long the endpoint has to answer, 1-30")
     .option("--target-concurrency <n>", "--target-https: deliveries in flight at once per dispatcher, 1-100");
 }
@@ -194,8 +198,14 @@ function targetOf(o: Record<string, string | undefined>): Record<string, unknown
       concurrency: o.targetConcurrency === undefined ? undefined : Number(o.targetConcurrency),
     });
   }
-  if (o.targetLambda !== undefined)
-    return { kind: "lambda", functionArn: o.targetLambda, roleArn: needsRole() };
+  if (o.targetLambda !== undefined) {
+    return given({
+      kind: "lambda",
+      functionArn: o.targetLambda,
+      roleArn: needsRole(),
+      invocation: o.targetInvocation,
+    });
+  }
   if (o.targetSqs !== undefined) return { kind: "sqs", queueUrl: o.targetSqs, roleArn: needsRole() };
   return undefined;
 }

@@ -17,8 +17,11 @@ import { DateTime } from "luxon";
  *   its MaximumWindowInMinutes; RetryPolicy: maxAttempts (retries + 1, at most 100) and
  *   MaximumEventAgeInSeconds as maxLateness; State DISABLED: the job is paused after create.
  * - Targets: a Lambda function (unqualified, a version or an alias) or an SQS queue, with the schedule's
- *   execution role; the target's Input (JSON, or a string) is the payload. Other targets are
- *   refused with their kind. A dead-letter queue is listed as a note: jobsched keeps its own.
+ *   execution role; the target's Input (JSON, or a string) is the payload. A function is
+ *   invoked asynchronously (`invocation: "async"`), as EventBridge Scheduler invokes it: a
+ *   synchronous invoke waits at most 15 s, and a schedule's function may run up to 15 minutes
+ *   (decision 0033). Other targets are refused with their kind. A dead-letter queue is listed
+ *   as a note: jobsched keeps its own.
  */
 export type Conversion =
   | {
@@ -200,7 +203,8 @@ function targetFields(schedule: GetScheduleCommandOutput): TargetFields {
   if (LAMBDA_ARN.test(target.Arn)) {
     return {
       ok: true,
-      target: { kind: "lambda", functionArn: target.Arn, roleArn: target.RoleArn },
+      // EventBridge Scheduler invokes asynchronously: accepted is delivered, however long it runs.
+      target: { kind: "lambda", functionArn: target.Arn, roleArn: target.RoleArn, invocation: "async" },
       payload,
     };
   }

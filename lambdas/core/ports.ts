@@ -180,6 +180,14 @@ export interface RunStore {
     leaseExpiresAt: number,
     now: number,
   ): Promise<{ receiptHandle: string | undefined } | undefined>;
+  /**
+   * Gives back a lease held with `fence` whose run was never handed over (the dispatcher found
+   * no place to deliver it in time): the run is pending again, leasable at once, and the
+   * attempt the lease counted is taken back, so that a run never delivered is neither a failed
+   * attempt nor, under at-most-once, a run that may have run. The fence stays raised. Returns
+   * the run as given back, or undefined when the fence no longer holds the lease.
+   */
+  returnLease(jobId: string, scheduledFor: number, fence: number, now: number): Promise<Run | undefined>;
   /** A tenant's dead-lettered runs, most recent first. */
   listDeadLetters(tenant: string, limit: number, cursor?: string): Promise<Page<Run>>;
   /** How many runs are dead-lettered, across tenants (the dead-letter depth an alarm watches). */

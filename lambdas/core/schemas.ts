@@ -1,8 +1,9 @@
-import { DstPolicy, OverlapPolicy } from "@jobsched/contract";
+import { DstPolicy, LambdaInvocation, OverlapPolicy } from "@jobsched/contract";
 import { z } from "zod";
 import { PAYLOAD_LIMIT_BYTES } from "../definitions/settings";
 import { documentSize } from "./document-limits";
 import {
+  AWS_TARGET_TIMEOUT_SECONDS,
   DEFAULT_TARGET_CONCURRENCY,
   DEFAULT_TARGET_TIMEOUT_SECONDS,
   MAX_TARGET_TIMEOUT_SECONDS,
@@ -153,6 +154,12 @@ export const targetField = z
           "must be a Lambda function ARN (optionally with a version or alias), like arn:aws:lambda:us-east-1:123456789012:function:reminders",
         ),
       roleArn: roleArnField,
+      invocation: z
+        .enum(Object.values(LambdaInvocation) as [LambdaInvocation, ...LambdaInvocation[]])
+        .default(LambdaInvocation.Sync)
+        .meta({
+          description: `sync: wait for the function's answer, at most ${AWS_TARGET_TIMEOUT_SECONDS} s (a function error or no answer in time fails the attempt, which retries; a function that runs longer goes on running, so it runs again). async: Lambda's asynchronous invocation (InvocationType Event), as EventBridge Scheduler invokes: accepted is delivered, the function may run up to 15 minutes, and its own errors are Lambda's to retry`,
+        }),
     }),
     z.strictObject({
       kind: z.literal("sqs"),

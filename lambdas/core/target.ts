@@ -1,3 +1,5 @@
+import type { LambdaInvocation } from "@jobsched/contract";
+
 /**
  * Push delivery (decision 0029): a job may name a target that the dispatcher calls itself,
  * instead of leaving its runs to pull workers. The target's kind is the job's type, spelled
@@ -11,6 +13,11 @@ export type Target =
       readonly functionArn: string;
       /** A role in the tenant's account the dispatcher assumes, with the tenant as external id. */
       readonly roleArn: string;
+      /**
+       * `sync`: wait for the function's answer (at most AWS_TARGET_TIMEOUT_SECONDS); `async`:
+       * Lambda's asynchronous invocation, accepted is delivered (decision 0033).
+       */
+      readonly invocation: LambdaInvocation;
     }
   | { readonly kind: "sqs"; readonly queueUrl: string; readonly roleArn: string }
   | {
@@ -75,6 +82,8 @@ export interface TargetInvoker {
 /** Deliveries in flight per target key (the per-target concurrency limit). */
 export interface TargetSlots {
   inFlight(key: string): number;
+  /** Deliveries waiting for a slot of this key. */
+  queuedFor(key: string): number;
   /** Takes a slot, waiting up to `waitMs` for one to free; false when none did. */
   acquire(key: string, limit: number, waitMs: number): Promise<boolean>;
   release(key: string): void;
@@ -103,7 +112,11 @@ export function targetKeyOf(tenant: string, target: Target): string {
 export const MAX_TARGET_TIMEOUT_SECONDS = 30;
 export const DEFAULT_TARGET_TIMEOUT_SECONDS = 10;
 export const DEFAULT_TARGET_CONCURRENCY = 10;
-/** Lambda and SQS calls are quick and bounded by the SDK; this is their timeout. */
+/**
+ * The timeout of Lambda and SQS calls. A synchronous invoke waits this long for the function's
+ * answer: a function that runs longer is cut off (a retryable failure that says so) while it
+ * goes on running, so longer functions need `invocation: "async"` (decision 0033).
+ */
 export const AWS_TARGET_TIMEOUT_SECONDS = 15;
 
 export function timeoutMsOf(target: Target): number {

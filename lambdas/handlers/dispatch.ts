@@ -7,7 +7,11 @@ import { InProcessTargetSlots } from "../adapters/targets/target-slots";
 import { destinationRulesOf } from "../core/destination-rules";
 import type { ReceivedRunMessage, RunQueue } from "../core/ports";
 import { type DispatchDeps, dispatchRuns } from "../core/use-cases/dispatch-runs";
+import { FUNCTION_TIMEOUT_SECONDS } from "../definitions/functions";
 import { PUSH_QUEUE } from "../definitions/queues";
+
+/** Kept from the function's remaining time for the handler's own end (its answer to the event source). */
+const HANDLER_MARGIN_MS = 500;
 
 /**
  * The dispatcher Lambda, fed by the push queue through an SQS event source mapping (decision
@@ -17,9 +21,15 @@ import { PUSH_QUEUE } from "../definitions/queues";
  * source deletes it; every other one (hidden until its lease lapses, held back, not yet due)
  * is reported as a batch item failure, so that the event source leaves it in the queue with
  * the visibility it was given.
+ *
+ * The use case is given the function's remaining time as its deadline (Lambda's context; the
+ * function's timeout where there is none), so that it leases only what it can deliver and
+ * record before the function is stopped.
  */
 export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) {
-  return async (event: SQSEvent, _context?: Context): Promise<SQSBatchResponse> => {
+  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    const remainingMs = context?.getRemainingTimeInMillis() ?? FUNCTION_TIMEOUT_SECONDS.dispatcher * 1000;
+    const deadline = deps.clock.now() + remainingMs - HANDLER_MARGIN_MS;
     const consumed = new Set<string>();
     const tracked: DispatchDeps = { ...deps, queue: tracking(deps.queue, consumed) };
     const received: ReceivedRunMessage[] = event.Records.map((record) => ({
@@ -28,11 +38,13 @@ export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) 
       receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? 0) || 0,
     }));
     try {
-      const summary = await dispatchRuns(tracked, received, PUSH_QUEUE.visibilityTimeoutSeconds);
+      const summary = await dispatchRuns(tracked, received, PUSH_QUEUE.visibilityTimeoutSeconds, deadline);
       if (summary.leased > 0) deps.log.info("push runs dispatched", { ...summary });
     } catch (error) {
-      // What was not finished comes back: a leased run once its lease lapses, the rest at once
-      // after the visibility they were received with.
+      // A failure before any delivery (reading the jobs, the lease step; an outcome that could
+      // not be written is the use case's to count, run by run): what was not finished comes
+      // back, a leased run once its lease lapses, the rest after the visibility they were
+      // received with.
       deps.log.error("dispatch failed", { error: String(error) });
     }
     return {

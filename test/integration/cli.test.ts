@@ -116,6 +116,23 @@ describe("jobsched webhook-secret and push jobs", () => {
     );
     expect(neither).toMatchObject({ code: 1, stderr: expect.stringContaining("give --type") });
   });
+
+  it("creates a Lambda target invoked asynchronously with --target-invocation async (sync by default)", async () => {
+    const runAt = new Date(Date.now() + 3_600_000).toISOString();
+    const lambda = ["--target-lambda", "arn:aws:lambda:us-east-1:000000000000:function:f"];
+    const role = ["--role", "arn:aws:iam::000000000000:role/r", "--run-at", runAt, "--json"];
+    const invocationOf = async (...extra: string[]) => {
+      const { jobId } = JSON.parse((await cli("jobs", "create", ...lambda, ...role, ...extra)).stdout) as {
+        jobId: string;
+      };
+      const job = JSON.parse((await cli("jobs", "get", jobId, "--json")).stdout) as {
+        target: { invocation?: string };
+      };
+      return job.target.invocation;
+    };
+    expect(await invocationOf("--target-invocation", "async")).toBe("async");
+    expect(await invocationOf()).toBe("sync");
+  });
 });
 
 describe("jobsched worker and jobsched dlq", () => {

@@ -264,14 +264,16 @@ describe("jobsched import eventbridge-scheduler", () => {
       labels: { "eventbridge-group": "billing" },
     });
     expect(flexible?.notes?.join(" ")).toMatch(/scheduler-dlq/);
-    // Targets: the alias kept with a string payload, the FIFO queue as its URL with the JSON input.
+    // Targets: the alias kept with a string payload and invoked asynchronously as EventBridge
+    // Scheduler invokes it (a synchronous invoke waits at most 15 s), the FIFO queue as its URL
+    // with the JSON input.
     const lastFriday = bodyOf(
       jobResponse,
       await api.tenantA("GET", `/api/v1/jobs/${byName.get("cron-last-friday")?.jobId}`),
     );
     expect(lastFriday).toMatchObject({
       type: "@lambda",
-      target: { kind: "lambda", functionArn: `${FUNCTION}:live`, roleArn: ROLE },
+      target: { kind: "lambda", functionArn: `${FUNCTION}:live`, roleArn: ROLE, invocation: "async" },
       payload: "not json",
     });
     const fifo = bodyOf(

@@ -125,6 +125,21 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect((await stored(stores, run))?.leaseExpiresAt).toBe(T + 50_000);
   });
 
+  it("gives back a lease only with its fence: pending again, its attempt taken back, its fence kept", async () => {
+    const run = await pendingRun(stores);
+    await lease(stores, run, T);
+    expect(await stores.runs.returnLease(run.jobId, run.scheduledFor, 2, T + 1_000)).toBeUndefined(); // stale
+    const returned = await stores.runs.returnLease(run.jobId, run.scheduledFor, 1, T + 1_000);
+    expect(returned).toMatchObject({ status: "pending", attempt: 0, fence: 1, leaseExpiresAt: undefined });
+    expect(await stores.runs.returnLease(run.jobId, run.scheduledFor, 1, T + 1_000)).toBeUndefined(); // once
+    // Leasable again at once, under at-most-once too (never leased for a delivery).
+    const again = await stores.runs.leaseRun(run.jobId, run.scheduledFor, {
+      ...grant(T + 1_000, "w2"),
+      firstOnly: true,
+    });
+    expect(again).toMatchObject({ status: "leased", attempt: 1, fence: 2, workerId: "w2" });
+  });
+
   it("records an outcome only with the holding fence, the run's tenant and its `final`; once", async () => {
     const run = await pendingRun(stores, { tenant: "t1" });
     await lease(stores, run, T);

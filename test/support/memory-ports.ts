@@ -272,6 +272,11 @@ export class MemoryRunStore implements RunStore {
     return applied && { receiptHandle: applied.before.receiptHandle };
   }
 
+  async returnLease(jobId: string, scheduledFor: number, fence: number, now: number) {
+    const applied = this.apply(jobId, scheduledFor, { kind: "return-lease", fence, now });
+    return applied && this.plain(applied.after);
+  }
+
   private deadLetters(tenant?: string) {
     return [...this.runs.values()]
       .filter((r) => r.status === RunStatus.DeadLettered && (tenant === undefined || r.tenant === tenant))

@@ -264,6 +264,24 @@ export class DynamoRunStore implements RunStore {
     return done ? { receiptHandle } : undefined;
   }
 
+  returnLease(jobId: string, scheduledFor: number, fence: number, now: number): Promise<Run | undefined> {
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      // The attempt the lease counted is taken back; the fence stays raised.
+      UpdateExpression:
+        "SET #status = :pending, availableAt = :now, attempt = attempt - :one REMOVE leaseExpiresAt, receiptHandle",
+      ConditionExpression: HELD,
+      ExpressionAttributeNames: STATUS,
+      ExpressionAttributeValues: {
+        ":pending": "pending",
+        ":leased": "leased",
+        ":fence": fence,
+        ":now": now,
+        ":one": 1,
+      },
+    });
+  }
+
   async listDeadLetters(tenant: string, limit: number, cursor?: string): Promise<Page<Run>> {
     const result = await this.db.send(
       new QueryCommand({

@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { AssumeRoleCommand, type STSClient } from "@aws-sdk/client-sts";
+import type { LambdaInvocation } from "@jobsched/contract";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
-import type { DeliveryResult, RunEnvelope } from "../../core/target";
+import { AWS_TARGET_TIMEOUT_SECONDS, type DeliveryResult, type RunEnvelope } from "../../core/target";
 
 const ERROR_EXCERPT_CHARS = 512;
 
@@ -71,22 +72,38 @@ export function awsFailure(error: unknown, what: string): DeliveryResult {
   return { ok: false, retryable, error: `${what}: ${name}: ${(error as Error).message}` };
 }
 
-/** Invokes a function with the envelope and waits for it; a function error is a failed attempt. */
+/**
+ * Invokes a function with the envelope (decision 0033). `sync` waits for its answer: a function
+ * error is a failed attempt, and so is no answer within `timeoutMs` (said as such: the function
+ * may still be running). `async` is Lambda's asynchronous invocation, as EventBridge Scheduler
+ * makes it: Lambda queues the event and answers 202, which is a delivery; the function's own
+ * errors are then Lambda's to retry.
+ */
 export async function invokeFunction(
   client: LambdaClient,
   functionArn: string,
   envelope: RunEnvelope,
   timeoutMs: number,
+  invocation: LambdaInvocation = "sync",
 ): Promise<DeliveryResult> {
+  const deadline = AbortSignal.timeout(timeoutMs);
   try {
     const answer = await client.send(
       new InvokeCommand({
         FunctionName: functionArn,
-        InvocationType: "RequestResponse",
+        InvocationType: invocation === "async" ? "Event" : "RequestResponse",
         Payload: Buffer.from(JSON.stringify(envelope)),
       }),
-      { abortSignal: AbortSignal.timeout(timeoutMs) },
+      { abortSignal: deadline },
     );
+    if (invocation === "async") {
+      if (answer.StatusCode === 202) return { ok: true };
+      return {
+        ok: false,
+        retryable: true,
+        error: `asynchronous invoke of ${functionArn} answered ${answer.StatusCode ?? "no status"}, not 202 (accepted)`,
+      };
+    }
     if (answer.FunctionError) {
       const said = Buffer.from(answer.Payload ?? new Uint8Array()).toString("utf8");
       return {
@@ -97,8 +114,27 @@ export async function invokeFunction(
     }
     return { ok: true };
   } catch (error) {
+    if (invocation === "sync" && deadline.aborted) return syncTimeout(functionArn, timeoutMs);
     return awsFailure(error, `invoke ${functionArn}`);
   }
+}
+
+/**
+ * A synchronous invoke that got no answer in time. Lambda does not stop the function when the
+ * caller stops waiting, so the attempt may still succeed; it is retried (the run key stays the
+ * same for the function's idempotency), and a function that always runs this long needs the
+ * asynchronous invocation.
+ */
+function syncTimeout(functionArn: string, timeoutMs: number): DeliveryResult {
+  const seconds = Math.round(timeoutMs / 100) / 10;
+  return {
+    ok: false,
+    retryable: true,
+    error:
+      `invoke ${functionArn}: no answer within ${seconds} s (a synchronous invoke waits at most ` +
+      `${AWS_TARGET_TIMEOUT_SECONDS} s; the function may still be running). For a function that ` +
+      `runs longer, set the target's "invocation": "async"`,
+  };
 }
 
 /**

@@ -49,6 +49,7 @@ export class Targets implements TargetInvoker {
           target.functionArn,
           envelope,
           context.timeoutMs,
+          target.invocation,
         );
       case "sqs":
         return sendToQueue(

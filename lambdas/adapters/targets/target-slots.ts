@@ -17,6 +17,10 @@ export class InProcessTargetSlots implements TargetSlots {
     return this.taken.get(key) ?? 0;
   }
 
+  queuedFor(key: string): number {
+    return this.waiting.get(key)?.length ?? 0;
+  }
+
   /** True once a slot is held; false if none came free within `waitMs`. */
   async acquire(key: string, limit: number, waitMs: number): Promise<boolean> {
     if (this.inFlight(key) < limit) {

@@ -12,6 +12,7 @@ import { availableAt, type Run, RunStatus } from "../run";
  *
  *   pending --lease--> leased --finish--> succeeded | dead-lettered
  *   leased --retry--> pending (a later retryAt)           leased --lose--> lost (at-most-once)
+ *   leased --return-lease--> pending (attempt not counted: the dispatcher could not deliver in time)
  *   pending | lapsed --abandon--> cancelled | missed | skipped
  *   pending | leased --revoke--> cancelled (cancel-previous; fence raised)
  *   pending (never started) --miss--> missed (maxLateness)
@@ -33,6 +34,8 @@ export type RunEvent =
       readonly tenants?: readonly string[] | undefined;
     }
   | { readonly kind: "retry"; readonly fence: number; readonly plan: RetryPlan }
+  /** The dispatcher gives back a lease it cannot deliver in time: its attempt is not counted. */
+  | { readonly kind: "return-lease"; readonly fence: number; readonly now: number }
   | {
       readonly kind: "replay";
       readonly from: "dead-lettered" | "missed";
@@ -141,6 +144,16 @@ export function transition(run: RunRecord | undefined, event: RunEvent): RunReco
         retryAt: event.plan.retryAt,
         checkAt: event.plan.checkAt,
         error: event.plan.error,
+        leaseExpiresAt: undefined,
+        receiptHandle: undefined,
+      };
+    case "return-lease":
+      // Leasable at once (it was leased, so it was due); the fence stays raised.
+      if (!held(run, event.fence)) return undefined;
+      return {
+        ...run,
+        status: RunStatus.Pending,
+        attempt: run.attempt - 1,
         leaseExpiresAt: undefined,
         receiptHandle: undefined,
       };

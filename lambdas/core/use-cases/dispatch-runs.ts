@@ -1,4 +1,7 @@
+import { FUNCTION_TIMEOUT_SECONDS } from "../../definitions/functions";
 import type { WorkerCaller } from "../caller";
+import { dueOf } from "../delivery";
+import { COMPLETION_MARGIN_MS, DeliveryBudget } from "../delivery-deadline";
 import type { SchedulerDeps } from "../deps";
 import { DomainError } from "../errors";
 import { parseInstant } from "../instant";
@@ -14,6 +17,7 @@ import {
   timeoutMsOf,
 } from "../target";
 import { completeRun, type MessageDeletion } from "./complete-run";
+import { giveBackRun } from "./give-back-run";
 import { type Granted, grantLeases } from "./lease-runs";
 
 /** The worker id the dispatcher's leases carry in the run history. */
@@ -21,9 +25,6 @@ export const DISPATCHER_WORKER_ID = "jobsched-dispatcher";
 
 /** The longest an outcome waits for the deliveries beside it (TargetSlots.quiet). */
 const QUIET_WAIT_MS = 3_000;
-
-/** A delivery must end this long before its lease does, for the completion to be written. */
-const COMPLETION_MARGIN_MS = 2_000;
 
 export interface DispatchDeps extends SchedulerDeps {
   readonly targets: TargetInvoker;
@@ -36,6 +37,13 @@ export interface DispatchSummary {
   readonly leased: number;
   readonly succeeded: number;
   readonly failed: number;
+  /** Leased, then given back undelivered: no place at the target came in time (not an attempt). */
+  readonly returned: number;
+  /**
+   * Runs whose outcome could not be written (a throttled or failed write): their messages are
+   * kept, not deleted, and come back when their lease lapses.
+   */
+  readonly unrecorded: number;
 }
 
 /**
@@ -49,11 +57,18 @@ export interface DispatchSummary {
  * one endpoint at a time; the rest go back to the queue for a second, their fences untouched,
  * so a slow endpoint holds a bounded share of a dispatcher, and the runs of other endpoints in
  * the same batch are delivered beside its runs, not after them.
+ *
+ * Time (delivery-deadline.ts): everything is done by `deadline`, the function's remaining time
+ * as the handler hands it in. Runs that could not be delivered and recorded by then are not
+ * leased (back to the queue for a second); a leased run whose place at its target does not
+ * come in time is given back, its attempt not counted (give-back-run.ts).
  */
 export async function dispatchRuns(
   deps: DispatchDeps,
   received: readonly ReceivedRunMessage[],
   receivedVisibilitySeconds: number,
+  /** The instant by which this invocation is done; by default the function's timeout from now. */
+  deadline: number = deps.clock.now() + FUNCTION_TIMEOUT_SECONDS.dispatcher * 1000,
 ): Promise<DispatchSummary> {
   const tenants = [...new Set(received.flatMap((r) => (r.message ? [r.message.tenant] : [])))];
   const dispatcher: WorkerCaller = { principal: DISPATCHER_WORKER_ID, tenants };
@@ -61,9 +76,11 @@ export async function dispatchRuns(
   // here: they go back to the queue for a second, their fences untouched. Runs leased ahead of
   // their second do not count until they are delivered, so a spike to a fast endpoint is held
   // in full and delivered as slots turn over.
-  const admit = (_message: RunMessage, job: Job | undefined) =>
+  const hasRoom = (_message: RunMessage, job: Job | undefined) =>
     !job?.target ||
     deps.targetSlots.inFlight(targetKeyOf(job.tenant, job.target)) < concurrencyOf(job.target);
+  const inTime = withinDeadline(deps, deadline);
+  const admit = (message: RunMessage, job: Job | undefined) => hasRoom(message, job) && inTime(message, job);
   const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, received, {
     receivedVisibilitySeconds,
     admit,
@@ -74,25 +91,90 @@ export async function dispatchRuns(
   const collect = async (_deps: SchedulerDeps, _runId: string, handle: string | undefined) => {
     if (handle !== undefined) handles.push(handle);
   };
-  const outcomes = await Promise.all(granted.map((g) => deliverOne(deps, dispatcher, g, collect)));
+  const deliverBy = deadline - COMPLETION_MARGIN_MS;
+  const outcomes = await settleEach(deps, granted, (g) =>
+    deliverOne(deps, dispatcher, g, collect, deliverBy),
+  );
   const undeleted = await deps.queue.deleteBatch(handles);
   if (undeleted.length > 0)
     deps.log.warn("could not delete some pushed runs' messages", { count: undeleted.length });
-  const succeeded = outcomes.filter((ok) => ok).length;
-  return { leased: granted.length, succeeded, failed: granted.length - succeeded };
+  const count = (outcome: Outcome | undefined) => outcomes.filter((o) => o === outcome).length;
+  return {
+    leased: granted.length,
+    succeeded: count("succeeded"),
+    failed: count("failed"),
+    returned: count("returned"),
+    unrecorded: count(undefined),
+  };
 }
 
-/** Holds the run until it is due, delivers it, and records the outcome; true on success. */
+/** What became of a leased run: delivered, failed (its outcome recorded), or given back undelivered. */
+type Outcome = "succeeded" | "failed" | "returned";
+
+/**
+ * The lease step's admission by time: a run is leased only if it can be held until its second,
+ * wait for a place at its target and be delivered within the target's timeout, all of its
+ * target's deliveries counted, in time for its outcome to be written by the deadline.
+ */
+function withinDeadline(deps: DispatchDeps, deadline: number) {
+  const slots = deps.targetSlots;
+  const busy = (key: string) => slots.inFlight(key) + slots.queuedFor(key);
+  const budget = new DeliveryBudget(deps.clock.now(), deadline, busy);
+  return (message: RunMessage, job: Job | undefined) =>
+    !job?.target ||
+    budget.admits(
+      targetKeyOf(job.tenant, job.target),
+      concurrencyOf(job.target),
+      timeoutMsOf(job.target),
+      dueOf(message),
+    );
+}
+
+/**
+ * Every delivery and its outcome run to their end, whatever the others do: one outcome write
+ * that throws (a throttle) must neither cut the batch short while other deliveries are in
+ * flight (their outcomes, other tenants' too, would never be written) nor leave a run held
+ * until its second to be delivered by a later invocation, after its lease lapsed. A run whose
+ * outcome could not be written is logged and counted (undefined); its message is not deleted,
+ * so it comes back when its lease lapses (the handler reports it as a batch item failure).
+ */
+async function settleEach(
+  deps: DispatchDeps,
+  granted: readonly Granted[],
+  deliver: (g: Granted) => Promise<Outcome>,
+): Promise<Array<Outcome | undefined>> {
+  const settled = await Promise.allSettled(granted.map(deliver));
+  return settled.map((s, i) => {
+    if (s.status === "fulfilled") return s.value;
+    deps.log.error("push run's outcome could not be written; its message comes back", {
+      runId: granted[i]?.lease.runId,
+      error: String(s.reason),
+    });
+    return undefined;
+  });
+}
+
+/**
+ * Holds the run until it is due, delivers it by `deliverBy`, and records the outcome; gives it
+ * back when no place at its target came in time.
+ */
 async function deliverOne(
   deps: DispatchDeps,
   dispatcher: WorkerCaller,
   granted: Granted,
   deleting: MessageDeletion,
-): Promise<boolean> {
+  deliverBy: number,
+): Promise<Outcome> {
   const { lease, job, leaseExpiresAt } = granted;
   const wait = (parseInstant(lease.startAt) ?? 0) - deps.clock.now();
   if (wait > 0) await deps.sleep(wait);
-  const result = await deliverInTurn(deps, job, lease, leaseExpiresAt);
+  // The delivery ends before the lease does and by the invocation's deadline, in time for the outcome.
+  const leaseEnd = leaseExpiresAt - COMPLETION_MARGIN_MS;
+  const result = await deliverInTurn(deps, job, lease, leaseEnd, deliverBy);
+  if (result === undefined) {
+    await giveBackRun(deps, granted);
+    return "returned";
+  }
   const body = result.ok
     ? { fence: lease.fence, result: "succeeded", final: lease.final }
     : {
@@ -107,9 +189,7 @@ async function deliverOne(
       };
   // Deliveries first: the outcome waits (a moment, well inside the lease) for the deliveries
   // in flight or waiting, so that at a spike bookkeeping does not delay the later runs.
-  await deps.targetSlots.quiet(
-    Math.min(QUIET_WAIT_MS, leaseExpiresAt - deps.clock.now() - COMPLETION_MARGIN_MS),
-  );
+  await deps.targetSlots.quiet(Math.min(QUIET_WAIT_MS, Math.min(leaseEnd, deliverBy) - deps.clock.now()));
   try {
     await completeRun(deps, dispatcher, lease.runId, body, deleting);
   } catch (error) {
@@ -119,29 +199,31 @@ async function deliverOne(
   }
   // A retry is routine (info); a dead letter is warned about where it is recorded.
   if (!result.ok) deps.log.info("push delivery failed", { runId: lease.runId, error: result.error });
-  return result.ok;
+  return result.ok ? "succeeded" : "failed";
 }
 
-/** Delivers once a slot of the target's concurrency is free; fails retryably if none frees in time. */
+/**
+ * Delivers once a slot of the target's concurrency is free; undefined (not delivered: to be
+ * given back) when none frees in time. In time: for the target's whole timeout before
+ * `deliverBy` (the invocation's), and for at least a second before `leaseEnd` (a lease shorter
+ * than the timeout cuts the delivery short, as the job asked).
+ */
 async function deliverInTurn(
   deps: DispatchDeps,
   job: Job,
   lease: Granted["lease"],
-  leaseExpiresAt: number,
-): Promise<DeliveryResult> {
-  if (!job.target) return deliver(deps, job, lease, leaseExpiresAt);
+  leaseEnd: number,
+  deliverBy: number,
+): Promise<DeliveryResult | undefined> {
+  const endBy = Math.min(leaseEnd, deliverBy);
+  if (!job.target) return deliver(deps, job, lease, endBy);
   const key = targetKeyOf(job.tenant, job.target);
-  // At the least a second of the lease is left for the delivery itself.
-  const waitMs = leaseExpiresAt - deps.clock.now() - COMPLETION_MARGIN_MS - 1_000;
-  if (!(await deps.targetSlots.acquire(key, concurrencyOf(job.target), waitMs))) {
-    return {
-      ok: false,
-      retryable: true,
-      error: `the target's ${concurrencyOf(job.target)} concurrent deliveries stayed busy until the lease ran short`,
-    };
+  const waitMs = Math.min(leaseEnd - 1_000, deliverBy - timeoutMsOf(job.target)) - deps.clock.now();
+  if (waitMs < 0 || !(await deps.targetSlots.acquire(key, concurrencyOf(job.target), waitMs))) {
+    return undefined;
   }
   try {
-    return await deliver(deps, job, lease, leaseExpiresAt);
+    return await deliver(deps, job, lease, endBy);
   } finally {
     deps.targetSlots.release(key);
   }
@@ -151,7 +233,7 @@ async function deliver(
   deps: DispatchDeps,
   job: Job,
   lease: Granted["lease"],
-  leaseExpiresAt: number,
+  endBy: number,
 ): Promise<DeliveryResult> {
   if (!job.target) return { ok: false, retryable: false, error: "the job has no target to deliver to" };
   const envelope: RunEnvelope = {
@@ -163,7 +245,7 @@ async function deliver(
     attempt: lease.attempt,
     payload: lease.payload,
   };
-  const left = leaseExpiresAt - deps.clock.now() - COMPLETION_MARGIN_MS;
+  const left = endBy - deps.clock.now();
   const timeoutMs = Math.max(1_000, Math.min(timeoutMsOf(job.target), left));
   try {
     return await deps.targets.deliver(job.target, envelope, { tenant: job.tenant, timeoutMs });

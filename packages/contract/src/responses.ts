@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { Delivery, DstPolicy, JobStatus, MissedRunPolicy, OverlapPolicy, RunStatus } from "./statuses.js";
+import {
+  Delivery,
+  DstPolicy,
+  JobStatus,
+  LambdaInvocation,
+  MissedRunPolicy,
+  OverlapPolicy,
+  RunStatus,
+} from "./statuses.js";
 
 /**
  * Every response body of the API, defined once (issue 16). The server's views and use cases
@@ -81,7 +89,13 @@ export type ScheduleResponse = z.output<typeof scheduleResponse>;
 /** A push job's target, as stored and as answered: one of the three kinds. */
 export const targetResponse = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("https"), url: z.string(), timeoutSeconds: z.int(), concurrency: z.int() }),
-  z.object({ kind: z.literal("lambda"), functionArn: z.string(), roleArn: z.string() }),
+  z.object({
+    kind: z.literal("lambda"),
+    functionArn: z.string(),
+    roleArn: z.string(),
+    // Jobs stored before the choice was offered are invoked synchronously, as they always were.
+    invocation: z.enum(values(LambdaInvocation)).default(LambdaInvocation.Sync),
+  }),
   z.object({ kind: z.literal("sqs"), queueUrl: z.string(), roleArn: z.string() }),
 ]);
 

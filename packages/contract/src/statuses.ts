@@ -72,3 +72,13 @@ export type OverlapPolicy = (typeof OverlapPolicy)[keyof typeof OverlapPolicy];
  */
 export const Delivery = { AtLeastOnce: "at-least-once", AtMostOnce: "at-most-once" } as const;
 export type Delivery = (typeof Delivery)[keyof typeof Delivery];
+
+/**
+ * How a `lambda` target is invoked: `sync` (default) waits for the function's answer, at most
+ * 15 s (a function error, or no answer in time, is a failed attempt that retries); `async`
+ * hands the run to Lambda's asynchronous invocation (`InvocationType: Event`), as EventBridge
+ * Scheduler invokes: accepted (202) is success, the function may run up to 15 minutes, and its
+ * own errors are Lambda's to retry (its asynchronous retries and destinations).
+ */
+export const LambdaInvocation = { Sync: "sync", Async: "async" } as const;
+export type LambdaInvocation = (typeof LambdaInvocation)[keyof typeof LambdaInvocation];
