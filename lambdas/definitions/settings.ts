@@ -53,6 +53,13 @@ export interface SchedulerSettings {
    * http (the local runtime's own servers). 0 (AWS): refused at create and at connect.
    */
   readonly allowPrivateTargets: number;
+  /**
+   * The roles the dispatcher may assume for Lambda and SQS targets, by the path and name in
+   * their ARN (after `role/`), with IAM's wildcards `*` and `?`: the resource of the
+   * dispatcher's `sts:AssumeRole` grant in AWS, and what a job's `target.roleArn` must match
+   * (decision 0035). A role outside it cannot be assumed, whatever trusts the dispatcher.
+   */
+  readonly targetRoleNames: string;
 }
 
 const DEFAULT_LIMITS = {
@@ -65,6 +72,7 @@ const DEFAULT_LIMITS = {
   tenantMaxActiveJobs: 100_000,
   tenantMaxJobTypes: 100,
   idleLaneDays: 7,
+  targetRoleNames: "jobsched-target-*",
 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
@@ -124,6 +132,12 @@ export const settingsSchema = z
     tenantMaxJobTypes: whole(0),
     idleLaneDays: whole(0),
     allowPrivateTargets: whole(0, 1),
+    targetRoleNames: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9+=,.@_/*?-]{1,512}$/,
+        "must be a role path and name pattern: 1-512 of letters, digits, + = , . @ _ / - and the wildcards * and ?",
+      ),
   } satisfies Record<keyof SchedulerSettings, z.ZodType>)
   .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
     message: "must not be less than retryBaseSeconds",

@@ -75,7 +75,10 @@ export function createDispatchDeps(
 ): DispatchDeps {
   return {
     ...base,
-    targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1),
+    targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1, {
+      namePattern: base.settings.targetRoleNames,
+      tenantAccounts: base.tenantAccounts,
+    }),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
     targetSlots: new InProcessTargetSlots(),
   };

@@ -33,6 +33,13 @@ import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
  */
 const NOW = Date.parse("2027-01-04T09:00:00Z");
 const caller = { tenant: "t", principal: "arn:aws:iam::1:role/t" };
+/** Tenant "t" keeps its target roles in this account, as TENANT_ACCOUNTS would list it (decision 0035). */
+const ACCOUNT = "123456789012";
+const ROLE = `arn:aws:iam::${ACCOUNT}:role/jobsched-target-r`;
+const pushDeps = (settings: Parameters<typeof memoryDeps>[1] = {}) => ({
+  ...memoryDeps(NOW, settings),
+  tenantAccounts: { t: [ACCOUNT] },
+});
 const webhook: Target = {
   kind: "https",
   url: "https://hooks.example.com/a",
@@ -140,13 +147,13 @@ describe("creating and changing a push job", () => {
   });
 
   it("needs the tenant's webhook secret before an https target (409), not before a lambda one", async () => {
-    const deps = memoryDeps(NOW);
+    const deps = pushDeps();
     const runAt = new Date(NOW + 3_600_000).toISOString();
     await expect(createJob(deps, caller, { target: webhook, runAt })).rejects.toBeInstanceOf(ConflictError);
     const lambda = {
       kind: "lambda",
       functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f:live",
-      roleArn: "arn:aws:iam::123456789012:role/r",
+      roleArn: ROLE,
     };
     await expect(createJob(deps, caller, { target: lambda, runAt })).resolves.toMatchObject({
       created: true,
@@ -158,9 +165,9 @@ describe("creating and changing a push job", () => {
     const sqs = (queueUrl: string) => ({
       kind: "sqs",
       queueUrl,
-      roleArn: "arn:aws:iam::123456789012:role/r",
+      roleArn: ROLE,
     });
-    const cloud = memoryDeps(NOW, { allowPrivateTargets: 0 });
+    const cloud = pushDeps({ allowPrivateTargets: 0 });
     await expect(
       createJob(cloud, caller, {
         target: sqs("https://sqs.eu-west-1.amazonaws.com/123456789012/q.fifo"),
@@ -173,7 +180,7 @@ describe("creating and changing a push job", () => {
     await expect(
       createJob(cloud, caller, { target: { kind: "https", url: "https://10.0.0.1/" }, runAt }),
     ).rejects.toMatchObject({ field: "target.url" });
-    const local = memoryDeps(NOW);
+    const local = pushDeps();
     await expect(
       createJob(local, caller, { target: sqs("http://sqs.us-east-1.localhost:9324/000000000000/q"), runAt }),
     ).resolves.toMatchObject({ created: true });
@@ -201,7 +208,7 @@ describe("creating and changing a push job", () => {
         deps,
         caller,
         jobId,
-        { target: { kind: "sqs", queueUrl: "http://q", roleArn: "arn:aws:iam::123456789012:role/r" } },
+        { target: { kind: "sqs", queueUrl: "http://q", roleArn: ROLE } },
         undefined,
       ),
     ).rejects.toMatchObject({ field: "target.kind" });
@@ -385,7 +392,7 @@ describe("the dispatcher's edges", () => {
     const lambda: Target = {
       kind: "lambda",
       functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
-      roleArn: "arn:aws:iam::123456789012:role/r",
+      roleArn: ROLE,
     };
     const sqs: Target = {
       kind: "sqs",
@@ -410,7 +417,7 @@ describe("the dispatcher's edges", () => {
     expect(isPushType("@lambda")).toBe(true);
     expect(isPushType("send-invoice")).toBe(false);
 
-    const deps = memoryDeps(NOW);
+    const deps = pushDeps();
     const { jobId } = await createJob(deps, caller, { target: lambda, runAt: new Date(NOW).toISOString() });
     deps.queue.deliverAll();
     const targets = new FakeTargets(deps.clock);

@@ -3,6 +3,7 @@ import type { SQSClient } from "@aws-sdk/client-sqs";
 import { STSClient } from "@aws-sdk/client-sts";
 import type { WebhookSecretStore } from "../../core/ports";
 import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../core/target";
+import { type TargetRoleRules, targetRoleProblem } from "../../core/target-roles";
 import { signingSecretsOf } from "../../core/use-cases/webhook-secrets";
 import { invokeFunction, sendToQueue, TargetClients, TenantRoles } from "./aws-targets";
 import { deliverWebhook } from "./https-target";
@@ -27,14 +28,22 @@ export class Targets implements TargetInvoker {
     private readonly store: WebhookSecretStore,
     private readonly reach: TargetReach,
     private readonly allowPrivate: boolean,
+    /** Whose roles the dispatcher may assume: checked again here, for jobs made under older rules. */
+    private readonly roles: TargetRoleRules,
     private readonly now: () => number = Date.now,
   ) {}
 
-  deliver(
+  async deliver(
     target: Target,
     envelope: RunEnvelope,
     context: { readonly tenant: string; readonly timeoutMs: number },
   ): Promise<DeliveryResult> {
+    if (target.kind !== "https") {
+      const problem = targetRoleProblem(target.roleArn, context.tenant, this.roles);
+      // The job's role was allowed when it was made and is not now (the settings changed):
+      // never assumed, and the run dead-lettered with the reason, as a 4xx of the target is.
+      if (problem) return { ok: false, retryable: false, error: `target.roleArn: ${problem}` };
+    }
     switch (target.kind) {
       case "https":
         return deliverWebhook(target.url, envelope, context, {
