@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Aws, Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
@@ -14,6 +14,7 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
 } from "../lambdas/definitions/functions";
 import { type SchedulerSettings, settingsEnvironment } from "../lambdas/definitions/settings";
+import { TENANT_SESSION_TAG_KEY, type TenantAccounts } from "../lambdas/definitions/target-role-config";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 import type { StackLimits } from "./stack-limits";
 
@@ -32,6 +33,8 @@ export interface SchedulerFunctionsProps {
   readonly settings: SchedulerSettings;
   /** Principal -> tenant (TENANT_MAPPING of the API and lease functions); empty: none set. */
   readonly tenantMapping: Readonly<Record<string, string>>;
+  /** Tenant -> the accounts its target roles may be in (TENANT_ACCOUNTS of the API and dispatcher). */
+  readonly tenantAccounts: TenantAccounts;
   /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
   readonly workerBindings: WorkerBindings;
   readonly limits: StackLimits;
@@ -117,7 +120,12 @@ export class SchedulerFunctions extends Construct {
       Object.keys(props.tenantMapping).length > 0
         ? { TENANT_MAPPING: JSON.stringify(props.tenantMapping) }
         : {};
-    this.api = make("Api", "api.ts", "api", mapping);
+    // Whose accounts a target role may be in: checked at create (API) and delivery (dispatcher).
+    const accounts: Record<string, string> =
+      Object.keys(props.tenantAccounts).length > 0
+        ? { TENANT_ACCOUNTS: JSON.stringify(props.tenantAccounts) }
+        : {};
+    this.api = make("Api", "api.ts", "api", { ...mapping, ...accounts });
     // Only the lease protocol needs the worker bindings.
     this.internal = make("Internal", "internal.ts", "internal", {
       ...mapping,
@@ -137,7 +145,7 @@ export class SchedulerFunctions extends Construct {
     // only while there are some (decision 0029). Batches of 10 with no batching window: a run
     // is handed over the moment it is visible. Its maximum concurrency is its share of the
     // account; reserved concurrency would take that much from everything else even when idle.
-    this.dispatcher = make("Dispatcher", "dispatch.ts", "dispatcher");
+    this.dispatcher = make("Dispatcher", "dispatch.ts", "dispatcher", accounts);
     this.dispatcher.addEventSource(
       new SqsEventSource(props.pushQueue, {
         batchSize: 10,
@@ -174,14 +182,26 @@ export class SchedulerFunctions extends Construct {
       fn.addToRolePolicy(push("sqs:SendMessage", "sqs:GetQueueAttributes"));
     }
     this.dispatcher.addToRolePolicy(push("sqs:SendMessage", "sqs:ChangeMessageVisibility"));
-    // Lambda and SQS targets are reached with the tenant's own role and nothing else: the
-    // dispatcher may only assume roles, and only with an external id (the tenant's name,
-    // which the tenant's trust policy requires: the confused-deputy guard).
+    // Lambda and SQS targets are reached with the tenant's own role and nothing else
+    // (decision 0035): the dispatcher may assume only roles named for it (targetRoleNames), in
+    // any account (the code holds each tenant to its own), only with an external id, and only
+    // tagged with the tenant it acts for, which the role's trust policy checks.
+    const targetRoles = targetRoleArnPattern(props.settings);
     this.dispatcher.addToRolePolicy(
       new PolicyStatement({
         actions: ["sts:AssumeRole"],
-        resources: ["arn:aws:iam::*:role/*"],
+        resources: [targetRoles],
         conditions: { Null: { "sts:ExternalId": "false" } },
+      }),
+    );
+    this.dispatcher.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["sts:TagSession"],
+        resources: [targetRoles],
+        conditions: {
+          Null: { [`aws:RequestTag/${TENANT_SESSION_TAG_KEY}`]: "false" },
+          "ForAllValues:StringEquals": { "aws:TagKeys": [TENANT_SESSION_TAG_KEY] },
+        },
       }),
     );
     // The tick deletes idle lanes: this stack's lanes only, never the run queue (their template).
@@ -189,4 +209,9 @@ export class SchedulerFunctions extends Construct {
       new PolicyStatement({ actions: ["sqs:DeleteQueue"], resources: [props.laneArnPattern] }),
     );
   }
+}
+
+/** The roles the dispatcher may assume, in any account: `arn:<partition>:iam::*:role/<targetRoleNames>`. */
+export function targetRoleArnPattern(settings: SchedulerSettings): string {
+  return `arn:${Aws.PARTITION}:iam::*:role/${settings.targetRoleNames}`;
 }
