@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
 import { isPublicAddress, webhookUrlProblem } from "../../lambdas/core/destination-rules";
-import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
+import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import {
   AWS_TARGET_TIMEOUT_SECONDS,
@@ -19,8 +19,10 @@ import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { type DispatchDeps, dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import {
+  MIN_ROTATION_INTERVAL_MS,
   PREVIOUS_SECRET_GRACE_MS,
   rotateWebhookSecret,
+  SIGNING_SECRETS_CACHE_MS,
   showWebhookSecret,
   signingSecretsOf,
 } from "../../lambdas/core/use-cases/webhook-secrets";
@@ -111,15 +113,54 @@ describe("webhook secrets", () => {
       new Date(NOW + 60_000 + PREVIOUS_SECRET_GRACE_MS).toISOString().replace(".000", ""),
     );
     const stored = await deps.webhookSecrets.get("t");
+    const next = stored?.next as string;
+    expect(next).toMatch(/^whsec_/);
+    expect([first.body.secret, second.body.secret]).not.toContain(next);
+    // The current secret, the next one (drawn now, shown at the next rotation), the previous.
     expect(signingSecretsOf(stored as NonNullable<typeof stored>, NOW + 120_000)).toEqual([
       second.body.secret,
+      next,
       first.body.secret,
     ]);
     expect(
       signingSecretsOf(stored as NonNullable<typeof stored>, NOW + 60_000 + PREVIOUS_SECRET_GRACE_MS),
-    ).toEqual([second.body.secret]);
+    ).toEqual([second.body.secret, next]);
     deps.clock.advance(PREVIOUS_SECRET_GRACE_MS);
     expect(await showWebhookSecret(deps, caller)).not.toHaveProperty("previousValidUntil");
+  });
+
+  it("make current at each rotation the secret every delivery was already signed with besides the current one", async () => {
+    const deps = memoryDeps(NOW);
+    const first = await rotateWebhookSecret(deps, caller);
+    const before = await deps.webhookSecrets.get("t");
+    expect(before?.current).toBe(first.body.secret);
+    expect(signingSecretsOf(before as NonNullable<typeof before>, NOW)).toEqual([
+      first.body.secret,
+      before?.next,
+    ]);
+    deps.clock.advance(MIN_ROTATION_INTERVAL_MS);
+    const second = await rotateWebhookSecret(deps, caller);
+    expect(second.body.secret).toBe(before?.next);
+  });
+
+  it("are rotated at most once a minute: a rotation sooner is 429 with Retry-After and changes nothing", async () => {
+    // Dispatchers keep a copy for up to 30 s, and the previous rotation's write may end up to
+    // the API's 29 s timeout after its clock was read: a minute covers both.
+    expect(MIN_ROTATION_INTERVAL_MS).toBe(60_000);
+    expect(SIGNING_SECRETS_CACHE_MS).toBeLessThan(MIN_ROTATION_INTERVAL_MS);
+    const deps = memoryDeps(NOW);
+    await rotateWebhookSecret(deps, caller);
+    deps.clock.advance(45_000);
+    const before = await deps.webhookSecrets.get("t");
+    const refused = rotateWebhookSecret(deps, caller);
+    await expect(refused).rejects.toBeInstanceOf(QuotaExceededError);
+    await expect(refused).rejects.toMatchObject({
+      retryAfterSeconds: 15,
+      message: expect.stringContaining("rotate again after 2027-01-04T09:01:00Z"),
+    });
+    expect(await deps.webhookSecrets.get("t")).toEqual(before);
+    deps.clock.advance(15_000);
+    await expect(rotateWebhookSecret(deps, caller)).resolves.toMatchObject({ created: false });
   });
 
   it("refuse a rotation that another one overtook (409)", async () => {
