@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { Aws, Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
-import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -14,6 +14,7 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
 } from "../lambdas/definitions/functions";
 import { type SchedulerSettings, settingsEnvironment } from "../lambdas/definitions/settings";
+import { DEAD_LETTER_INDEX, WEBHOOK_SECRET_KEY_PREFIX } from "../lambdas/definitions/table";
 import { TENANT_SESSION_TAG_KEY, type TenantAccounts } from "../lambdas/definitions/target-role-config";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 import type { StackLimits } from "./stack-limits";
@@ -158,11 +159,18 @@ export class SchedulerFunctions extends Construct {
     const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
     props.table.grant(this.api, ...read, ...write);
     props.table.grant(this.internal, ...read, ...write);
-    // The tick counts the dead letters (a Scan of the sparse dead-letter index) and deletes idle
-    // lanes' records.
-    props.table.grant(this.tick, ...read, ...write, "dynamodb:Scan", "dynamodb:DeleteItem");
+    // The tick counts the dead letters (a Scan of the sparse dead-letter index, and of nothing
+    // else) and deletes idle lanes' records.
+    props.table.grant(this.tick, ...read, ...write, "dynamodb:DeleteItem");
+    this.tick.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:Scan"],
+        resources: [`${props.table.tableArn}/index/${DEAD_LETTER_INDEX.name}`],
+      }),
+    );
     props.table.grant(this.sweeper, ...read, ...write);
     props.table.grant(this.dispatcher, ...read, ...write);
+    this.guardWebhookSecrets(props.table);
 
     // Every sender may create a lane on first use (copying the run queue's attributes): the API
     // fires near-term jobs and replays, the sweeper sends due runs, the tick repaired ones, the
@@ -208,6 +216,47 @@ export class SchedulerFunctions extends Construct {
     this.tick.addToRolePolicy(
       new PolicyStatement({ actions: ["sqs:DeleteQueue"], resources: [props.laneArnPattern] }),
     );
+  }
+
+  /**
+   * The webhook secrets (pk WEBHOOK#<tenant>) live in the jobs table, which every function
+   * uses; only the API (which rotates them) and the dispatcher (which signs with them) may
+   * touch their items (decision 0036). Explicit denies, so that no broader grant added later
+   * opens them: the item actions under the prefix (dynamodb:LeadingKeys, present on every
+   * item request), writes for the dispatcher too, and for every function a Scan or PartiQL
+   * read of the base table, where no leading key limits what comes back (the tick scans the
+   * dead-letter index, which holds no secret).
+   */
+  private guardWebhookSecrets(table: TableV2): void {
+    const secretItems = {
+      "ForAnyValue:StringLike": { "dynamodb:LeadingKeys": [`${WEBHOOK_SECRET_KEY_PREFIX}*`] },
+    };
+    const writes = [
+      "dynamodb:BatchWriteItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:PutItem",
+      "dynamodb:UpdateItem",
+    ];
+    const reads = [
+      "dynamodb:BatchGetItem",
+      "dynamodb:ConditionCheckItem",
+      "dynamodb:GetItem",
+      "dynamodb:Query",
+    ];
+    const deny = (actions: string[], conditions?: Record<string, unknown>) =>
+      new PolicyStatement({
+        effect: Effect.DENY,
+        actions,
+        resources: [table.tableArn],
+        ...(conditions ? { conditions } : {}),
+      });
+    for (const fn of [this.internal, this.tick, this.sweeper]) {
+      fn.addToRolePolicy(deny([...reads, ...writes], secretItems));
+    }
+    this.dispatcher.addToRolePolicy(deny(writes, secretItems));
+    for (const fn of [this.api, this.internal, this.tick, this.sweeper, this.dispatcher]) {
+      fn.addToRolePolicy(deny(["dynamodb:PartiQLSelect", "dynamodb:Scan"]));
+    }
   }
 }
 

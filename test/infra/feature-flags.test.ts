@@ -17,7 +17,7 @@ const context = (
   }
 ).context;
 
-type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
 describe("the CDK feature flags", () => {
   it("are set as recommended, the ones that shape this stack among them", () => {
@@ -43,8 +43,9 @@ describe("the CDK feature flags", () => {
     for (const [id, policy] of policies) {
       const statements = (policy.Properties as { PolicyDocument: { Statement: Statement[] } }).PolicyDocument
         .Statement;
-      // Statements under different conditions stay apart (the dispatcher's two on target roles).
-      const resources = statements.map((s) => JSON.stringify([s.Resource, s.Condition]));
+      // Statements of another effect or under other conditions stay apart (the dispatcher's two
+      // on target roles, the denies on the webhook secrets).
+      const resources = statements.map((s) => JSON.stringify([s.Effect, s.Resource, s.Condition]));
       expect(new Set(resources).size, id).toBe(resources.length);
       for (const s of statements) {
         const actions = [s.Action].flat();
