@@ -34,6 +34,7 @@ export function stackPropsFromContext(tryGetContext: ContextReader): JobschedSta
     ...(latenessAlarmSeconds === undefined ? {} : { latenessAlarmSeconds }),
     workers: read("workers"),
     tenantMapping: read("tenantMapping"),
+    tenantAccounts: read("tenantAccounts"),
     limits: stackLimitsFrom((name) => read(name)),
   };
 }

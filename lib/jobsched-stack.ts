@@ -1,5 +1,6 @@
 import {
   Annotations,
+  Aws,
   type CfnElement,
   CfnOutput,
   Duration,
@@ -12,6 +13,7 @@ import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
 import { LANE_SEPARATOR } from "../lambdas/definitions/queues";
 import { CLOUD_SETTINGS, type SchedulerSettings, settingsFrom } from "../lambdas/definitions/settings";
+import { parseTenantAccounts } from "../lambdas/definitions/target-role-config";
 import { parseTenantMapping, parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
 import { AccessPolicies } from "./access-policies";
 import { cloudSettings } from "./app-config";
@@ -19,7 +21,7 @@ import { SchedulerHttpApi } from "./http-api";
 import { JobsTable } from "./jobs-table";
 import { Observability } from "./observability";
 import { RunQueues } from "./run-queues";
-import { SchedulerFunctions } from "./scheduler-functions";
+import { SchedulerFunctions, targetRoleArnPattern } from "./scheduler-functions";
 import { DEFAULT_STACK_LIMITS, type StackLimits } from "./stack-limits";
 
 export interface JobschedStackProps extends StackProps {
@@ -39,6 +41,12 @@ export interface JobschedStackProps extends StackProps {
    * its JSON text (CDK context jobsched:tenantMapping): the API and lease functions' TENANT_MAPPING.
    */
   readonly tenantMapping?: unknown;
+  /**
+   * Tenant -> the AWS accounts its Lambda and SQS target roles may be in, as an object or its
+   * JSON text (CDK context jobsched:tenantAccounts; decision 0035). A tenant named by its
+   * principal's ARN has that account without it; a mapped tenant has only these.
+   */
+  readonly tenantAccounts?: unknown;
   /** Log retention, API throttling, reserved concurrency (lib/stack-limits.ts). */
   readonly limits?: StackLimits;
 }
@@ -57,6 +65,17 @@ export class JobschedStack extends Stack {
       ),
     );
     const tenantMapping = parseTenantMapping(props.tenantMapping ?? {}, "context jobsched:tenantMapping");
+    const tenantAccounts = parseTenantAccounts(props.tenantAccounts ?? {}, "context jobsched:tenantAccounts");
+    const unplaced = [...new Set(Object.values(tenantMapping))].filter(
+      (tenant) => tenantAccounts[tenant] === undefined,
+    );
+    if (unplaced.length > 0) {
+      Annotations.of(this).addWarningV2(
+        "jobsched:mapped-tenants-without-accounts",
+        `Mapped tenants with no accounts (context jobsched:tenantAccounts): ${unplaced.join(", ")}; ` +
+          "their Lambda and SQS targets will be refused until their accounts are listed.",
+      );
+    }
     const limits = props.limits ?? DEFAULT_STACK_LIMITS;
     const workerBindings = parseWorkerBindings(props.workers ?? {}, "context jobsched:workers");
     if (workerBindings.size === 0) {
@@ -77,6 +96,7 @@ export class JobschedStack extends Stack {
       settings,
       workerBindings,
       tenantMapping,
+      tenantAccounts,
       limits,
     });
     const http = new SchedulerHttpApi(
@@ -98,7 +118,7 @@ export class JobschedStack extends Stack {
     // Tenants name this role in the trust policy of the roles their Lambda and SQS targets use.
     new CfnOutput(this, "DispatcherRoleArn", {
       description:
-        "The role jobsched's dispatcher assumes tenant target roles with (external id: the tenant)",
+        "The role jobsched's dispatcher assumes tenant target roles with (external id and session tag jobsched-tenant: the tenant)",
       value: functions.dispatcher.role?.roleArn ?? "",
       exportName: `${this.stackName}-DispatcherRoleArn`,
     });
@@ -111,6 +131,7 @@ export class JobschedStack extends Stack {
     });
 
     acknowledgeNagFindings(this, {
+      targetRoles: targetRoleArnPattern(settings),
       table: this.getLogicalId(table.node.defaultChild as CfnElement),
       api: this.getLogicalId(http.api.node.defaultChild as CfnElement),
       runQueueName: queues.runQueueName,
@@ -124,7 +145,7 @@ export class JobschedStack extends Stack {
  */
 function acknowledgeNagFindings(
   stack: Stack,
-  ids: { table: string; api: string; runQueueName: string },
+  ids: { targetRoles: string; table: string; api: string; runQueueName: string },
 ): void {
   const accept = (id: string, reason: string) =>
     Validations.of(stack).acknowledge({ id: `AwsSolutions::AwsSolutions-${id}`, reason });
@@ -142,10 +163,11 @@ function acknowledgeNagFindings(
       "the grant to this stack's run queues, and the actions are listed one by one.",
   );
   accept(
-    "IAM5[Resource::arn:aws:iam::*:role/*]",
+    `IAM5[Resource::${ids.targetRoles.replace(Aws.PARTITION, "<AWS::Partition>")}]`,
     "The dispatcher assumes the role each tenant names for its Lambda and SQS targets, in the tenant's own " +
-      "account (decision 0029): only sts:AssumeRole, and only with an external id, which the tenant's trust " +
-      "policy pins to its tenant name.",
+      "account (decision 0035): only roles named for jobsched (jobsched:targetRoleNames), only with an external " +
+      "id and the jobsched-tenant session tag, which the role's trust policy pins to its tenant; the code holds " +
+      "each tenant to its own accounts.",
   );
   for (const prefix of ["api", "internal"]) {
     accept(

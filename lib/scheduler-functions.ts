@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Aws, Duration, RemovalPolicy } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
-import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -14,6 +14,8 @@ import {
   FUNCTION_TIMEOUT_SECONDS,
 } from "../lambdas/definitions/functions";
 import { type SchedulerSettings, settingsEnvironment } from "../lambdas/definitions/settings";
+import { DEAD_LETTER_INDEX, WEBHOOK_SECRET_KEY_PREFIX } from "../lambdas/definitions/table";
+import { TENANT_SESSION_TAG_KEY, type TenantAccounts } from "../lambdas/definitions/target-role-config";
 import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
 import type { StackLimits } from "./stack-limits";
 
@@ -32,6 +34,8 @@ export interface SchedulerFunctionsProps {
   readonly settings: SchedulerSettings;
   /** Principal -> tenant (TENANT_MAPPING of the API and lease functions); empty: none set. */
   readonly tenantMapping: Readonly<Record<string, string>>;
+  /** Tenant -> the accounts its target roles may be in (TENANT_ACCOUNTS of the API and dispatcher). */
+  readonly tenantAccounts: TenantAccounts;
   /** Which tenants each worker principal serves: the lease function's WORKER_BINDINGS. */
   readonly workerBindings: WorkerBindings;
   readonly limits: StackLimits;
@@ -117,7 +121,12 @@ export class SchedulerFunctions extends Construct {
       Object.keys(props.tenantMapping).length > 0
         ? { TENANT_MAPPING: JSON.stringify(props.tenantMapping) }
         : {};
-    this.api = make("Api", "api.ts", "api", mapping);
+    // Whose accounts a target role may be in: checked at create (API) and delivery (dispatcher).
+    const accounts: Record<string, string> =
+      Object.keys(props.tenantAccounts).length > 0
+        ? { TENANT_ACCOUNTS: JSON.stringify(props.tenantAccounts) }
+        : {};
+    this.api = make("Api", "api.ts", "api", { ...mapping, ...accounts });
     // Only the lease protocol needs the worker bindings.
     this.internal = make("Internal", "internal.ts", "internal", {
       ...mapping,
@@ -137,7 +146,7 @@ export class SchedulerFunctions extends Construct {
     // only while there are some (decision 0029). Batches of 10 with no batching window: a run
     // is handed over the moment it is visible. Its maximum concurrency is its share of the
     // account; reserved concurrency would take that much from everything else even when idle.
-    this.dispatcher = make("Dispatcher", "dispatch.ts", "dispatcher");
+    this.dispatcher = make("Dispatcher", "dispatch.ts", "dispatcher", accounts);
     this.dispatcher.addEventSource(
       new SqsEventSource(props.pushQueue, {
         batchSize: 10,
@@ -150,11 +159,18 @@ export class SchedulerFunctions extends Construct {
     const write = ["dynamodb:PutItem", "dynamodb:UpdateItem"];
     props.table.grant(this.api, ...read, ...write);
     props.table.grant(this.internal, ...read, ...write);
-    // The tick counts the dead letters (a Scan of the sparse dead-letter index) and deletes idle
-    // lanes' records.
-    props.table.grant(this.tick, ...read, ...write, "dynamodb:Scan", "dynamodb:DeleteItem");
+    // The tick counts the dead letters (a Scan of the sparse dead-letter index, and of nothing
+    // else) and deletes idle lanes' records.
+    props.table.grant(this.tick, ...read, ...write, "dynamodb:DeleteItem");
+    this.tick.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["dynamodb:Scan"],
+        resources: [`${props.table.tableArn}/index/${DEAD_LETTER_INDEX.name}`],
+      }),
+    );
     props.table.grant(this.sweeper, ...read, ...write);
     props.table.grant(this.dispatcher, ...read, ...write);
+    this.guardWebhookSecrets(props.table);
 
     // Every sender may create a lane on first use (copying the run queue's attributes): the API
     // fires near-term jobs and replays, the sweeper sends due runs, the tick repaired ones, the
@@ -174,14 +190,26 @@ export class SchedulerFunctions extends Construct {
       fn.addToRolePolicy(push("sqs:SendMessage", "sqs:GetQueueAttributes"));
     }
     this.dispatcher.addToRolePolicy(push("sqs:SendMessage", "sqs:ChangeMessageVisibility"));
-    // Lambda and SQS targets are reached with the tenant's own role and nothing else: the
-    // dispatcher may only assume roles, and only with an external id (the tenant's name,
-    // which the tenant's trust policy requires: the confused-deputy guard).
+    // Lambda and SQS targets are reached with the tenant's own role and nothing else
+    // (decision 0035): the dispatcher may assume only roles named for it (targetRoleNames), in
+    // any account (the code holds each tenant to its own), only with an external id, and only
+    // tagged with the tenant it acts for, which the role's trust policy checks.
+    const targetRoles = targetRoleArnPattern(props.settings);
     this.dispatcher.addToRolePolicy(
       new PolicyStatement({
         actions: ["sts:AssumeRole"],
-        resources: ["arn:aws:iam::*:role/*"],
+        resources: [targetRoles],
         conditions: { Null: { "sts:ExternalId": "false" } },
+      }),
+    );
+    this.dispatcher.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["sts:TagSession"],
+        resources: [targetRoles],
+        conditions: {
+          Null: { [`aws:RequestTag/${TENANT_SESSION_TAG_KEY}`]: "false" },
+          "ForAllValues:StringEquals": { "aws:TagKeys": [TENANT_SESSION_TAG_KEY] },
+        },
       }),
     );
     // The tick deletes idle lanes: this stack's lanes only, never the run queue (their template).
@@ -189,4 +217,50 @@ export class SchedulerFunctions extends Construct {
       new PolicyStatement({ actions: ["sqs:DeleteQueue"], resources: [props.laneArnPattern] }),
     );
   }
+
+  /**
+   * The webhook secrets (pk WEBHOOK#<tenant>) live in the jobs table, which every function
+   * uses; only the API (which rotates them) and the dispatcher (which signs with them) may
+   * touch their items (decision 0036). Explicit denies, so that no broader grant added later
+   * opens them: the item actions under the prefix (dynamodb:LeadingKeys, present on every
+   * item request), writes for the dispatcher too, and for every function a Scan or PartiQL
+   * read of the base table, where no leading key limits what comes back (the tick scans the
+   * dead-letter index, which holds no secret).
+   */
+  private guardWebhookSecrets(table: TableV2): void {
+    const secretItems = {
+      "ForAnyValue:StringLike": { "dynamodb:LeadingKeys": [`${WEBHOOK_SECRET_KEY_PREFIX}*`] },
+    };
+    const writes = [
+      "dynamodb:BatchWriteItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:PutItem",
+      "dynamodb:UpdateItem",
+    ];
+    const reads = [
+      "dynamodb:BatchGetItem",
+      "dynamodb:ConditionCheckItem",
+      "dynamodb:GetItem",
+      "dynamodb:Query",
+    ];
+    const deny = (actions: string[], conditions?: Record<string, unknown>) =>
+      new PolicyStatement({
+        effect: Effect.DENY,
+        actions,
+        resources: [table.tableArn],
+        ...(conditions ? { conditions } : {}),
+      });
+    for (const fn of [this.internal, this.tick, this.sweeper]) {
+      fn.addToRolePolicy(deny([...reads, ...writes], secretItems));
+    }
+    this.dispatcher.addToRolePolicy(deny(writes, secretItems));
+    for (const fn of [this.api, this.internal, this.tick, this.sweeper, this.dispatcher]) {
+      fn.addToRolePolicy(deny(["dynamodb:PartiQLSelect", "dynamodb:Scan"]));
+    }
+  }
+}
+
+/** The roles the dispatcher may assume, in any account: `arn:<partition>:iam::*:role/<targetRoleNames>`. */
+export function targetRoleArnPattern(settings: SchedulerSettings): string {
+  return `arn:${Aws.PARTITION}:iam::*:role/${settings.targetRoleNames}`;
 }

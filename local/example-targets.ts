@@ -6,7 +6,7 @@ import { Webhook } from "standardwebhooks";
 export const EXAMPLE_WEBHOOK_PORT = 8791;
 export const EXAMPLE_FUNCTION_ARN = "arn:aws:lambda:us-east-1:000000000000:function:example-reminder";
 export const EXAMPLE_QUEUE_NAME = "jobsched-example-target";
-export const EXAMPLE_ROLE_ARN = "arn:aws:iam::000000000000:role/jobsched-example";
+export const EXAMPLE_ROLE_ARN = "arn:aws:iam::000000000000:role/jobsched-target-example";
 
 /**
  * An example webhook receiver on 127.0.0.1: it checks each delivery's Standard Webhooks

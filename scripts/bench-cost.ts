@@ -341,7 +341,11 @@ async function startPushTargets() {
   );
   return {
     webhook: { kind: "https", url: `${receiver.url}/hook` },
-    function: { kind: "lambda", functionArn, roleArn: "arn:aws:iam::000000000000:role/cost-bench" },
+    function: {
+      kind: "lambda",
+      functionArn,
+      roleArn: "arn:aws:iam::000000000000:role/jobsched-target-cost-bench",
+    },
     async stop() {
       await dispatcher.stop();
       receiver.close();

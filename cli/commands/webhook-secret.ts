@@ -9,13 +9,15 @@ export function webhookSecretCommand(program: Command, cli: CliContext): void {
     .description("the Standard Webhooks secret that signs your https push deliveries");
   secret
     .command("rotate")
-    .description("create the secret, or replace it (the previous one still signs for a day); shown this once")
+    .description(
+      "create the secret, or replace it: the new one signs from this answer on, the previous one too for a day; at most once a minute; shown this once",
+    )
     .action(async () =>
       cli.print(await cli.call<WebhookSecretResponse>("POST", "/api/v1/webhook-secret"), (b) =>
         [
           b.secret ?? "",
           "",
-          "Shown this once: give it to your webhook receivers' Standard Webhooks verifier.",
+          "Shown this once: give it to your webhook receivers' Standard Webhooks verifier (every delivery is signed with it from now on).",
           b.previousValidUntil ? `The previous secret also signs until ${b.previousValidUntil}.` : "",
         ]
           .filter((line, i) => i < 3 || line !== "")

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CLOUD_SETTINGS, envNameOf, type SchedulerSettings, settingsFrom } from "../definitions/settings";
+import { parseTenantAccounts, type TenantAccounts } from "../definitions/target-role-config";
 import { parseTenantMapping, parseWorkerBindings, type WorkerBindings } from "../definitions/worker-bindings";
 
 /**
@@ -24,6 +25,18 @@ const environmentSchema = z.object({
     .transform((text, ctx) => {
       try {
         return parseTenantMapping(text ?? "", "TENANT_MAPPING");
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /** JSON object: tenant -> the accounts its target roles may be in (decision 0035). Optional. */
+  TENANT_ACCOUNTS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      try {
+        return parseTenantAccounts(text ?? "", "TENANT_ACCOUNTS");
       } catch (error) {
         ctx.addIssue({ code: "custom", message: (error as Error).message });
         return z.NEVER;
@@ -54,6 +67,8 @@ export interface RuntimeConfig {
   readonly sqsEndpoint: string | undefined;
   readonly settings: SchedulerSettings;
   readonly tenantMapping?: Readonly<Record<string, string>>;
+  /** Tenant -> the accounts its Lambda and SQS target roles may be in, beyond its own. */
+  readonly tenantAccounts?: TenantAccounts;
   /** Which tenants each worker principal serves; none: every /internal/* call is 403. */
   readonly workerBindings?: WorkerBindings;
 }
@@ -80,6 +95,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
     tenantMapping: e.TENANT_MAPPING,
+    tenantAccounts: e.TENANT_ACCOUNTS,
     workerBindings: e.WORKER_BINDINGS,
     settings,
   };

@@ -45,6 +45,7 @@ export function createSchedulerDeps(
     rateLimiter: new DynamoRateLimiter(db, config.tableName, config.settings.tenantRunsPerSecond),
     quotas: new DynamoTenantQuotas(db, config.tableName, config.settings),
     webhookSecrets: new DynamoWebhookSecretStore(db, config.tableName),
+    tenantAccounts: config.tenantAccounts ?? {},
     random: Math.random,
     log,
     randomBytes: (size) => randomBytes(size),

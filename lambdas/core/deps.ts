@@ -1,4 +1,5 @@
 import type { SchedulerSettings } from "../definitions/settings";
+import type { TenantAccounts } from "../definitions/target-role-config";
 import type { Random } from "./backoff";
 import type { Clock } from "./clock";
 import type {
@@ -37,6 +38,11 @@ export interface SchedulerDeps {
   readonly quotas: TenantQuotas;
   /** Each tenant's webhook signing secret (push targets of kind https). */
   readonly webhookSecrets: WebhookSecretStore;
+  /**
+   * The accounts listed per tenant for Lambda and SQS target roles (TENANT_ACCOUNTS; decision
+   * 0035); absent: none listed, so only tenants named by a principal's ARN have an account.
+   */
+  readonly tenantAccounts?: TenantAccounts | undefined;
   /** Jitter for retry backoff. */
   readonly random: Random;
   readonly log: Log;

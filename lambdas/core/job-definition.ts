@@ -1,4 +1,5 @@
 import type { SchedulerSettings } from "../definitions/settings";
+import type { TenantAccounts } from "../definitions/target-role-config";
 import { destinationRulesOf, webhookUrlProblem } from "./destination-rules";
 import { durationMs, isoDuration } from "./duration";
 import { ValidationError } from "./errors";
@@ -8,6 +9,7 @@ import type { Schedule } from "./schedule/schedule";
 import { scheduleFromFields } from "./schedule/schedule-input";
 import type { CreateJobRequest } from "./schemas";
 import type { Target } from "./target";
+import { targetRoleProblem } from "./target-roles";
 
 /**
  * What a caller defines about a job, as opposed to where it stands (status, next run, audit):
@@ -32,10 +34,17 @@ export type JobDefinition = Pick<
 /** The request fields that define a job (all of a create's but `type` and `idempotencyKey`). */
 export type DefinitionRequest = Omit<CreateJobRequest, "type" | "idempotencyKey">;
 
+/** Whose job it is: a Lambda or SQS target's role must be the tenant's own (decision 0035). */
+export interface JobOwner {
+  readonly tenant: string;
+  readonly tenantAccounts?: TenantAccounts | undefined;
+}
+
 export function definitionFromRequest(
   settings: SchedulerSettings,
   request: DefinitionRequest,
   jobId: string,
+  owner: JobOwner,
 ): JobDefinition {
   const schedule = scheduleFromFields({
     jitter: request.jitter,
@@ -76,7 +85,7 @@ export function definitionFromRequest(
     // The default is not stored: jobs from before the field read the same.
     overlapPolicy: request.overlapPolicy === "allow" ? undefined : request.overlapPolicy,
     delivery: request.delivery === "at-most-once" ? "at-most-once" : undefined,
-    target: request.target === undefined ? undefined : checkedTarget(request.target, settings),
+    target: request.target === undefined ? undefined : checkedTarget(request.target, settings, owner),
     labels:
       request.labels === undefined || Object.keys(request.labels).length === 0 ? undefined : request.labels,
     maxLatenessMs:
@@ -89,10 +98,18 @@ export function definitionFromRequest(
 
 /**
  * A target's destination, checked beyond its shape: a webhook URL by the destination rules
- * (https, no private addresses in AWS), a queue URL as an SQS queue's (in AWS, SQS's own host).
+ * (https, no private addresses in AWS), a queue URL as an SQS queue's (in AWS, SQS's own host),
+ * a role as one in the owner's own account that the dispatcher may assume.
  */
-function checkedTarget(target: Target, settings: SchedulerSettings): Target {
+function checkedTarget(target: Target, settings: SchedulerSettings, owner: JobOwner): Target {
   const rules = destinationRulesOf(settings);
+  if (target.kind !== "https") {
+    const problem = targetRoleProblem(target.roleArn, owner.tenant, {
+      namePattern: settings.targetRoleNames,
+      tenantAccounts: owner.tenantAccounts,
+    });
+    if (problem) throw new ValidationError(`target.roleArn: ${problem}`, "target.roleArn");
+  }
   if (target.kind === "https") {
     const problem = webhookUrlProblem(target.url, rules);
     if (problem) throw new ValidationError(`target.url: ${problem}`, "target.url");

@@ -284,7 +284,13 @@ export interface RunStore {
  */
 export interface WebhookSecret {
   readonly current: string;
+  /** When `current` became current (the last rotation). */
   readonly createdAt: number;
+  /**
+   * The secret the next rotation makes current, drawn now and signing beside the current one
+   * (decision 0036); absent on secrets stored before it existed.
+   */
+  readonly next?: string | undefined;
   readonly previous?: string | undefined;
   readonly previousValidUntil?: number | undefined;
 }

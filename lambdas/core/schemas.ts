@@ -115,10 +115,13 @@ export const IAM_ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[A-Za-z0-9+=,.@_/
 const roleArnField = z
   .string()
   .max(2048)
-  .regex(IAM_ROLE_ARN, "must be an IAM role ARN, like arn:aws:iam::123456789012:role/jobsched-target")
+  .regex(
+    IAM_ROLE_ARN,
+    "must be an IAM role ARN, like arn:aws:iam::123456789012:role/jobsched-target-reminders",
+  )
   .meta({
     description:
-      "A role in your account that the dispatcher assumes (with your tenant name as the external id) to call the target",
+      "A role in your own account, named to match the deployment's targetRoleNames (default jobsched-target-*), that the dispatcher assumes with your tenant as the external id and the jobsched-tenant session tag (its trust policy checks both) to call the target",
   });
 
 /** Where a push job's runs go instead of to workers (decision 0029). */

@@ -59,6 +59,13 @@ export interface SchedulerSettings {
    * The local runtime, which allows private targets, allows any port (its receivers' are random).
    */
   readonly webhookPorts: readonly number[];
+  /**
+   * The roles the dispatcher may assume for Lambda and SQS targets, by the path and name in
+   * their ARN (after `role/`), with IAM's wildcards `*` and `?`: the resource of the
+   * dispatcher's `sts:AssumeRole` grant in AWS, and what a job's `target.roleArn` must match
+   * (decision 0035). A role outside it cannot be assumed, whatever trusts the dispatcher.
+   */
+  readonly targetRoleNames: string;
 }
 
 const DEFAULT_LIMITS = {
@@ -72,6 +79,7 @@ const DEFAULT_LIMITS = {
   tenantMaxJobTypes: 100,
   idleLaneDays: 7,
   webhookPorts: [443],
+  targetRoleNames: "jobsched-target-*",
 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
@@ -138,6 +146,12 @@ export const settingsSchema = z
     idleLaneDays: whole(0),
     allowPrivateTargets: whole(0, 1),
     webhookPorts: portList,
+    targetRoleNames: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9+=,.@_/*?-]{1,512}$/,
+        "must be a role path and name pattern: 1-512 of letters, digits, + = , . @ _ / - and the wildcards * and ?",
+      ),
   } satisfies Record<keyof SchedulerSettings, z.ZodType>)
   .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
     message: "must not be less than retryBaseSeconds",

@@ -113,6 +113,13 @@ export const JOBS_TABLE = {
   ],
 } as const satisfies TableDefinition;
 
+/**
+ * The partition-key prefix of the webhook secrets' items (WEBHOOK#<tenant>, sk SECRET): IAM
+ * denies every function but the API and the dispatcher any item under it (dynamodb:LeadingKeys;
+ * decision 0036), so no other partition key may start with it.
+ */
+export const WEBHOOK_SECRET_KEY_PREFIX = "WEBHOOK#";
+
 export const DUE_INDEX = JOBS_TABLE.indexes[0];
 export const REPAIR_INDEX = JOBS_TABLE.indexes[1];
 export const TENANT_INDEX = JOBS_TABLE.indexes[2];

@@ -88,7 +88,10 @@ export function createDispatchDeps(
 ): DispatchDeps {
   return {
     ...base,
-    targets: new Targets(base.webhookSecrets, reach, destinationRulesOf(base.settings)),
+    targets: new Targets(base.webhookSecrets, reach, destinationRulesOf(base.settings), {
+      namePattern: base.settings.targetRoleNames,
+      tenantAccounts: base.tenantAccounts,
+    }),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
     targetSlots: new InProcessTargetSlots(),
   };

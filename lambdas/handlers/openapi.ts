@@ -200,12 +200,19 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
   },
   "POST /api/v1/webhook-secret": {
     summary:
-      "Create your webhook signing secret, or rotate it (the previous one keeps signing for a day); the answer is the only time it is shown",
+      "Create your webhook signing secret, or rotate it: the new one signs every delivery from this answer on, the previous one too for a day; at most once a minute. The answer is the only time it is shown",
     responses: {
       201: jsonContent(webhookSecretResponse, "Created; `secret` is shown this once"),
       200: jsonContent(webhookSecretResponse, "Rotated; `secret` is shown this once"),
       ...errors,
       ...conflict,
+      429: {
+        ...jsonContent(
+          z.union([errorBody, gatewayRefusal]),
+          "Rotated less than a minute ago (error.field webhook-secret), or the API stage throttled the call; nothing changed. Retry after Retry-After seconds.",
+        ),
+        headers: z.object({ "retry-after": z.string().meta({ description: "Seconds to wait (rotations)" }) }),
+      },
     },
   },
   "GET /api/v1/webhook-secret": {

@@ -182,7 +182,7 @@ const pushTarget = fc.oneof(
       fc.constant("arn:aws:lambda:us-east-1:123456789012:function:f:live"),
       hostileString,
     ),
-    roleArn: fc.oneof(fc.constant("arn:aws:iam::123456789012:role/r"), hostileString),
+    roleArn: fc.oneof(fc.constant("arn:aws:iam::111122223333:role/jobsched-target-r"), hostileString),
   }),
   fc.record({
     kind: fc.constant("sqs"),
@@ -190,7 +190,7 @@ const pushTarget = fc.oneof(
       fc.constantFrom("https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo", "http://127.0.0.1/q"),
       hostileString,
     ),
-    roleArn: fc.oneof(fc.constant("arn:aws:iam::123456789012:role/r"), hostileString),
+    roleArn: fc.oneof(fc.constant("arn:aws:iam::111122223333:role/jobsched-target-r"), hostileString),
   }),
   fc.record({ kind: hostileValue }),
 );

@@ -71,6 +71,7 @@ describe("an asynchronous Lambda target", () => {
       memoryDeps(0).webhookSecrets,
       { lambda: () => fake, sqs: () => never() },
       { allowPrivate: false, ports: [443] },
+      { namePattern: "*" },
     );
     const context = { tenant: "t", timeoutMs: 1_000 };
     for (const invocation of ["async", "sync"] as const) {

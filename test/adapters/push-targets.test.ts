@@ -282,7 +282,7 @@ describe("Lambda and SQS targets", () => {
     );
   });
 
-  it("assumes the tenant's role with the tenant as the external id", async () => {
+  it("assumes the tenant's role with the tenant as the external id and the jobsched-tenant session tag", async () => {
     const expiration = new Date(Date.now() + 900_000);
     sts.on(AssumeRoleCommand).resolves({
       Credentials: { AccessKeyId: "AKIA", SecretAccessKey: "s", SessionToken: "t", Expiration: expiration },
@@ -297,6 +297,13 @@ describe("Lambda and SQS targets", () => {
       RoleArn: role,
       ExternalId: "billing team",
       RoleSessionName: "jobsched-billing-team",
+      Tags: [{ Key: "jobsched-tenant", Value: "billing team" }],
+    });
+    // A tenant STS cannot take as a tag value is tagged with its hash (docs/deploy.md).
+    await roles.credentialsFor(role, "arn:aws:iam::123456789012:role/a,b")();
+    expect(sts.call(1).args[0].input).toMatchObject({
+      ExternalId: "arn:aws:iam::123456789012:role/a,b",
+      Tags: [{ Key: "jobsched-tenant", Value: expect.stringMatching(/^sha256:[A-Za-z0-9+/]{43}=$/) }],
     });
   });
 });

@@ -1,4 +1,4 @@
-import { Match, Template } from "aws-cdk-lib/assertions";
+import { Annotations, Match, Template } from "aws-cdk-lib/assertions";
 import { describe, expect, it } from "vitest";
 import { CLOUD_SETTINGS } from "../../lambdas/definitions/settings";
 import { stackPropsFromContext } from "../../lib/app-config";
@@ -60,6 +60,41 @@ describe("the CDK context", () => {
     expect(() => new JobschedStack(app, "Bad", { settings: { maxPayloadBytes: 10_000_000 } })).toThrow(
       /settings.maxPayloadBytes: must be at most 262144/,
     );
+  });
+
+  it("passes jobsched:tenantAccounts to the API and the dispatcher, warns of mapped tenants without any, refuses bad ones", () => {
+    const accounts = { billing: ["123456789012"] };
+    const mapping = {
+      "arn:aws:iam::123456789012:role/cron": "billing",
+      "arn:aws:iam::123456789012:role/ops": "ops",
+    };
+    const stack = new JobschedStack(
+      testApp(),
+      "Accounts",
+      fromContext({ "jobsched:tenantAccounts": JSON.stringify(accounts), "jobsched:tenantMapping": mapping }),
+    );
+    const functions = Template.fromStack(stack).findResources("AWS::Lambda::Function", {
+      Properties: {
+        Environment: { Variables: Match.objectLike({ TENANT_ACCOUNTS: JSON.stringify(accounts) }) },
+      },
+    });
+    expect(
+      Object.keys(functions)
+        .map((id) => id.replace(/Functions|[0-9A-F]{8}$/g, ""))
+        .sort(),
+    ).toEqual(["Api", "Dispatcher"]);
+    Annotations.fromStack(stack).hasWarning(
+      "*",
+      Match.stringLikeRegexp("Mapped tenants with no accounts .*: ops;"),
+    );
+    expect(
+      () =>
+        new JobschedStack(
+          testApp(),
+          "Bad",
+          fromContext({ "jobsched:tenantAccounts": '{"billing": ["12"]}' }),
+        ),
+    ).toThrow(/context jobsched:tenantAccounts "billing.0": must be a 12-digit AWS account id/);
   });
 
   it("passes jobsched:tenantMapping to the API and lease functions, and refuses one that is not valid", () => {

@@ -139,7 +139,7 @@ describe("JobschedStack", () => {
     expect(PUSH_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(FUNCTION_TIMEOUT_SECONDS.dispatcher);
   });
 
-  it("lets the dispatcher assume roles only with an external id, and otherwise only touch the table and the push queue", () => {
+  it("lets the dispatcher assume only jobsched-target-* roles, with an external id and the tenant tag, and otherwise only touch the table and the push queue", () => {
     const [policy] = Object.entries(template.findResources("AWS::IAM::Policy")).filter(([id]) =>
       id.includes("Dispatcher"),
     );
@@ -153,12 +153,24 @@ describe("JobschedStack", () => {
     ).PolicyDocument.Statement;
     const actions = statements.flatMap((s) => [s.Action].flat()).sort();
     const sts = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith("sts:")));
+    const targetRoles = {
+      "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, ":iam::*:role/jobsched-target-*"]],
+    };
     expect(sts).toEqual([
       {
         Action: "sts:AssumeRole",
         Effect: "Allow",
-        Resource: "arn:aws:iam::*:role/*",
+        Resource: targetRoles,
         Condition: { Null: { "sts:ExternalId": "false" } },
+      },
+      {
+        Action: "sts:TagSession",
+        Effect: "Allow",
+        Resource: targetRoles,
+        Condition: {
+          Null: { "aws:RequestTag/jobsched-tenant": "false" },
+          "ForAllValues:StringEquals": { "aws:TagKeys": ["jobsched-tenant"] },
+        },
       },
     ]);
     expect(actions.filter((a) => !a.startsWith("dynamodb:") && !a.startsWith("sts:"))).toEqual(
@@ -175,7 +187,8 @@ describe("JobschedStack", () => {
     for (const s of statements.filter((s) => [s.Action].flat().some((a) => a.startsWith("sqs:")))) {
       expect(JSON.stringify(s.Resource)).toMatch(/Push/);
     }
-    expect(actions.filter((a) => a.startsWith("dynamodb:"))).not.toContain("dynamodb:Scan");
+    const allowed = statements.filter((s) => (s as { Effect?: string }).Effect === "Allow");
+    expect(allowed.flatMap((s) => [s.Action].flat())).not.toContain("dynamodb:Scan");
   });
 
   it("exports the dispatcher's role ARN for tenants' trust policies", () => {

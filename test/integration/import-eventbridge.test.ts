@@ -22,7 +22,8 @@ import { createTestStack } from "../support/stack";
  * numbers 1-7 are SUN-SAT; a wall time skipped by DST does not run; the year field bounds it.
  */
 const ACCOUNT = "123456789012";
-const ROLE = `arn:aws:iam::${ACCOUNT}:role/scheduler-exec`;
+/** The schedules' role: a jobsched target role in tenant A's own account (decision 0035). */
+const ROLE = "arn:aws:iam::000000000000:role/jobsched-target-scheduler";
 const FUNCTION = `arn:aws:lambda:eu-west-1:${ACCOUNT}:function:reminders`;
 
 function schedule(name: string, fields: Partial<GetScheduleCommandOutput>): GetScheduleCommandOutput {

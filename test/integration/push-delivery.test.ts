@@ -27,7 +27,7 @@ interface Delivery {
 }
 
 const FUNCTION_ARN = "arn:aws:lambda:us-east-1:000000000000:function:push-test";
-const ROLE_ARN = "arn:aws:iam::000000000000:role/push-test";
+const ROLE_ARN = "arn:aws:iam::000000000000:role/jobsched-target-push-test";
 
 let stack: TestStack;
 let api: TestApi;

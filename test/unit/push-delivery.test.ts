@@ -6,7 +6,7 @@ import {
   destinationProblem,
   webhookUrlProblem,
 } from "../../lambdas/core/destination-rules";
-import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
+import { ConflictError, NotFoundError, QuotaExceededError, ValidationError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import {
   AWS_TARGET_TIMEOUT_SECONDS,
@@ -24,8 +24,10 @@ import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { type DispatchDeps, dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import {
+  MIN_ROTATION_INTERVAL_MS,
   PREVIOUS_SECRET_GRACE_MS,
   rotateWebhookSecret,
+  SIGNING_SECRETS_CACHE_MS,
   showWebhookSecret,
   signingSecretsOf,
 } from "../../lambdas/core/use-cases/webhook-secrets";
@@ -38,6 +40,13 @@ import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
  */
 const NOW = Date.parse("2027-01-04T09:00:00Z");
 const caller = { tenant: "t", principal: "arn:aws:iam::1:role/t" };
+/** Tenant "t" keeps its target roles in this account, as TENANT_ACCOUNTS would list it (decision 0035). */
+const ACCOUNT = "123456789012";
+const ROLE = `arn:aws:iam::${ACCOUNT}:role/jobsched-target-r`;
+const pushDeps = (settings: Parameters<typeof memoryDeps>[1] = {}) => ({
+  ...memoryDeps(NOW, settings),
+  tenantAccounts: { t: [ACCOUNT] },
+});
 const webhook: Target = {
   kind: "https",
   url: "https://hooks.example.com/a",
@@ -204,15 +213,54 @@ describe("webhook secrets", () => {
       new Date(NOW + 60_000 + PREVIOUS_SECRET_GRACE_MS).toISOString().replace(".000", ""),
     );
     const stored = await deps.webhookSecrets.get("t");
+    const next = stored?.next as string;
+    expect(next).toMatch(/^whsec_/);
+    expect([first.body.secret, second.body.secret]).not.toContain(next);
+    // The current secret, the next one (drawn now, shown at the next rotation), the previous.
     expect(signingSecretsOf(stored as NonNullable<typeof stored>, NOW + 120_000)).toEqual([
       second.body.secret,
+      next,
       first.body.secret,
     ]);
     expect(
       signingSecretsOf(stored as NonNullable<typeof stored>, NOW + 60_000 + PREVIOUS_SECRET_GRACE_MS),
-    ).toEqual([second.body.secret]);
+    ).toEqual([second.body.secret, next]);
     deps.clock.advance(PREVIOUS_SECRET_GRACE_MS);
     expect(await showWebhookSecret(deps, caller)).not.toHaveProperty("previousValidUntil");
+  });
+
+  it("make current at each rotation the secret every delivery was already signed with besides the current one", async () => {
+    const deps = memoryDeps(NOW);
+    const first = await rotateWebhookSecret(deps, caller);
+    const before = await deps.webhookSecrets.get("t");
+    expect(before?.current).toBe(first.body.secret);
+    expect(signingSecretsOf(before as NonNullable<typeof before>, NOW)).toEqual([
+      first.body.secret,
+      before?.next,
+    ]);
+    deps.clock.advance(MIN_ROTATION_INTERVAL_MS);
+    const second = await rotateWebhookSecret(deps, caller);
+    expect(second.body.secret).toBe(before?.next);
+  });
+
+  it("are rotated at most once a minute: a rotation sooner is 429 with Retry-After and changes nothing", async () => {
+    // Dispatchers keep a copy for up to 30 s, and the previous rotation's write may end up to
+    // the API's 29 s timeout after its clock was read: a minute covers both.
+    expect(MIN_ROTATION_INTERVAL_MS).toBe(60_000);
+    expect(SIGNING_SECRETS_CACHE_MS).toBeLessThan(MIN_ROTATION_INTERVAL_MS);
+    const deps = memoryDeps(NOW);
+    await rotateWebhookSecret(deps, caller);
+    deps.clock.advance(45_000);
+    const before = await deps.webhookSecrets.get("t");
+    const refused = rotateWebhookSecret(deps, caller);
+    await expect(refused).rejects.toBeInstanceOf(QuotaExceededError);
+    await expect(refused).rejects.toMatchObject({
+      retryAfterSeconds: 15,
+      message: expect.stringContaining("rotate again after 2027-01-04T09:01:00Z"),
+    });
+    expect(await deps.webhookSecrets.get("t")).toEqual(before);
+    deps.clock.advance(15_000);
+    await expect(rotateWebhookSecret(deps, caller)).resolves.toMatchObject({ created: false });
   });
 
   it("refuse a rotation that another one overtook (409)", async () => {
@@ -240,13 +288,13 @@ describe("creating and changing a push job", () => {
   });
 
   it("needs the tenant's webhook secret before an https target (409), not before a lambda one", async () => {
-    const deps = memoryDeps(NOW);
+    const deps = pushDeps();
     const runAt = new Date(NOW + 3_600_000).toISOString();
     await expect(createJob(deps, caller, { target: webhook, runAt })).rejects.toBeInstanceOf(ConflictError);
     const lambda = {
       kind: "lambda",
       functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f:live",
-      roleArn: "arn:aws:iam::123456789012:role/r",
+      roleArn: ROLE,
     };
     await expect(createJob(deps, caller, { target: lambda, runAt })).resolves.toMatchObject({
       created: true,
@@ -258,9 +306,9 @@ describe("creating and changing a push job", () => {
     const sqs = (queueUrl: string) => ({
       kind: "sqs",
       queueUrl,
-      roleArn: "arn:aws:iam::123456789012:role/r",
+      roleArn: ROLE,
     });
-    const cloud = memoryDeps(NOW, { allowPrivateTargets: 0 });
+    const cloud = pushDeps({ allowPrivateTargets: 0 });
     await expect(
       createJob(cloud, caller, {
         target: sqs("https://sqs.eu-west-1.amazonaws.com/123456789012/q.fifo"),
@@ -273,7 +321,7 @@ describe("creating and changing a push job", () => {
     await expect(
       createJob(cloud, caller, { target: { kind: "https", url: "https://10.0.0.1/" }, runAt }),
     ).rejects.toMatchObject({ field: "target.url" });
-    const local = memoryDeps(NOW);
+    const local = pushDeps();
     await expect(
       createJob(local, caller, { target: sqs("http://sqs.us-east-1.localhost:9324/000000000000/q"), runAt }),
     ).resolves.toMatchObject({ created: true });
@@ -301,7 +349,7 @@ describe("creating and changing a push job", () => {
         deps,
         caller,
         jobId,
-        { target: { kind: "sqs", queueUrl: "http://q", roleArn: "arn:aws:iam::123456789012:role/r" } },
+        { target: { kind: "sqs", queueUrl: "http://q", roleArn: ROLE } },
         undefined,
       ),
     ).rejects.toMatchObject({ field: "target.kind" });
@@ -490,7 +538,7 @@ describe("the dispatcher's edges", () => {
     const lambda: Target = {
       kind: "lambda",
       functionArn: "arn:aws:lambda:us-east-1:123456789012:function:f",
-      roleArn: "arn:aws:iam::123456789012:role/r",
+      roleArn: ROLE,
       invocation: "sync",
     };
     const sqs: Target = {
@@ -516,7 +564,7 @@ describe("the dispatcher's edges", () => {
     expect(isPushType("@lambda")).toBe(true);
     expect(isPushType("send-invoice")).toBe(false);
 
-    const deps = memoryDeps(NOW);
+    const deps = pushDeps();
     const { jobId } = await createJob(deps, caller, { target: lambda, runAt: new Date(NOW).toISOString() });
     deps.queue.deliverAll();
     const targets = new FakeTargets(deps.clock);

@@ -1,19 +1,23 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { z } from "zod";
 import type { WebhookSecret, WebhookSecretStore } from "../../core/ports";
+import { WEBHOOK_SECRET_KEY_PREFIX } from "../../definitions/table";
 import { applied } from "./conditions";
 
 const secretItem = z.object({
   current: z.string(),
   createdAt: z.number(),
+  next: z.string().optional(),
   previous: z.string().optional(),
   previousValidUntil: z.number().optional(),
 });
 
 /**
  * One item per tenant (pk WEBHOOK#<tenant>, sk SECRET), in the jobs table, which is encrypted
- * at rest; no index key is on it, so it is in no index. A rotation is conditional on the
- * secret it replaces, so two at once cannot both believe they set the one shown.
+ * at rest; no index key is on it, so it is in no index. Only the API's and the dispatcher's
+ * roles may read it: IAM denies the others its partition-key prefix (decision 0036). A
+ * rotation is conditional on the secret it replaces, so two at once cannot both believe they
+ * set the one shown.
  */
 export class DynamoWebhookSecretStore implements WebhookSecretStore {
   constructor(
@@ -48,5 +52,5 @@ export class DynamoWebhookSecretStore implements WebhookSecretStore {
 }
 
 function keyOf(tenant: string) {
-  return { pk: `WEBHOOK#${tenant}`, sk: "SECRET" };
+  return { pk: `${WEBHOOK_SECRET_KEY_PREFIX}${tenant}`, sk: "SECRET" };
 }

@@ -5,13 +5,16 @@ import { AssumeRoleCommand, type STSClient } from "@aws-sdk/client-sts";
 import type { LambdaInvocation } from "@jobsched/contract";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import { AWS_TARGET_TIMEOUT_SECONDS, type DeliveryResult, type RunEnvelope } from "../../core/target";
+import { TENANT_SESSION_TAG_KEY } from "../../definitions/target-role-config";
+import { tenantTagValue } from "./tenant-session-tag";
 
 const ERROR_EXCERPT_CHARS = 512;
 
 /**
- * Credentials for a tenant's role: assumed with the tenant as the external id (the tenant's
- * trust policy requires it, so no other tenant can make the dispatcher use that role: the
- * confused-deputy problem), kept per role and tenant until a minute before they expire.
+ * Credentials for a tenant's role: assumed with the tenant as the external id and as the
+ * `jobsched-tenant` session tag (the role's trust policy requires both, so no other tenant can
+ * make the dispatcher use that role: the confused-deputy problem; decision 0035), kept per
+ * role and tenant until a minute before they expire.
  */
 export class TenantRoles {
   private readonly cache = new Map<string, Promise<AwsCredentialIdentity & { expiration: Date }>>();
@@ -40,6 +43,7 @@ export class TenantRoles {
         ExternalId: tenant,
         RoleSessionName: `jobsched-${tenant.replace(/[^\w+=,.@-]/g, "-")}`.slice(0, 64),
         DurationSeconds: 900,
+        Tags: [{ Key: TENANT_SESSION_TAG_KEY, Value: tenantTagValue(tenant) }],
       }),
     );
     if (!Credentials?.AccessKeyId || !Credentials.SecretAccessKey || !Credentials.Expiration) {

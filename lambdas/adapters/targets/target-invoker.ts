@@ -4,12 +4,10 @@ import { STSClient } from "@aws-sdk/client-sts";
 import type { DestinationRules } from "../../core/destination-rules";
 import type { WebhookSecretStore } from "../../core/ports";
 import type { DeliveryResult, RunEnvelope, Target, TargetInvoker } from "../../core/target";
-import { signingSecretsOf } from "../../core/use-cases/webhook-secrets";
+import { type TargetRoleRules, targetRoleProblem } from "../../core/target-roles";
+import { SIGNING_SECRETS_CACHE_MS, signingSecretsOf } from "../../core/use-cases/webhook-secrets";
 import { invokeFunction, sendToQueue, TargetClients, TenantRoles } from "./aws-targets";
 import { deliverWebhook } from "./https-target";
-
-/** A webhook secret read is kept this long: a rotation shows within a minute (the old one still signs). */
-const SECRET_CACHE_MS = 60_000;
 
 /** Where each kind of target is reached: in AWS, with the tenant's role; locally, on the emulators. */
 export interface TargetReach {
@@ -28,14 +26,22 @@ export class Targets implements TargetInvoker {
     private readonly store: WebhookSecretStore,
     private readonly reach: TargetReach,
     private readonly rules: DestinationRules,
+    /** Whose roles the dispatcher may assume: checked again here, for jobs made under older rules. */
+    private readonly roles: TargetRoleRules,
     private readonly now: () => number = Date.now,
   ) {}
 
-  deliver(
+  async deliver(
     target: Target,
     envelope: RunEnvelope,
     context: { readonly tenant: string; readonly timeoutMs: number },
   ): Promise<DeliveryResult> {
+    if (target.kind !== "https") {
+      const problem = targetRoleProblem(target.roleArn, context.tenant, this.roles);
+      // The job's role was allowed when it was made and is not now (the settings changed):
+      // never assumed, and the run dead-lettered with the reason, as a 4xx of the target is.
+      if (problem) return { ok: false, retryable: false, error: `target.roleArn: ${problem}` };
+    }
     switch (target.kind) {
       case "https":
         return deliverWebhook(target.url, envelope, context, {
@@ -61,18 +67,22 @@ export class Targets implements TargetInvoker {
     }
   }
 
+  /**
+   * A tenant's signing secrets, read at most every SIGNING_SECRETS_CACHE_MS: they include the
+   * secret the next rotation makes current (decision 0036), and rotations are that far apart,
+   * so a copy read before a rotation already signs with the secret it makes current.
+   */
   private secretsOf(tenant: string): Promise<readonly string[]> {
     const now = this.now();
     const cached = this.secrets.get(tenant);
-    if (cached && now - cached.at < SECRET_CACHE_MS) return cached.value;
-    const value = this.store
-      .get(tenant)
-      .then((secret) => (secret ? signingSecretsOf(secret, this.now()) : []));
-    // Neither a failed read nor "no secret yet" is kept: the next delivery reads again.
-    value.then(
-      (secrets) => secrets.length === 0 && this.secrets.delete(tenant),
-      () => this.secrets.delete(tenant),
-    );
+    if (cached && now - cached.at < SIGNING_SECRETS_CACHE_MS) return cached.value;
+    const read = this.store.get(tenant);
+    const value = read.then((secret) => (secret ? signingSecretsOf(secret, this.now()) : []));
+    // Kept only when it names the next secret: not a failed read, not "no secret yet", and not
+    // a secret stored before `next` existed (its rotation draws a secret no copy knows), which
+    // is read for every delivery until the tenant's next rotation.
+    const forget = () => this.secrets.get(tenant)?.value === value && this.secrets.delete(tenant);
+    read.then((secret) => secret?.next === undefined && forget(), forget);
     this.secrets.set(tenant, { at: now, value });
     return value;
   }

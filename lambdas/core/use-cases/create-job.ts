@@ -102,7 +102,10 @@ function buildJob(
     request.idempotencyKey === undefined
       ? newJobId(deps.randomBytes)
       : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey);
-  const definition = definitionFromRequest(deps.settings, request, jobId);
+  const definition = definitionFromRequest(deps.settings, request, jobId, {
+    tenant: caller.tenant,
+    tenantAccounts: deps.tenantAccounts,
+  });
   const nextRunAt = requireFutureRun(definition.schedule, now);
   if (definition.schedule.kind === "once" && definition.schedule.runAt < now - MAX_PAST_RUN_AT_MS) {
     throw new ValidationError("runAt: more than 5 minutes in the past", "runAt");

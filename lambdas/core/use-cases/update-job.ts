@@ -83,7 +83,10 @@ export async function updateJob(
     }
     const merged = merge(before, patch);
     const request = parseWith(createJobRequest, job.target ? merged : { ...merged, type: job.type });
-    const definition = definitionFromRequest(deps.settings, request, job.jobId);
+    const definition = definitionFromRequest(deps.settings, request, job.jobId, {
+      tenant: job.tenant,
+      tenantAccounts: deps.tenantAccounts,
+    });
     const after = requestFieldsOf(definition);
     const changed = [...new Set([...Object.keys(before), ...Object.keys(after)])]
       .filter((field) => stringify(before[field]) !== stringify(after[field]))
