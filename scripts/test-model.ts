@@ -1,0 +1,37 @@
+/**
+ * The run lifecycle's model-based test with a budget of your choosing and a random seed, as a
+ * nightly job would run it (issue 27): `npm run test:model -- --runs 100000 [--seed N]
+ * [--dynalite]`. It prints the seed first, so a failure can be run again exactly, and exits 1
+ * with the shrunk counterexample and the steps that led to it.
+ */
+import { parseArgs } from "node:util";
+import { checkLifecycle } from "../test/model/run-model";
+import { memoryStores } from "../test/model/world";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "10000" },
+    seed: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+if (values.help) {
+  console.log("usage: npm run test:model -- [--runs N (10000)] [--seed N (random)]");
+  process.exit(0);
+}
+const runs = Number(values.runs);
+const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
+  console.error("--runs and --seed must be whole numbers (runs at least 1)");
+  process.exit(2);
+}
+console.log(`run lifecycle model: ${runs} sequences, seed ${seed}`);
+const started = Date.now();
+try {
+  await checkLifecycle({ numRuns: runs, seed, stores: memoryStores });
+  console.log(`passed: ${runs} sequences in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed})`);
+} catch (error) {
+  console.log(error instanceof Error ? error.message : String(error));
+  console.log(`FAILED after ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed})`);
+  process.exit(1);
+}
