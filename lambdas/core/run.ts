@@ -1,8 +1,5 @@
 import { RunStatus } from "@jobsched/contract";
-import { runIdOf } from "./ids";
 import { formatInstant } from "./instant";
-import type { DueJob } from "./job";
-import type { MissedFiring } from "./missed-runs";
 
 /**
  * A run: one execution of a job at one scheduled instant. Its key (job id, scheduled instant)
@@ -71,90 +68,4 @@ export function availableAt(run: Pick<Run, "scheduledFor" | "retryAt">): number 
 /** `jobId@scheduledFor`: stable across retries, for use as an idempotency key downstream. */
 export function runKeyOf(jobId: string, scheduledFor: number): string {
   return `${jobId}@${formatInstant(scheduledFor)}`;
-}
-
-export function newRun(
-  job: Pick<DueJob, "jobId" | "tenant" | "type">,
-  scheduledFor: number,
-  now: number,
-  repairGraceMs: number,
-  final = false,
-): Run {
-  return {
-    runId: runIdOf(job.jobId, scheduledFor),
-    jobId: job.jobId,
-    tenant: job.tenant,
-    type: job.type,
-    scheduledFor,
-    status: RunStatus.Pending,
-    attempt: 0,
-    fence: 0,
-    createdAt: now,
-    startedAt: undefined,
-    leaseExpiresAt: undefined,
-    workerId: undefined,
-    finishedAt: undefined,
-    error: undefined,
-    checkAt: Math.max(scheduledFor, now) + repairGraceMs,
-    final,
-  };
-}
-
-/**
- * The record of a firing that will not run, with the reason (or of a long backlog of them). The record of a job's last
- * firing is `final` and, like any finished last run, waits in the repair index (from `checkAt`)
- * until its job is marked.
- */
-export function missedRun(
-  job: Pick<DueJob, "jobId" | "tenant" | "type">,
-  firing: MissedFiring,
-  now: number,
-  last?: { readonly final: true; readonly checkAt: number },
-): Run {
-  return {
-    ...newRun(job, firing.scheduledFor, now, 0, last?.final),
-    status: RunStatus.Missed,
-    finishedAt: now,
-    error: firing.reason,
-    checkAt: last?.checkAt,
-    ...(firing.summary ? { missedCount: firing.summary.count, missedThrough: firing.summary.through } : {}),
-  };
-}
-
-/** The record of a firing that came due but will never run because its job was cancelled. */
-export function cancelledRun(
-  job: Pick<DueJob, "jobId" | "tenant" | "type">,
-  scheduledFor: number,
-  now: number,
-  reason: string,
-): Run {
-  return { ...missedRun(job, { scheduledFor, reason }, now), status: RunStatus.Cancelled };
-}
-
-/**
- * When a run may next be leased: a pending run from its scheduled instant (or its retry's), a
- * leased one when its lease ends; never, once finished. The DynamoDB store keeps this instant
- * on the row (`availableAt`) and leases with one comparison against it; the in-memory store
- * calls this. The store conformance suite runs both on the same scenarios.
- */
-export function leasableFrom(run: Run): number | undefined {
-  if (run.status === RunStatus.Pending) return availableAt(run);
-  if (run.status === RunStatus.Leased) return run.leaseExpiresAt ?? 0;
-  return undefined;
-}
-
-/** Whether a lease that starts the run at `startsAt` may be granted (RunStore.leaseRun). */
-export function isLeasableAt(run: Run, startsAt: number): boolean {
-  const from = leasableFrom(run);
-  return from !== undefined && from <= startsAt;
-}
-
-/**
- * Whether a run may be ended without running (RunStore.abandonRun): it has not started (pending,
- * whenever it is due), or its lease lapsed by `now`.
- */
-export function isUnstartedOrLapsed(run: Run, now: number): boolean {
-  return (
-    run.status === RunStatus.Pending || (run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now)
-  );
 }

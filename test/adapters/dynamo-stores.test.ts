@@ -11,7 +11,7 @@ import { DynamoRunStore } from "../../lambdas/adapters/dynamo/dynamo-run-store";
 import { toRunItem } from "../../lambdas/adapters/dynamo/run-item";
 import type { Job } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../lambdas/core/keys";
-import { newRun } from "../../lambdas/core/run";
+import { newRun } from "../../lambdas/core/lifecycle/creation";
 import { oneOffJob } from "../support/jobs";
 
 const db = mockClient(DynamoDBDocumentClient);

@@ -181,7 +181,7 @@ describe("firing recurring jobs", () => {
     // Another writer just created the second firing's run.
     const other = job.nextRunAt + MINUTE;
     await deps.runs.createRun({
-      ...(await import("../../lambdas/core/run")).newRun(job, other, deps.clock.now(), 30_000),
+      ...(await import("../../lambdas/core/lifecycle/creation")).newRun(job, other, deps.clock.now(), 30_000),
     });
     const result = await fireJobs(deps, [job]);
     expect(result.deferred).toBe(1);

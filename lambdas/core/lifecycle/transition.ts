@@ -2,7 +2,7 @@ import type { LeaseGrant, RetryPlan, RunOutcome } from "../ports";
 import { availableAt, type Run, RunStatus } from "../run";
 
 /**
- * A run's life, as one pure function (decision 0031, docs/run-lifecycle.md has the diagram).
+ * A run's life, as one pure function (decision 0037; docs/run-lifecycle.md has the diagram).
  * Every write to a stored run is one of these events, applied as one conditional write: the
  * event's guard is the write's condition, so a stale or repeated message, a lapsed worker or a
  * second sweeper finds the guard false and changes nothing. The in-memory store applies

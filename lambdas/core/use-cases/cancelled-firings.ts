@@ -1,7 +1,7 @@
 import type { SchedulerDeps } from "../deps";
 import { type Job, JobStatus } from "../job";
+import { cancelledRun } from "../lifecycle/creation";
 import { CATCH_UP_CAP } from "../missed-runs";
-import { cancelledRun } from "../run";
 import { firingsAfter } from "../schedule/schedule";
 
 const REASON = "the job was cancelled before this due run was created";

@@ -1,11 +1,11 @@
 import type { CompletionResult } from "@jobsched/contract";
-import { retryDelayMs } from "../backoff";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { baseLeadSecondsOf, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId, runIdOf } from "../ids";
 import { formatInstant } from "../instant";
+import { decideFailure, succeeded } from "../lifecycle/outcomes";
 import type { FinishedRun, RunOutcome } from "../ports";
 import { type Run, RunStatus } from "../run";
 import { type CompleteRequest, completeRequest } from "../schemas";
@@ -48,7 +48,7 @@ export async function completeRun(
   const seen: Seen = { deps, worker, runId, key, request, now, deleting };
 
   if (request.result === "succeeded") {
-    const finished = await finishHeld(seen, { status: RunStatus.Succeeded, error: undefined, now });
+    const finished = await finishHeld(seen, succeeded(now));
     if (!finished) return repeatedOrStale(seen);
     await deleting(deps, runId, finished.receiptHandle);
     await wakeBuffered(deps, key.jobId, finished);
@@ -104,20 +104,14 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     return repeatedOrStale(seen, run);
   }
 
-  const error = request.error ?? "failed (no error given)";
-  // At-most-once: a failed run may have done part of its work; it is never run again.
-  const atMostOnce = job?.delivery === "at-most-once";
-  const attemptsLeft = job !== undefined && run.attempt < job.maxAttempts && !atMostOnce;
-  if (request.retryable && attemptsLeft) {
-    // A Retry-After the worker (or a webhook endpoint) passed on is a floor, within the cap.
-    const asked = Math.min((request.retryAfter ?? 0) * 1000, job.retry.capMs);
-    const retryAt = now + Math.max(asked, retryDelayMs(run.attempt, job.retry, deps.random));
-    const retried = await deps.runs.retryRun(key.jobId, key.scheduledFor, request.fence, {
-      error,
-      retryAt,
-      checkAt: retryAt + deps.settings.repairGraceSeconds * 1000,
-      now,
-    });
+  const decision = decideFailure(request, run, job, {
+    now,
+    random: deps.random,
+    repairGraceMs: deps.settings.repairGraceSeconds * 1000,
+  });
+  if (decision.kind === "retry") {
+    const { retryAt, error } = decision.plan;
+    const retried = await deps.runs.retryRun(key.jobId, key.scheduledFor, request.fence, decision.plan);
     if (!retried) return repeatedOrStale(seen);
     // Send the retry before deleting the old message: a crash in between leaves a copy that the
     // lease step drops (the run is not leasable before retryAt), never no message at all.
@@ -132,25 +126,18 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
     return { runId, status: "retrying", retryAt: formatInstant(retryAt) };
   }
 
-  const finished = await finishHeld(
-    seen,
-    {
-      status: RunStatus.DeadLettered,
-      error: atMostOnce
-        ? `${error} (at-most-once: not retried)`
-        : request.retryable
-          ? `${error} (attempt ${run.attempt} of ${job?.maxAttempts ?? run.attempt})`
-          : error,
-      now,
-    },
-    run,
-  );
+  const finished = await finishHeld(seen, decision.ending, run);
   if (!finished) return repeatedOrStale(seen);
   await seen.deleting(deps, runId, finished.receiptHandle);
   await wakeBuffered(deps, key.jobId, finished);
   // A replay still runs it: leases ignore completed jobs.
   await endJobAfter(deps, key, finished, now);
-  deps.log.warn("run dead-lettered", { runId, attempt: run.attempt, retryable: request.retryable, error });
+  deps.log.warn("run dead-lettered", {
+    runId,
+    attempt: run.attempt,
+    retryable: request.retryable,
+    error: decision.ending.error,
+  });
   return { runId, status: "dead-lettered" };
 }
 

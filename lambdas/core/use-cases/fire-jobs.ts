@@ -1,8 +1,9 @@
 import { baseLeadSecondsOf, DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
+import { missedRun, newRun } from "../lifecycle/creation";
 import { planRuns } from "../missed-runs";
-import { missedRun, newRun, type Run, RunStatus } from "../run";
+import { type Run, RunStatus } from "../run";
 import { endJobAfter } from "./end-job";
 
 /**

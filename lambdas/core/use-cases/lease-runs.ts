@@ -8,6 +8,7 @@ import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
+import { exhaustedByLapses } from "../lifecycle/outcomes";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { leaseRequest } from "../schemas";
@@ -393,13 +394,10 @@ async function leaseOne(
   // Finished, held by a live lease (this is a second copy: the holder's own message comes back
   // if it fails), or gone.
   if (!leased) return drop("run is finished, held by another worker, or gone");
-  if (leased.attempt > job.maxAttempts) {
-    // Every attempt so far lapsed (workers died or hung): this one is not handed out.
-    const error = `${job.maxAttempts} lease(s) lapsed without a completion`;
+  const exhausted = exhaustedByLapses(leased, job, now);
+  if (exhausted) {
     const finished = await deps.runs.finishRun(leased.jobId, leased.scheduledFor, leased.fence, {
-      status: RunStatus.DeadLettered,
-      error: leased.error ?? error,
-      now,
+      ...exhausted,
       final: leased.final,
     });
     await endJobAfter(deps, leased, finished, now);
