@@ -105,6 +105,12 @@ export class SimRunQueue implements RunQueue {
     return { examined: 0, retired: [], kept: 0, errors: [], finished: true };
   }
 
+  /** Whether a receive for this type would find something now. */
+  hasVisible(type: string): boolean {
+    const now = this.clock.now();
+    return this.messages.some((m) => m.visibleAt <= now && m.message.type === type);
+  }
+
   /** Whether some message (visible, delayed or in flight) names this run. */
   carries(jobId: string, scheduledFor: number): boolean {
     return this.messages.some((m) => m.message.jobId === jobId && m.message.scheduledFor === scheduledFor);
