@@ -22,7 +22,9 @@ import { memoryDeps } from "../support/memory-ports";
  * local runtime's functions take both.
  */
 const ARN = "arn:aws:lambda:eu-west-1:123456789012:function:reminders";
-const ROLE = "arn:aws:iam::123456789012:role/scheduler-exec";
+const ROLE = "arn:aws:iam::123456789012:role/jobsched-target-invoke";
+/** A tenant named by its principal: its account holds ROLE (decision 0035). */
+const TENANT = "arn:aws:iam::123456789012:role/t";
 const envelope: RunEnvelope = {
   runKey: "j_1@2027-01-04T09:00:00Z",
   runId: "r_1",
@@ -71,9 +73,9 @@ describe("an asynchronous Lambda target", () => {
       memoryDeps(0).webhookSecrets,
       { lambda: () => fake, sqs: () => never() },
       { allowPrivate: false, ports: [443] },
-      { namePattern: "*" },
+      { namePattern: "jobsched-target-*" },
     );
-    const context = { tenant: "t", timeoutMs: 1_000 };
+    const context = { tenant: TENANT, timeoutMs: 1_000 };
     for (const invocation of ["async", "sync"] as const) {
       const target = { kind: "lambda", functionArn: ARN, roleArn: ROLE, invocation } as const;
       expect(await targets.deliver(target, envelope, context)).toEqual({ ok: true });
@@ -107,7 +109,7 @@ describe("a synchronous Lambda target", () => {
 });
 
 describe("the invocation choice", () => {
-  const caller = { tenant: "t", principal: "arn:aws:iam::1:role/t" };
+  const caller = { tenant: TENANT, principal: TENANT };
   const runAt = new Date(3_600_000).toISOString();
 
   it("is sync unless asked otherwise, and a value other than sync or async is refused naming the field", async () => {

@@ -120,7 +120,13 @@ describe("jobsched webhook-secret and push jobs", () => {
   it("creates a Lambda target invoked asynchronously with --target-invocation async (sync by default)", async () => {
     const runAt = new Date(Date.now() + 3_600_000).toISOString();
     const lambda = ["--target-lambda", "arn:aws:lambda:us-east-1:000000000000:function:f"];
-    const role = ["--role", "arn:aws:iam::000000000000:role/r", "--run-at", runAt, "--json"];
+    const role = [
+      "--role",
+      "arn:aws:iam::000000000000:role/jobsched-target-cli",
+      "--run-at",
+      runAt,
+      "--json",
+    ];
     const invocationOf = async (...extra: string[]) => {
       const { jobId } = JSON.parse((await cli("jobs", "create", ...lambda, ...role, ...extra)).stdout) as {
         jobId: string;

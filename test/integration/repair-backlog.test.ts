@@ -2,8 +2,8 @@ import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { toRunItem } from "../../lambdas/adapters/dynamo/run-item";
 import { runMessageOf } from "../../lambdas/core/delivery";
-import type { RunMessage } from "../../lambdas/core/ports";
 import { newRun } from "../../lambdas/core/lifecycle/creation";
+import type { RunMessage } from "../../lambdas/core/ports";
 import {
   BUSY_LANE_RECHECK_MS,
   REPAIR_BUDGET_MS,

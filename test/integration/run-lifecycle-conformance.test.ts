@@ -74,7 +74,12 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
         firstOnly: fc.boolean(),
       }),
     }),
-    fc.record({ kind: fc.constant("heartbeat" as const), fence, leaseExpiresAt: fc.constant(T + 60_000), now }),
+    fc.record({
+      kind: fc.constant("heartbeat" as const),
+      fence,
+      leaseExpiresAt: fc.constant(T + 60_000),
+      now,
+    }),
     fc.record({
       kind: fc.constant("finish" as const),
       fence,
@@ -89,7 +94,12 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
     fc.record({
       kind: fc.constant("retry" as const),
       fence,
-      plan: fc.record({ error: fc.constant("retry me"), retryAt: fc.constant(T + 10_000), checkAt: fc.constant(T + 40_000), now: fc.constant(T) }),
+      plan: fc.record({
+        error: fc.constant("retry me"),
+        retryAt: fc.constant(T + 10_000),
+        checkAt: fc.constant(T + 40_000),
+        now: fc.constant(T),
+      }),
     }),
     fc.record({ kind: fc.constant("return-lease" as const), fence, now: fc.constant(T) }),
     fc.record({
@@ -108,8 +118,18 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
     }),
     fc.record({ kind: fc.constant("lose" as const), reason: fc.constant("lost"), now, final }),
     fc.record({ kind: fc.constant("revoke" as const), reason: fc.constant("replaced"), now: fc.constant(T) }),
-    fc.record({ kind: fc.constant("miss" as const), reason: fc.constant("late"), now: fc.constant(T), final }),
-    fc.record({ kind: fc.constant("drop-retry" as const), reason: fc.constant("at-most-once"), now: fc.constant(T), final }),
+    fc.record({
+      kind: fc.constant("miss" as const),
+      reason: fc.constant("late"),
+      now: fc.constant(T),
+      final,
+    }),
+    fc.record({
+      kind: fc.constant("drop-retry" as const),
+      reason: fc.constant("at-most-once"),
+      now: fc.constant(T),
+      final,
+    }),
     fc.record({
       kind: fc.constant("wake" as const),
       waiting: fc.constantFrom(T + 60_000, T + 120_000),
@@ -141,7 +161,9 @@ async function applyThroughStore(runs: RunStore, run: Run, event: RunEvent): Pro
     case "replay":
       return (await runs.replayRun(jobId, at, event, event.from)) !== undefined;
     case "abandon":
-      return (await runs.abandonRun(jobId, at, event.status, event.reason, event.now, event.final)) !== undefined;
+      return (
+        (await runs.abandonRun(jobId, at, event.status, event.reason, event.now, event.final)) !== undefined
+      );
     case "lose":
       return (await runs.loseRun(jobId, at, event)) !== undefined;
     case "revoke":
@@ -188,7 +210,8 @@ describe("the DynamoDB run store applies the lifecycle's transitions", () => {
           const expected = transition(run, event);
           const applied = await applyThroughStore(runs, run, event);
           const stored = await runs.getRun(jobId, run.scheduledFor);
-          if (applied !== undefined) expect(applied, `applied: ${JSON.stringify(event)}`).toBe(expected !== undefined);
+          if (applied !== undefined)
+            expect(applied, `applied: ${JSON.stringify(event)}`).toBe(expected !== undefined);
           expect(comparable(stored), JSON.stringify({ run, event })).toEqual(comparable(expected ?? run));
         },
       ),

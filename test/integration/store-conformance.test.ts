@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Job } from "../../lambdas/core/job";
 import { repairKeyOf } from "../../lambdas/core/keys";
+import { newRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, LeaseGrant, RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
-import { newRun } from "../../lambdas/core/lifecycle/creation";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { MemoryJobStore, MemoryRunStore, memoryDeps } from "../support/memory-ports";
 import { createTestStack } from "../support/stack";

@@ -7,8 +7,8 @@ import {
   ValidationError,
 } from "../../lambdas/core/errors";
 import { parseInstant } from "../../lambdas/core/instant";
-import { RunStatus } from "../../lambdas/core/run";
 import { isLeasableAt } from "../../lambdas/core/lifecycle/transition";
+import { RunStatus } from "../../lambdas/core/run";
 import { firingsAfter } from "../../lambdas/core/schedule/schedule";
 import { zoneOf } from "../../lambdas/core/schedule/zone-time";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";

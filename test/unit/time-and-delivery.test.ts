@@ -3,9 +3,9 @@ import { MAX_DELAY_SECONDS } from "../../lambdas/core/aws-limits";
 import { FixedClock } from "../../lambdas/core/clock";
 import { DELIVERY_LEAD_SECONDS, delaySecondsUntil, EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { formatInstant, parseInstant } from "../../lambdas/core/instant";
-import { RunStatus, runKeyOf } from "../../lambdas/core/run";
 import { newRun } from "../../lambdas/core/lifecycle/creation";
 import { isLeasableAt, isUnstartedOrLapsed } from "../../lambdas/core/lifecycle/transition";
+import { RunStatus, runKeyOf } from "../../lambdas/core/run";
 
 const T = Date.UTC(2026, 10, 2, 9, 0, 0);
 
