@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AwsFaultEvent, AwsFaultSettings } from "./aws-faults";
 
 /**
- * The local runtime's fault injection settings, from its environment (decision 0031):
+ * The local runtime's fault injection settings, from its environment (decision 0038):
  *
  * - JOBSCHED_FAULT_RATE: the share of DynamoDB and SQS requests that fail, 0-0.5 (0.02 is one
  *   in fifty). Unset or 0: none, as always in AWS.

@@ -10,7 +10,7 @@ import {
 import { type FaultSubjects, ReceiptBook, subjectsInText, subjectsOfInput } from "./aws-fault-subjects";
 
 /**
- * Chaos fault injection for the local runtime's DynamoDB and SQS clients (decision 0031): a
+ * Chaos fault injection for the local runtime's DynamoDB and SQS clients (decision 0038): a
  * share of the requests fails as AWS fails them, for the crash-loop test. Only the local
  * runtime uses it, and only when JOBSCHED_FAULT_RATE is set (aws-fault-env.ts); it is not part
  * of the Lambda code.

@@ -47,7 +47,7 @@ const port = Number(process.env.PORT ?? 8787);
 // The credentials file holds the worker bindings: a file that is not valid stops the start.
 let credentials: LocalCredentials;
 let lock: ReturnType<typeof lockDataDir>;
-// Chaos testing only: a share of DynamoDB and SQS requests failing as AWS fails them (decision 0031).
+// Chaos testing only: a share of DynamoDB and SQS requests failing as AWS fails them (decision 0038).
 let faults: AwsFaultSettings | undefined;
 try {
   credentials = loadLocalCredentials();

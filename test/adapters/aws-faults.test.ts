@@ -13,7 +13,7 @@ import {
 } from "../../local/aws-faults";
 
 /**
- * The local runtime's fault injection (local/aws-faults.ts, decision 0031) on real SDK clients
+ * The local runtime's fault injection (local/aws-faults.ts, decision 0038) on real SDK clients
  * whose requests are answered in process (no emulator): the share of attempts it fails, the
  * shape of each fault as the SDK sees it (its own exception class, status code and fault side),
  * and that the SDK's own retry middleware classifies each as retryable and retries it.

@@ -15,16 +15,17 @@ export interface ChaosPayload {
   /** Fail every attempt with a PermanentError. */
   readonly permanent: boolean;
   /**
-   * Runs due from this instant on work `shortMs` instead of `ms`: the overlap jobs' runs outlast
-   * a minute early in the window and are short at its end, so the drain stays short.
+   * Executions started from this instant on work `shortMs` instead of `ms`: the overlap jobs'
+   * runs outlast a minute early in the window and are short at its end (a late firing, or a
+   * repeat after a lapsed lease, too), so the drain stays short.
    */
   readonly shortFrom?: number;
   readonly shortMs?: number;
 }
 
-/** The run's working time in the worker, by its scheduled instant. */
-export function workMs(payload: ChaosPayload, scheduledFor: number): number {
-  return payload.shortFrom !== undefined && scheduledFor >= payload.shortFrom
+/** An execution's working time in the worker, by when it starts. */
+export function workMs(payload: ChaosPayload, startedAt: number): number {
+  return payload.shortFrom !== undefined && startedAt >= payload.shortFrom
     ? (payload.shortMs ?? payload.ms)
     : payload.ms;
 }

@@ -44,7 +44,7 @@ const worker = createWorker({
     });
     const payload = run.payload as ChaosPayload;
     await new Promise<void>((done, fail) => {
-      const timer = setTimeout(done, workMs(payload, Date.parse(run.scheduledFor)));
+      const timer = setTimeout(done, workMs(payload, Date.now()));
       signal.addEventListener(
         "abort",
         () => {

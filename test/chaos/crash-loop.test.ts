@@ -75,7 +75,7 @@ const POLICIES = [
   OverlapPolicy.BufferOne,
   OverlapPolicy.CancelPrevious,
 ] as const;
-/** Overlap jobs' runs due this long before the window's end are short, so the drain is short. */
+/** Overlap jobs' executions started this long before the window's end are short, so the drain is short. */
 const SHORT_RUNS_BEFORE_END_MS = 180_000;
 const CREATE_WINDOW_MS = 270_000;
 const CRON_WINDOW_MS = 390_000;
@@ -162,9 +162,11 @@ function mixFor(i: number): { payload: ChaosPayload; extra: Record<string, unkno
 }
 
 /**
- * Overlap job j (0-7): policy POLICIES[j % 4]; j = 1 and 6 at-most-once. Runs work about 100 s
- * (a minute's firing finds the previous one running) until SHORT_RUNS_BEFORE_END_MS before the
- * window's end, and under a second after it. A 15 s lease, kept by heartbeats.
+ * Overlap job j (0-7): policy POLICIES[j % 4]; j = 1 and 6 at-most-once. Executions work about
+ * 100 s (a minute's firing finds the previous one running) until SHORT_RUNS_BEFORE_END_MS before
+ * the window's end, and under a second from then on. A 45 s lease, kept by heartbeats every
+ * 15 s, outlasts a runtime restart: these jobs are about overlaps (slow-heartbeats jobs lose
+ * their short leases to the kills).
  */
 function overlapMixFor(j: number, endAt: number): { payload: ChaosPayload; extra: Record<string, unknown> } {
   return {
@@ -177,7 +179,7 @@ function overlapMixFor(j: number, endAt: number): { payload: ChaosPayload; extra
       shortMs: Math.round(between(100, 900)),
     },
     extra: {
-      leaseSeconds: 15,
+      leaseSeconds: 45,
       overlapPolicy: POLICIES[j % POLICIES.length],
       delivery: j === 1 || j === 6 ? "at-most-once" : "at-least-once",
     },
@@ -460,10 +462,12 @@ describe("the local runtime in a crash loop", () => {
     overlapping.forEach((job, j) => {
       for (const [ms, change] of overlapPatches(j)) later(ms, () => patch(job, change));
     });
-    // The retry-patched jobs turn at-most-once mid-window (a run may be waiting for its retry);
+    // The retry-patched jobs turn at-most-once 10 s after a firing, 2-3 minutes in, while its
+    // run waits for its retry (its first attempt failed at once; the retry is due at 20 s);
     // the first turns back 70 s later.
     retryPatched.forEach((job, k) => {
-      later(between(120_000, 200_000), async () => {
+      const firingAfter = Math.ceil((started + between(120_000, 180_000)) / 60_000) * 60_000;
+      later(firingAfter + 10_000 - Date.now(), async () => {
         await patch(job, { delivery: "at-most-once" });
         if (k === 0) {
           await sleep(70_000);

@@ -7,11 +7,14 @@ import { atMostOnceDuring, settingsDuring } from "./job-settings";
  * The endings an overlap policy or a delivery mode allows (README, overlapPolicy and delivery;
  * decisions 0025 and 0026), each only where the job's history explains it:
  *
- * - `skipped`, "the run of X was still unfinished (overlapPolicy skip)": the job was `skip`
- *   when it was recorded, X is an earlier run of the job, and X had not finished then;
+ * - `skipped`, "the run of X was still unfinished (overlapPolicy skip)": the run never started
+ *   (the contract's "never started": fence 0), the job was `skip` when it was recorded, and X is
+ *   another run of the job that had been leased and had not finished then. (X may be a later
+ *   firing: a run whose message came late, re-sent by the repair pass after a kill, finds the
+ *   next one running);
  * - `skipped`, "... and another run waits for it (overlapPolicy buffer-one)": the same under
- *   `buffer-one`, and another run of the job, due after X and by then, still waited (had neither
- *   started nor finished) when this one was skipped;
+ *   `buffer-one`, and a third run of the job, due by then, still waited (had neither been
+ *   leased nor finished) when this one was skipped;
  * - `cancelled`, "the run of Z replaced it (overlapPolicy cancel-previous)": the job was
  *   `cancel-previous` when it was recorded, Z is a later run of the job, and Z was leased;
  * - none of these for a job's last run, which waits instead (it is what ends the job);
@@ -69,9 +72,18 @@ export function overlapEndingProblems(
       );
     }
     if (isLast(job, at)) problems.push(`${label}: the job's last run skipped (it should have waited)`);
+    if (run.fence > 0)
+      problems.push(
+        `${label}: skipped after it was leased ${run.fence} time(s) (a started run is not skipped)`,
+      );
     const holder = runAt(holderIso);
-    if (!holder || Date.parse(holder.scheduledFor) >= at) {
-      problems.push(`${label}: skipped for the run of ${holderIso}, which is not an earlier run of the job`);
+    const leasedAt = timeOf(holder?.startedAt);
+    if (!holder || holder.runId === run.runId) {
+      problems.push(`${label}: skipped for the run of ${holderIso}, which is not another run of the job`);
+    } else if (leasedAt === undefined || leasedAt > recordedAt + ROUNDING_MS) {
+      problems.push(
+        `${label}: skipped at ${run.finishedAt} for the run of ${holderIso}, which had not been leased then`,
+      );
     } else if (!unfinishedAt(holder, recordedAt)) {
       problems.push(
         `${label}: skipped at ${run.finishedAt}, but the run of ${holderIso} had finished at ${holder.finishedAt}`,
@@ -79,12 +91,11 @@ export function overlapEndingProblems(
     }
     if (policy === "buffer-one" && holder) {
       const waits = runs.some((w) => {
-        const due = Date.parse(w.scheduledFor);
         const leased = timeOf(w.startedAt);
         return (
           w.runId !== run.runId &&
-          due > Date.parse(holder.scheduledFor) &&
-          due <= recordedAt + EARLY_HOLD_MS &&
+          w.runId !== holder.runId &&
+          Date.parse(w.scheduledFor) <= recordedAt + EARLY_HOLD_MS &&
           (leased === undefined || leased >= recordedAt - ROUNDING_MS) &&
           unfinishedAt(w, recordedAt)
         );
