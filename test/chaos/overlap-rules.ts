@@ -9,16 +9,16 @@ import { atMostOnceDuring, settingsDuring } from "./job-settings";
  *
  * - `skipped`, "the run of X was still unfinished (overlapPolicy skip)": the run never started
  *   (the contract's "never started": fence 0), the job was `skip` when it was recorded, and X is
- *   another run of the job that had been leased and had not finished then. (X may be a later
- *   firing: a run whose message came late, re-sent by the repair pass after a kill, finds the
- *   next one running);
+ *   an earlier run of the job that had not finished then (a run older than the job's active run
+ *   waits for it, it is never skipped against it: decision 0037);
  * - `skipped`, "... and another run waits for it (overlapPolicy buffer-one)": the same under
  *   `buffer-one`, and a third run of the job, due by then, still waited (had neither been
  *   leased nor finished) when this one was skipped;
  * - `cancelled`, "the run of Z replaced it (overlapPolicy cancel-previous)": the job was
  *   `cancel-previous` when it was recorded, Z is a later run of the job, and Z was leased;
  * - none of these for a job's last run, which waits instead (it is what ends the job);
- * - `dead-lettered` "(at-most-once: not retried)": a failed attempt while the job was at-most-once;
+ * - `dead-lettered` "(at-most-once: not retried)": a failed attempt while the job was
+ *   at-most-once, or a retry that waited when the job was PATCHed to at-most-once;
  * - `lost`: only while the job was at-most-once (and, kind-rules.ts, beside a fault).
  */
 
@@ -27,7 +27,12 @@ const ROUNDING_MS = 1_000;
 const SKIPPED =
   /the run of (\S+) was still unfinished( and another run waits for it)? \(overlapPolicy (skip|buffer-one)\)/;
 export const REPLACED = /the run of (\S+) replaced it \(overlapPolicy cancel-previous\)/;
-const NOT_RETRIED = /at-most-once: not retried/;
+/**
+ * A failed attempt of an at-most-once job ("... (at-most-once: not retried)"), or a retry that
+ * waited when its job was PATCHed to at-most-once (issue 27's finding 2, dead-lettered since
+ * decision 0037: "its job became at-most-once while a retry waited: not run again").
+ */
+const NOT_RETRIED = /at-most-once: not retried|became at-most-once while a retry waited/;
 /** The mix's kinds whose handler fails an attempt (the others never fail). */
 const FAILING_KINDS = new Set(["retry-once", "retry-patched", "exhausts-retries", "permanent"]);
 
@@ -77,13 +82,8 @@ export function overlapEndingProblems(
         `${label}: skipped after it was leased ${run.fence} time(s) (a started run is not skipped)`,
       );
     const holder = runAt(holderIso);
-    const leasedAt = timeOf(holder?.startedAt);
-    if (!holder || holder.runId === run.runId) {
-      problems.push(`${label}: skipped for the run of ${holderIso}, which is not another run of the job`);
-    } else if (leasedAt === undefined || leasedAt > recordedAt + ROUNDING_MS) {
-      problems.push(
-        `${label}: skipped at ${run.finishedAt} for the run of ${holderIso}, which had not been leased then`,
-      );
+    if (!holder || Date.parse(holder.scheduledFor) >= at) {
+      problems.push(`${label}: skipped for the run of ${holderIso}, which is not an earlier run of the job`);
     } else if (!unfinishedAt(holder, recordedAt)) {
       problems.push(
         `${label}: skipped at ${run.finishedAt}, but the run of ${holderIso} had finished at ${holder.finishedAt}`,

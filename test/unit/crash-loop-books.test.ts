@@ -578,7 +578,7 @@ describe("the crash loop's books on overlap policies, delivery PATCHes and AWS f
     expect(failing(books(history(90_000)))).toEqual([]);
   });
 
-  it("fail a skipped last run; allow a late firing skipped for a later one running, unless it had started", () => {
+  it("fail a skipped last run, a run skipped against a later one, and a started run skipped", () => {
     const job = cronJob(41, "overlap", settingsOf({ overlapPolicy: "skip", delivery: "at-least-once" }));
     const h = withJob(
       job,
@@ -595,15 +595,16 @@ describe("the crash loop's books on overlap policies, delivery PATCHes and AWS f
       ],
     );
     expect(problemsOf(h)).toEqual([expect.stringContaining("last run skipped")]);
-    // Firing 0's message came 90 s late (re-sent by the repair pass after a kill): firing 1 ran.
-    const late = (fence: number, skippedIn: number) =>
+    // Firing 0's message came 90 s late (re-sent by the repair pass after a kill) and found
+    // firing 1 running: an older run waits for the newer one, never skips against it (0037).
+    const late = (fence: number, holder: number) =>
       withJob(
         job,
         [
           cronRow(job, 0, "skipped", {
             fence,
-            finishedIn: skippedIn,
-            error: skipReason(firing(job, 1), "skip"),
+            finishedIn: 90_000,
+            error: skipReason(firing(job, holder), "skip"),
           }),
           cronRow(job, 1, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 60_000 }),
           cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 1_000 }),
@@ -615,14 +616,28 @@ describe("the crash loop's books on overlap policies, delivery PATCHes and AWS f
           cronDone(job, 2, 1, 1_000),
         ],
       );
-    expect(failing(books(late(0, 90_000)))).toEqual([]);
-    // Skipped before firing 1 was leased: nothing ran.
-    expect(problemsOf(late(0, 100))).toEqual([expect.stringContaining("had not been leased then")]);
-    // Firing 0 had been leased three times (its lease lapsed; a PATCH from allow to skip let
-    // firing 1 start beside it) and its returning message recorded it skipped: a started run.
-    expect(problemsOf(late(3, 90_000))).toEqual([
-      expect.stringContaining("skipped after it was leased 3 time(s)"),
-    ]);
+    expect(problemsOf(late(0, 1))).toEqual([expect.stringContaining("not an earlier run")]);
+    // Firing 1, leased three times (a PATCH from allow to skip came while firing 0 still ran),
+    // recorded skipped when its returning message found firing 0 unfinished: a started run.
+    const started = withJob(
+      job,
+      [
+        cronRow(job, 0, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 150_000 }),
+        cronRow(job, 1, "skipped", {
+          fence: 3,
+          finishedIn: 80_000,
+          error: skipReason(firing(job, 0), "skip"),
+        }),
+        cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 1_000 }),
+      ],
+      [
+        cronStart(job, 0, 1, 10),
+        cronDone(job, 0, 1, 150_000),
+        cronStart(job, 2, 1, 10),
+        cronDone(job, 2, 1, 1_000),
+      ],
+    );
+    expect(problemsOf(started)).toEqual([expect.stringContaining("skipped after it was leased 3 time(s)")]);
   });
 
   it("allow buffer-one's skip only while another run still waited (finding 1's duplicate takes no place)", () => {
@@ -835,6 +850,57 @@ describe("the crash loop's books on overlap policies, delivery PATCHes and AWS f
         ),
       ),
     ).toEqual([expect.stringContaining("at-least-once then")]);
+  });
+
+  it("allow a waiting retry dead-lettered by a PATCH to at-most-once only after that PATCH (finding 2's end)", () => {
+    const patchAt = T0 + 46 * 3_600_000 + 10_000;
+    const job = cronJob(
+      46,
+      "retry-patched",
+      settingsOf(
+        { overlapPolicy: "allow", delivery: "at-least-once" },
+        { overlapPolicy: "allow", delivery: "at-most-once", at: patchAt },
+      ),
+    );
+    const dropped = "its job became at-most-once while a retry waited: not run again";
+    const notRetried = "chaos: attempt 1 fails (at-most-once: not retried)";
+    const history = (droppedIn: number) =>
+      withJob(
+        job,
+        [
+          cronRow(job, 0, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: droppedIn, error: dropped }),
+          cronRow(job, 1, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+          cronRow(job, 2, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+        ],
+        [0, 1, 2].flatMap((k) => [cronStart(job, k, 1, 10), cronDone(job, k, 1, 400, "failed")]),
+      );
+    // Firing 0 failed at once, its retry was due at 20 s; the PATCH came at 10 s.
+    expect(failing(books(history(20_000)))).toEqual([]);
+    // Dead-lettered so a minute before the PATCH: the job was at-least-once then.
+    const early = cronJob(47, "retry-patched", []);
+    early.settings = settingsOf(
+      { overlapPolicy: "allow", delivery: "at-least-once" },
+      { overlapPolicy: "allow", delivery: "at-most-once", at: firing(early, 1) + 10_000 },
+    );
+    const h = withJob(
+      early,
+      [
+        cronRow(early, 0, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 20_000, error: dropped }),
+        cronRow(early, 1, "succeeded", { fence: 2, leasedIn: 20_000, finishedIn: 20_500 }),
+        cronRow(early, 2, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+      ],
+      [
+        cronStart(early, 0, 1, 10),
+        cronDone(early, 0, 1, 400, "failed"),
+        cronStart(early, 1, 1, 10),
+        cronDone(early, 1, 1, 400, "failed"),
+        cronStart(early, 1, 2, 20_010),
+        cronDone(early, 1, 2, 20_400),
+        cronStart(early, 2, 1, 10),
+        cronDone(early, 2, 1, 400, "failed"),
+      ],
+    );
+    expect(problemsOf(h)).toEqual([expect.stringContaining("at-least-once then")]);
   });
 
   it("allow lost only while the job was at-most-once, beside a fault on the run (an injected one too)", () => {
