@@ -1,7 +1,7 @@
 import "./runtime-env";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { createSqsClient } from "../lambdas/adapters/clients";
+import { createDynamoClient, createSqsClient, documentClientOf } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { signingSecretsOf } from "../lambdas/core/use-cases/webhook-secrets";
 import {
@@ -14,6 +14,8 @@ import { createApiHandler } from "../lambdas/handlers/api";
 import { tenantOfPrincipal } from "../lambdas/handlers/http/request";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
+import { awsFaultsFromEnvironment } from "./aws-fault-env";
+import { type AwsFaultSettings, awsFaultPlugin } from "./aws-faults";
 import { bootstrapStack } from "./bootstrap";
 import { lockDataDir } from "./data-lock";
 import { startLocalDispatcher } from "./dispatcher";
@@ -45,8 +47,11 @@ const port = Number(process.env.PORT ?? 8787);
 // The credentials file holds the worker bindings: a file that is not valid stops the start.
 let credentials: LocalCredentials;
 let lock: ReturnType<typeof lockDataDir>;
+// Chaos testing only: a share of DynamoDB and SQS requests failing as AWS fails them (decision 0038).
+let faults: AwsFaultSettings | undefined;
 try {
   credentials = loadLocalCredentials();
+  faults = awsFaultsFromEnvironment(process.env);
   lock = lockDataDir(dataDir);
 } catch (error) {
   console.error(`jobsched: ${(error as Error).message}`);
@@ -64,9 +69,14 @@ const config = await bootstrapStack({
 });
 // SQS held to AWS's own limits, which the emulator does not all enforce.
 const sqsClient = withSqsLimits(createSqsClient(config));
+const dynamoClient = createDynamoClient(config);
+if (faults) {
+  sqsClient.middlewareStack.use(awsFaultPlugin("sqs", faults));
+  dynamoClient.middlewareStack.use(awsFaultPlugin("dynamodb", faults));
+}
 const deps = createSchedulerDeps(
   { ...config, workerBindings: credentials.workerBindings },
-  undefined,
+  documentClientOf(dynamoClient),
   sqsClient,
 );
 
@@ -111,7 +121,11 @@ console.log(`
 jobsched is running (started in ${Date.now() - started} ms${lock.unclean ? "; last stop was unclean: indexes rebuilt" : ""})
   API        ${gateway.url}   (SigV4; dev keys in local/credentials.json)
   DynamoDB   ${dynamo.endpoint}   (dynalite, data in ${dataDir})
-  SQS        ${sqs.endpoint}   (fauxqs, in memory)
+  SQS        ${sqs.endpoint}   (fauxqs, in memory)${
+    faults
+      ? `\n  faults     ${faults.rate * 100}% of DynamoDB and SQS requests fail as AWS fails them (JOBSCHED_FAULT_RATE)`
+      : ""
+  }
   tick       every ${LOCAL_SETTINGS.tickSeconds} s; example worker leasing type example.log
              as ${exampleWorker.principal} (serves ${exampleWorker.kind === "worker" ? exampleWorker.tenants.length : 0} tenants)
 

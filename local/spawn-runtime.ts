@@ -14,16 +14,24 @@ const ROOT = resolve(import.meta.dirname, "..");
 
 /**
  * `port` 0 (the default) lets the system choose; a restart that clients must find again passes
- * one. `logLevel` is the handlers' (Powertools) log level: WARN keeps test output small.
+ * one. `logLevel` is the handlers' (Powertools) log level: WARN keeps test output small. `env`
+ * adds to the runtime's environment (the crash loop's JOBSCHED_FAULT_RATE, say).
  */
 export async function startLocalRuntime(
   dataDir: string,
   port = 0,
   logLevel = "WARN",
+  env: Readonly<Record<string, string>> = {},
 ): Promise<RunningRuntime> {
   const child = spawn(process.execPath, ["--import", "tsx", "local/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), JOBSCHED_DATA_DIR: dataDir, POWERTOOLS_LOG_LEVEL: logLevel },
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      JOBSCHED_DATA_DIR: dataDir,
+      POWERTOOLS_LOG_LEVEL: logLevel,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

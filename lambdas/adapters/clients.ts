@@ -18,7 +18,12 @@ export function createDynamoClient(config: Pick<RuntimeConfig, "region" | "dynam
 }
 
 export function createDocumentClient(config: Pick<RuntimeConfig, "region" | "dynamodbEndpoint">) {
-  return DynamoDBDocumentClient.from(createDynamoClient(config), {
+  return documentClientOf(createDynamoClient(config));
+}
+
+/** The document client the stores use, over a DynamoDB client (the local runtime's may inject faults). */
+export function documentClientOf(client: DynamoDBClient) {
+  return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
 }

@@ -2,7 +2,8 @@ import type { RunResponse } from "@jobsched/contract";
 import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { parseRunId } from "../../lambdas/core/ids";
 import type { AcceptedJob, ChaosTenant, Fault, WorkerEvent } from "./chaos-events";
-import { byDispatcher, type FaultBooks, faultBooks, jobOfRun } from "./fault-books";
+import { byDispatcher, type FaultBooks, faultBooks, HANDOVER_MS, jobOfRun } from "./fault-books";
+import { atMostOnceDuring, onlyAtMostOnceDuring, settingsLabel } from "./job-settings";
 import { finalStatusProblems, LATE_IS_MISSED_MS } from "./kind-rules";
 
 /**
@@ -25,8 +26,9 @@ const MINUTE = 60_000;
 const TERMINAL = new Set(["succeeded", "dead-lettered", "missed", "cancelled", "skipped", "lost"]);
 /** Statuses of runs that never ran to a completion: each must say why. */
 const WITH_REASON = new Set(["missed", "cancelled", "skipped", "lost"]);
+
 /** The payload kind of the mix's at-most-once jobs. */
-export const AT_MOST_ONCE_KIND = "at-most-once";
+export { AT_MOST_ONCE_KIND } from "./job-settings";
 
 export interface Books extends FaultBooks {
   readonly jobs: number;
@@ -45,7 +47,7 @@ export interface Books extends FaultBooks {
   readonly staleAccepted: string[];
   /** Recorded as succeeded though no worker ran it at that fence, or its handler failed there. */
   readonly outcomeWithoutCompletion: string[];
-  /** Final run statuses by the job's kind (its payload). */
+  /** Final run statuses by the job's kind (its payload; with its overlap policies and deliveries, if set). */
   readonly byKind: Record<string, Record<string, number>>;
   /** Runs whose final status is not what their kind ends as, with no reason the test caused. */
   readonly wrongFinalStatus: string[];
@@ -58,9 +60,12 @@ export interface Books extends FaultBooks {
   readonly activeWithNothingToRun: string[];
   /** Executions of a run by a worker not bound to the run's tenant. */
   readonly crossTenant: string[];
-  /** Runs of at-most-once jobs executed more than once (there must be none). */
+  /**
+   * Runs executed more than once while their job was at-most-once throughout (from the first
+   * execution's hand-over to the last's start): there must be none.
+   */
   readonly atMostOnceRepeated: string[];
-  /** Runs of at-most-once jobs recorded lost (their worker died or stopped mid-run). */
+  /** Runs recorded lost (an at-most-once lease lapsed: the worker died or stopped mid-run). */
   readonly atMostOnceLost: number;
   /**
    * Executions started before their run was due (leases are handed over ahead since issue 14;
@@ -151,11 +156,11 @@ export function keepBooks(
       dueRuns += 1;
       finalRows.set(run.runId, run);
       byStatus[run.status] = (byStatus[run.status] ?? 0) + 1;
-      const kind = byKind[job.kind] ?? {};
+      const kind = byKind[settingsLabel(job)] ?? {};
       kind[run.status] = (kind[run.status] ?? 0) + 1;
-      byKind[job.kind] = kind;
+      byKind[settingsLabel(job)] = kind;
       if (!TERMINAL.has(run.status)) unaccounted.push(`${label}: still ${run.status}`);
-      else wrongFinalStatus.push(...finalStatusProblems(job, run, events, faults));
+      else wrongFinalStatus.push(...finalStatusProblems(job, run, events, faults, state.runs));
       if (job.kind === "late-is-missed" && run.status === "succeeded") {
         const start = events.find((e) => e.e === "start" && e.runId === run.runId && e.fence === run.fence);
         if (start && start.at - at > LATE_IS_MISSED_MS) {
@@ -167,8 +172,12 @@ export function keepBooks(
       if (WITH_REASON.has(run.status) && !run.error) {
         unaccounted.push(`${label}: ${run.status} without a reason`);
       }
-      if (run.status === "lost" && job.kind !== AT_MOST_ONCE_KIND) {
-        unexpected.push(`${label}: lost, but the job is at-least-once`);
+      const life = {
+        from: at - HANDOVER_MS,
+        to: Date.parse(run.finishedAt ?? "") || Number.POSITIVE_INFINITY,
+      };
+      if (run.status === "lost" && !atMostOnceDuring(job, life.from, life.to)) {
+        unexpected.push(`${label}: lost, but the job was at-least-once throughout`);
       }
       if (WITH_REASON.has(run.status)) {
         const reason = `${run.status}: ${(run.error ?? "").replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>")}`;
@@ -193,33 +202,38 @@ export function keepBooks(
     startedEarly: earlyStarts(events),
     ...atMostOnceBooks(accepted, events, finalRows),
     ...executionBooks(events, finalRows),
-    ...faultBooks(accepted, events, faults),
+    ...faultBooks(accepted, events, faults, finalRows),
   };
 }
 
-/** At-most-once jobs' runs: executed once at most, and how many were recorded lost. */
+/**
+ * At-most-once: no run executed twice while its job was at-most-once throughout (a run whose
+ * executions began under at-least-once, before a PATCH, may have been retried then), and how
+ * many runs were recorded lost.
+ */
 function atMostOnceBooks(
   accepted: readonly AcceptedJob[],
   events: readonly WorkerEvent[],
   finalRows: ReadonlyMap<string, RunRow>,
 ) {
-  const atMostOnce = new Set(
-    accepted.filter((job) => job.kind === AT_MOST_ONCE_KIND).map((job) => job.jobId),
-  );
-  const starts = new Map<string, number[]>();
+  const jobs = new Map(accepted.map((job) => [job.jobId, job]));
+  const starts = new Map<string, Array<{ fence: number; at: number }>>();
   for (const event of events) {
-    if (event.e !== "start" || !atMostOnce.has(jobOfRun(event.runId))) continue;
-    starts.set(event.runId, [...(starts.get(event.runId) ?? []), event.fence]);
+    if (event.e !== "start" || !jobs.has(jobOfRun(event.runId))) continue;
+    starts.set(event.runId, [...(starts.get(event.runId) ?? []), { fence: event.fence, at: event.at }]);
   }
-  const atMostOnceRepeated = [...starts]
-    .filter(([, fences]) => fences.length > 1)
-    .map(
-      ([runId, fences]) =>
-        `${runId}: at-most-once, executed ${fences.length} times (fences ${fences.join(", ")})`,
+  const atMostOnceRepeated: string[] = [];
+  for (const [runId, list] of starts) {
+    const job = jobs.get(jobOfRun(runId));
+    if (list.length < 2 || !job) continue;
+    const from = Math.min(...list.map((s) => s.at)) - HANDOVER_MS;
+    const to = Math.max(...list.map((s) => s.at));
+    if (!onlyAtMostOnceDuring(job, from, to)) continue;
+    atMostOnceRepeated.push(
+      `${runId}: at-most-once, executed ${list.length} times (fences ${list.map((s) => s.fence).join(", ")})`,
     );
-  const atMostOnceLost = [...finalRows.values()].filter(
-    (row) => row.status === "lost" && atMostOnce.has(jobOfRun(row.runId)),
-  ).length;
+  }
+  const atMostOnceLost = [...finalRows.values()].filter((row) => row.status === "lost").length;
   return { atMostOnceRepeated, atMostOnceLost };
 }
 

@@ -1,3 +1,6 @@
+import type { OverlapPolicy } from "@jobsched/contract";
+import type { AwsFaultEvent } from "../../local/aws-faults";
+
 /** What the crash-loop test's client, workers and accounting share. */
 export const CHAOS_TYPE = "chaos.work";
 
@@ -11,6 +14,20 @@ export interface ChaosPayload {
   readonly failAttempts: number;
   /** Fail every attempt with a PermanentError. */
   readonly permanent: boolean;
+  /**
+   * Executions started from this instant on work `shortMs` instead of `ms`: the overlap jobs'
+   * runs outlast a minute early in the window and are short at its end (a late firing, or a
+   * repeat after a lapsed lease, too), so the drain stays short.
+   */
+  readonly shortFrom?: number;
+  readonly shortMs?: number;
+}
+
+/** An execution's working time in the worker, by when it starts. */
+export function workMs(payload: ChaosPayload, startedAt: number): number {
+  return payload.shortFrom !== undefined && startedAt >= payload.shortFrom
+    ? (payload.shortMs ?? payload.ms)
+    : payload.ms;
 }
 
 /** One line of a worker's log: an execution began, or how its completion went. */
@@ -52,6 +69,22 @@ export interface AcceptedJob {
   resumedAt?: number;
   /** When the resume was answered: a firing in the pause may be recorded missed until then. */
   resumeAnsweredAt?: number;
+  /**
+   * The job's overlapPolicy and delivery from its create on, one entry per create or PATCH that
+   * set them (PATCH /api/v1/jobs/{id} while the loop runs). Absent: allow, and the delivery
+   * its kind implies (jobSettings, job-settings.ts).
+   */
+  settings?: JobSettings[];
+}
+
+export type Delivery = "at-least-once" | "at-most-once";
+
+/** A job's overlap policy and delivery mode as one create or PATCH set them, with its timing. */
+export interface JobSettings {
+  readonly overlapPolicy: OverlapPolicy;
+  readonly delivery: Delivery;
+  readonly sentAt: number;
+  readonly answeredAt: number;
 }
 
 /**
@@ -64,7 +97,14 @@ export type Fault =
   /** A worker was stopped (SIGSTOP) at `at` and continued at `until`. */
   | { readonly kind: "worker-stop"; readonly worker: string; readonly at: number; readonly until: number }
   /** A worker process was killed at `at` (and another started under the same id later). */
-  | { readonly kind: "worker-kill"; readonly worker: string; readonly at: number };
+  | { readonly kind: "worker-kill"; readonly worker: string; readonly at: number }
+  /**
+   * A DynamoDB or SQS request the runtime's fault injection failed (local/aws-faults.ts), from
+   * `at` to `until`, with the runs and jobs the request was about (the runtime's fault log).
+   */
+  | AwsFault;
+
+export type AwsFault = Extract<AwsFaultEvent, { kind: "aws-fault" }>;
 
 /** The crash loop's two tenants (the dev credentials' tenant A and tenant B). */
 export type ChaosTenant = "a" | "b";

@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { createWorker, PermanentError } from "@jobsched/worker";
 import { loadLocalCredentials } from "../../local/local-credentials";
-import { CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events";
+import { CHAOS_TYPE, type ChaosPayload, type WorkerEvent, workMs } from "./chaos-events";
 
 /**
  * One worker process of the crash-loop test: `tsx test/chaos/chaos-worker.ts <api url>
@@ -9,6 +9,8 @@ import { CHAOS_TYPE, type ChaosPayload, type WorkerEvent } from "./chaos-events"
  * key (bound to one tenant, or the pool), executes `chaos.work` runs as their payload says
  * (sleep, fail the first n attempts, fail for good) and appends one JSON line per execution
  * start and per completion outcome. Lines are written synchronously so a SIGKILL loses none.
+ * A handler stops when its lease is lost (the SDK's signal: a heartbeat got 409, as when a
+ * newer run revokes it under cancel-previous), as a well-behaved one does.
  */
 const [url, workerId, logFile, accessKeyId] = process.argv.slice(2);
 if (!url || !workerId || !logFile || !accessKeyId) {
@@ -31,7 +33,7 @@ const worker = createWorker({
   concurrency: 20,
   workerId,
   log: () => undefined,
-  handler: async (run) => {
+  handler: async (run, { signal }) => {
     record({
       e: "start",
       runId: run.runId,
@@ -41,7 +43,17 @@ const worker = createWorker({
       at: Date.now(),
     });
     const payload = run.payload as ChaosPayload;
-    await new Promise((done) => setTimeout(done, payload.ms));
+    await new Promise<void>((done, fail) => {
+      const timer = setTimeout(done, workMs(payload, Date.now()));
+      signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          fail(new Error("chaos: lease lost, stopping"));
+        },
+        { once: true },
+      );
+    });
     if (payload.permanent) throw new PermanentError("chaos: permanent failure");
     if (run.attempt <= payload.failAttempts) throw new Error(`chaos: attempt ${run.attempt} fails`);
   },

@@ -4,10 +4,11 @@ import type { Server as HttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createJobResponse, jobResponse, runsPageResponse } from "@jobsched/contract";
+import { createJobResponse, jobResponse, OverlapPolicy, runsPageResponse } from "@jobsched/contract";
 import { createSignedFetch, type JsonResponse } from "@jobsched/worker";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
+import type { AwsFaultEvent } from "../../local/aws-faults";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
 import { bodyOf } from "../support/bodies";
@@ -15,10 +16,12 @@ import { startWebhookReceiver } from "../support/webhook-receiver";
 import { AT_MOST_ONCE_KIND, type JobState, keepBooks, type RunRow } from "./accounting";
 import {
   type AcceptedJob,
+  type AwsFault,
   CHAOS_TYPE,
   CHAOS_WORKERS,
   type ChaosPayload,
   type ChaosTenant,
+  type Delivery,
   type Fault,
   type WorkerEvent,
 } from "./chaos-events";
@@ -44,17 +47,58 @@ import {
  * execution by `dispatcher:<tenant whose secret signed it>`, so the same books hold for them: no
  * delivery before its second, none signed for another tenant, none succeeded where it failed.
  *
- * Sizes come from the environment: CHAOS_JOBS (default 520), CHAOS_KILLS (default 22).
+ * Since issue 27 the mix also holds every-minute jobs under each overlap policy (allow, skip,
+ * buffer-one, cancel-previous), some at-most-once, whose runs outlast a minute early in the
+ * window, and every-minute jobs whose first attempts fail (retried 20 s later); while the loop
+ * runs, some are PATCHed through the API to another policy or delivery mode, as a user would.
+ * Their runs may end skipped, cancelled as replaced, dead-lettered as at-most-once or lost
+ * only as the job's policy and delivery at that moment allow (overlap-rules.ts). And about 2%
+ * of the runtime's DynamoDB and SQS requests fail as AWS fails them (throttling, 500, 503,
+ * timeouts, reset sockets; local/aws-faults.ts, below the SDK's retries): the runtime logs each
+ * with its time, operation and the runs it was about, and a repeat may be explained by one
+ * only if it was about that run and fell in the execution's window.
+ *
+ * Sizes come from the environment: CHAOS_JOBS (default 520), CHAOS_KILLS (default 22),
+ * CHAOS_FAULT_RATE (the share of AWS requests failed, default 0.02; 0 for none).
  */
 const JOBS = Number(process.env.CHAOS_JOBS ?? 520);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 22);
+const FAULT_RATE = Number(process.env.CHAOS_FAULT_RATE ?? 0.02);
 const CRON_JOBS = 24;
+/** Every-minute jobs whose runs overlap: two per overlap policy (allow, skip, buffer-one, cancel-previous). */
+const OVERLAP_JOBS = 8;
+/** Every-minute jobs failing each first attempt, PATCHed to at-most-once while a run may wait for its retry. */
+const PATCHED_RETRY_JOBS = 2;
+const POLICIES = [
+  OverlapPolicy.Allow,
+  OverlapPolicy.Skip,
+  OverlapPolicy.BufferOne,
+  OverlapPolicy.CancelPrevious,
+] as const;
+/** Overlap jobs' executions started this long before the window's end are short, so the drain is short. */
+const SHORT_RUNS_BEFORE_END_MS = 180_000;
 const CREATE_WINDOW_MS = 270_000;
 const CRON_WINDOW_MS = 390_000;
 const DRAIN_LIMIT_MS = 360_000;
 const ROOT = resolve(import.meta.dirname, "../..");
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+/** A JSON-lines file (a line cut short by a SIGKILL is skipped). */
+function readJsonLines<T>(file: string): T[] {
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  return text.split("\n").flatMap((line) => {
+    try {
+      return line.trim() === "" ? [] : [JSON.parse(line) as T];
+    } catch {
+      return [];
+    }
+  });
+}
 const between = (low: number, high: number) => low + Math.random() * (high - low);
 const credentials = loadLocalCredentials();
 
@@ -114,6 +158,58 @@ function mixFor(i: number): { payload: ChaosPayload; extra: Record<string, unkno
       permanent: false,
     },
     extra: { leaseSeconds: 5, maxAttempts: 6 },
+  };
+}
+
+/**
+ * Overlap job j (0-7): policy POLICIES[j % 4]; j = 1 and 6 at-most-once. Executions work about
+ * 100 s (a minute's firing finds the previous one running) until SHORT_RUNS_BEFORE_END_MS before
+ * the window's end, and under a second from then on. A 45 s lease, kept by heartbeats every
+ * 15 s, outlasts a runtime restart: these jobs are about overlaps (slow-heartbeats jobs lose
+ * their short leases to the kills).
+ */
+function overlapMixFor(j: number, endAt: number): { payload: ChaosPayload; extra: Record<string, unknown> } {
+  return {
+    payload: {
+      kind: "overlap",
+      ms: Math.round(between(95_000, 105_000)),
+      failAttempts: 0,
+      permanent: false,
+      shortFrom: endAt - SHORT_RUNS_BEFORE_END_MS,
+      shortMs: Math.round(between(100, 900)),
+    },
+    extra: {
+      leaseSeconds: 45,
+      overlapPolicy: POLICIES[j % POLICIES.length],
+      delivery: j === 1 || j === 6 ? "at-most-once" : "at-least-once",
+    },
+  };
+}
+
+/** The PATCHes an overlap job gets while the loop runs: [ms after the start, the change]. */
+function overlapPatches(j: number): Array<[number, Record<string, string>]> {
+  const when = () => between(100_000, 200_000);
+  const next = POLICIES[(j + 1) % POLICIES.length] as string;
+  if (j === 2) return [[when(), { delivery: "at-most-once" }]];
+  if (j === 6) {
+    const at = when();
+    return [
+      [at, { overlapPolicy: next }],
+      [at + 30_000, { delivery: "at-least-once" }],
+    ];
+  }
+  return j >= 4 ? [[when(), { overlapPolicy: next }]] : [];
+}
+
+/** A retry-patched job (k 0-1): every first attempt fails and is retried 20 s later; k = 1 under skip. */
+function retryPatchedMixFor(k: number): { payload: ChaosPayload; extra: Record<string, unknown> } {
+  return {
+    payload: { kind: "retry-patched", ms: Math.round(between(0, 400)), failAttempts: 1, permanent: false },
+    extra: {
+      retry: { base: 20, cap: 20 },
+      maxAttempts: 3,
+      overlapPolicy: k === 1 ? OverlapPolicy.Skip : OverlapPolicy.Allow,
+    },
   };
 }
 
@@ -190,6 +286,10 @@ describe("the local runtime in a crash loop", () => {
   /** Every incarnation's output, written next to the data folder when the books do not balance. */
   const outputs: string[] = [];
   const runtimeLog = `${dataDir}-runtime.log`;
+  /** The runtime's fault injection logs every injected AWS fault here (it outlives the kills). */
+  const awsFaultFile = `${dataDir}-aws-faults.jsonl`;
+  const runtimeEnv: Record<string, string> =
+    FAULT_RATE > 0 ? { JOBSCHED_FAULT_RATE: String(FAULT_RATE), JOBSCHED_FAULT_LOG: awsFaultFile } : {};
 
   afterAll(async () => {
     for (const child of workers.values()) child.kill("SIGKILL");
@@ -199,7 +299,8 @@ describe("the local runtime in a crash loop", () => {
     if (passed) {
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(logFile, { force: true });
-    } else console.log(`kept for a post-mortem: ${dataDir}, ${runtimeLog}, ${logFile}`);
+      rmSync(awsFaultFile, { force: true });
+    } else console.log(`kept for a post-mortem: ${dataDir}, ${runtimeLog}, ${logFile}, ${awsFaultFile}`);
   });
 
   it("loses no accepted job and accounts for every due run across 20+ SIGKILLs", {
@@ -207,7 +308,7 @@ describe("the local runtime in a crash loop", () => {
   }, async () => {
     const started = Date.now();
     const port = await freePort();
-    runtime = await startLocalRuntime(dataDir, port, "INFO");
+    runtime = await startLocalRuntime(dataDir, port, "INFO", runtimeEnv);
     const url = runtime.url;
     const tenantClient = (accessKeyId: string) => {
       const credential = credentials.byAccessKey.get(accessKeyId);
@@ -271,10 +372,14 @@ describe("the local runtime in a crash loop", () => {
     // Prepare: the recurring jobs, every minute until the window closes.
     const accepted: AcceptedJob[] = [];
     const endAt = Math.floor((started + CRON_WINDOW_MS) / 60_000) * 60_000;
-    const create = async (i: number, schedule: Record<string, unknown>) => {
+    const create = async (
+      i: number,
+      schedule: Record<string, unknown>,
+      mix?: { payload: ChaosPayload; extra: Record<string, unknown> },
+    ) => {
       const tenant: ChaosTenant = i % 2 === 0 ? "a" : "b";
       const push = "runAt" in schedule && i % 10 === 3;
-      const { payload, extra } = push ? pushMixFor(i) : mixFor(i);
+      const { payload, extra } = mix ?? (push ? pushMixFor(i) : mixFor(i));
       const runsBy = push
         ? { target: { kind: "https", url: `${receiver.url}/${tenant}` } }
         : { type: CHAOS_TYPE };
@@ -296,15 +401,31 @@ describe("the local runtime in a crash loop", () => {
         kind: payload.kind,
         createdSentAt: sentAt,
         ...("runAt" in schedule ? { runAt: Date.parse(String(schedule.runAt)) } : { endAt }),
+        settings: [
+          {
+            overlapPolicy: (extra.overlapPolicy as OverlapPolicy | undefined) ?? OverlapPolicy.Allow,
+            delivery: (extra.delivery as Delivery | undefined) ?? "at-least-once",
+            sentAt,
+            answeredAt: Date.now(),
+          },
+        ],
       };
       accepted.push(job);
       tenantOf.set(job.jobId, tenant);
       return job;
     };
     const crons: AcceptedJob[] = [];
-    for (let i = 0; i < CRON_JOBS; i++) {
-      crons.push(await create(i, { cron: "* * * * *", endAt: new Date(endAt).toISOString() }));
+    const everyMinute = { cron: "* * * * *", endAt: new Date(endAt).toISOString() };
+    for (let i = 0; i < CRON_JOBS; i++) crons.push(await create(i, everyMinute));
+    const overlapping: AcceptedJob[] = [];
+    for (let j = 0; j < OVERLAP_JOBS; j++) {
+      overlapping.push(await create(CRON_JOBS + j, everyMinute, overlapMixFor(j, endAt)));
     }
+    const retryPatched: AcceptedJob[] = [];
+    for (let k = 0; k < PATCHED_RETRY_JOBS; k++) {
+      retryPatched.push(await create(CRON_JOBS + OVERLAP_JOBS + k, everyMinute, retryPatchedMixFor(k)));
+    }
+    const firstOneOff = CRON_JOBS + OVERLAP_JOBS + PATCHED_RETRY_JOBS;
 
     const control = async (job: AcceptedJob, action: "pause" | "resume" | "cancel") => {
       const sentAt = Date.now();
@@ -317,8 +438,43 @@ describe("the local runtime in a crash loop", () => {
       if (action === "pause") job.pausedAt = sentAt;
       if (action === "resume") Object.assign(job, { resumedAt: sentAt, resumeAnsweredAt: Date.now() });
     };
+    /** PATCH /api/v1/jobs/{id} as a user would, recording the job's settings from its answer on. */
+    let patches = 0;
+    const patch = async (job: AcceptedJob, change: Record<string, string>) => {
+      const sentAt = Date.now();
+      const response = await call("PATCH", `/api/v1/jobs/${job.jobId}`, change);
+      expect(
+        response.status,
+        `PATCH ${job.jobId} ${JSON.stringify(change)}: ${JSON.stringify(response.body)}`,
+      ).toBe(200);
+      const before = job.settings?.at(-1);
+      job.settings?.push({
+        overlapPolicy:
+          (change.overlapPolicy as OverlapPolicy | undefined) ?? before?.overlapPolicy ?? OverlapPolicy.Allow,
+        delivery: (change.delivery as Delivery | undefined) ?? before?.delivery ?? "at-least-once",
+        sentAt,
+        answeredAt: Date.now(),
+      });
+      patches += 1;
+    };
     const pending: Promise<void>[] = [];
     const later = (ms: number, action: () => Promise<void>) => pending.push(sleep(ms).then(action));
+    overlapping.forEach((job, j) => {
+      for (const [ms, change] of overlapPatches(j)) later(ms, () => patch(job, change));
+    });
+    // The retry-patched jobs turn at-most-once 10 s after a firing, 2-3 minutes in, while its
+    // run waits for its retry (its first attempt failed at once; the retry is due at 20 s);
+    // the first turns back 70 s later.
+    retryPatched.forEach((job, k) => {
+      const firingAfter = Math.ceil((started + between(120_000, 180_000)) / 60_000) * 60_000;
+      later(firingAfter + 10_000 - Date.now(), async () => {
+        await patch(job, { delivery: "at-most-once" });
+        if (k === 0) {
+          await sleep(70_000);
+          await patch(job, { delivery: "at-least-once" });
+        }
+      });
+    });
     // Four crons paused for a minute and a half, then resumed; three cancelled mid-window.
     for (const job of crons.slice(0, 4)) {
       later(between(30_000, 120_000), async () => {
@@ -330,14 +486,14 @@ describe("the local runtime in a crash loop", () => {
     for (const job of crons.slice(4, 7)) later(between(100_000, 250_000), () => control(job, "cancel"));
 
     // The one-off jobs arrive through the window; one in twelve is cancelled before it is due.
-    const oneOffs = JOBS - CRON_JOBS;
+    const oneOffs = JOBS - firstOneOff;
     const creating = (async () => {
       for (let i = 0; i < oneOffs; i++) {
         const target = started + (CREATE_WINDOW_MS * i) / oneOffs;
         if (target > Date.now()) await sleep(target - Date.now());
         const cancelled = i % 12 === 5;
         const runAt = Date.now() + (cancelled ? between(60_000, 90_000) : between(4_000, 75_000));
-        const job = await create(CRON_JOBS + i, { runAt: new Date(runAt).toISOString() });
+        const job = await create(firstOneOff + i, { runAt: new Date(runAt).toISOString() });
         if (cancelled) later(between(3_000, 20_000), () => control(job, "cancel"));
       }
     })();
@@ -361,7 +517,7 @@ describe("the local runtime in a crash loop", () => {
       faults.runtimeKills += 1;
       const down = Date.now();
       await sleep(between(200, 5_000));
-      runtime = await startLocalRuntime(dataDir, port, "INFO");
+      runtime = await startLocalRuntime(dataDir, port, "INFO", runtimeEnv);
       faults.downMs.push(Date.now() - down);
       faultLog.push({ kind: "runtime-kill", at: killedAt, backAt: Date.now() });
       // Worker faults come on their own, a few seconds into the runtime's next life: each fault
@@ -431,10 +587,18 @@ describe("the local runtime in a crash loop", () => {
     // Assess: the workers' own logs against the API's books.
     for (const child of workers.values()) child.kill("SIGTERM");
     await sleep(1_000);
-    const events = readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .map((line) => JSON.parse(line) as WorkerEvent);
+    const events = readJsonLines<WorkerEvent>(logFile);
+    // The runtime's injected AWS faults join the faults the books explain repeats by.
+    const awsEvents = FAULT_RATE > 0 ? readJsonLines<AwsFaultEvent>(awsFaultFile) : [];
+    const awsFaults = awsEvents.filter((e): e is AwsFault => e.kind === "aws-fault");
+    faultLog.push(...awsFaults);
+    const awsRequests = awsEvents.reduce((sum, e) => sum + (e.kind === "aws-requests" ? e.count : 0), 0);
+    const surfaced = awsEvents.filter((e) => e.kind === "aws-fault-surfaced");
+    const countBy = <T>(items: readonly T[], key: (item: T) => string) =>
+      items.reduce<Record<string, number>>((out, item) => {
+        out[key(item)] = (out[key(item)] ?? 0) + 1;
+        return out;
+      }, {});
     const served = new Map<string, readonly ChaosTenant[]>([
       ...CHAOS_WORKERS.map((w) => [w.id, w.tenants] as const),
       ["dispatcher:a", ["a"]],
@@ -445,10 +609,15 @@ describe("the local runtime in a crash loop", () => {
     const downs = [...faults.downMs].sort((a, b) => a - b);
     console.log(
       [
-        `crash loop: ${books.jobs} jobs accepted (${accepted.length - CRON_JOBS} one-off, ${CRON_JOBS} every-minute cron;` +
+        `crash loop: ${books.jobs} jobs accepted (${accepted.length - firstOneOff} one-off, ${firstOneOff} every-minute cron, ${OVERLAP_JOBS} of them overlapping, ${PATCHED_RETRY_JOBS} retry-patched;` +
           ` ${accepted.filter((j) => j.cancelSentAt !== undefined).length} cancelled, ${accepted.filter((j) => j.pausedAt !== undefined).length} paused and resumed)`,
         `faults: ${faults.runtimeKills} runtime SIGKILLs (down ${downs[0]}-${downs.at(-1)} ms incl. restart), ` +
           `${faults.workerStops} worker SIGSTOPs (7-11 s), ${faults.workerKills} worker SIGKILLs; ${CHAOS_WORKERS.length} worker processes (tenant A, tenant B, pool)`,
+        `AWS faults injected: ${awsFaults.length} of at least ${awsRequests} requests (${((100 * awsFaults.length) / Math.max(1, awsRequests)).toFixed(2)}%; ` +
+          `${JSON.stringify(countBy(awsFaults, (f) => f.service))}; ${JSON.stringify(countBy(awsFaults, (f) => f.fault))}; ` +
+          `${awsFaults.filter((f) => f.applied).length} carried out with the answer lost; ` +
+          `calls failed after the SDK's retries: ${surfaced.length} ${JSON.stringify(countBy(surfaced, (e) => `${e.service} ${e.operation}`))}`,
+        `PATCHes while the loop ran: ${patches} (overlapPolicy and delivery)`,
         `lost jobs: ${books.lost.length}`,
         `due runs: ${books.dueRuns} — ${JSON.stringify(books.byStatus)}; unaccounted: ${books.unaccounted.length}; unexpected: ${books.unexpected.length}`,
         `missed and cancelled, by reason: ${JSON.stringify(books.missedReasons)}`,
@@ -523,6 +692,13 @@ describe("the local runtime in a crash loop", () => {
     expect(books.executions).toBeGreaterThan(0);
     expect(books.pushDeliveries).toBeGreaterThan(0);
     expect(receiver.unsigned()).toBe(0);
+    expect(patches).toBeGreaterThanOrEqual(8);
+    if (FAULT_RATE > 0) {
+      // The injection ran at about the asked rate (the tally misses each runtime life's last
+      // requests, so the share is a little high).
+      expect(awsFaults.length / awsRequests).toBeGreaterThan(FAULT_RATE / 2);
+      expect(awsFaults.length / awsRequests).toBeLessThan(FAULT_RATE * 2);
+    }
     passed = true;
   });
 });

@@ -1,12 +1,21 @@
+import type { RunResponse } from "@jobsched/contract";
 import { DELIVERY_LEAD_SECONDS, EARLY_HOLD_MS } from "../../lambdas/core/delivery";
-import type { AcceptedJob, Fault, WorkerEvent } from "./chaos-events";
+import type { AcceptedJob, AwsFault, Fault, WorkerEvent } from "./chaos-events";
+import { REPLACED } from "./overlap-rules";
 
 /**
  * The crash loop's second set of books: every execution that did not end in an accepted
  * completion, every run whose handler succeeded twice, and every push delivery made again must
  * be explained by a fault the loop injected (a runtime kill, a worker stopped past its lease or
- * killed) or by the job's cancel. At-least-once allows repeats only where something failed; a
- * repeat with no fault beside it is a bug (a lease handed out twice, a lost completion).
+ * killed, a DynamoDB or SQS request of that run failed by the runtime's fault injection), by
+ * the job's cancel, or by a newer run revoking it (overlapPolicy cancel-previous). At-least-once
+ * allows repeats only where something failed; a repeat with no fault beside it is a bug (a
+ * lease handed out twice, a lost completion).
+ *
+ * An injected AWS fault explains only what happened to the run its request was about (or to a
+ * run of its job, for a request that named no run: a job read, say), and only inside that
+ * execution's window: a throttled DeleteMessage of the run's message, a completion write whose
+ * answer was lost so that its retry met its own effect, a heartbeat held up past a short lease.
  */
 
 type Start = Extract<WorkerEvent, { e: "start" }>;
@@ -39,6 +48,33 @@ const overlaps = (a: { from: number; to: number }, b: { from: number; to: number
   a.from <= b.to && b.from <= a.to;
 
 export const jobOfRun = (runId: string) => `j_${runId.split("_")[1] ?? ""}`;
+
+/** Whether an injected AWS fault was about this run (or its job, when it named no run). */
+export function aboutRun(fault: AwsFault, runId: string): boolean {
+  return fault.runs.includes(runId) || (fault.runs.length === 0 && fault.jobs.includes(jobOfRun(runId)));
+}
+
+/** An injected AWS fault on one of the run's requests, within `window`. */
+const awsFaultOn = (fault: Fault, runId: string, window: { from: number; to: number }) =>
+  fault.kind === "aws-fault" &&
+  aboutRun(fault, runId) &&
+  overlaps(window, { from: fault.at, to: fault.until });
+
+/** The API's instants may drop their milliseconds. */
+const ROUNDING_MS = 1_000;
+
+/**
+ * Whether the execution's run was revoked by a newer one (cancel-previous) inside its window:
+ * its refused completion is that policy working, not a repeat.
+ */
+function revokedDuring(execution: Execution, row: RunResponse | undefined): boolean {
+  if (row?.status !== "cancelled" || !REPLACED.test(row.error ?? "")) return false;
+  const at = Date.parse(row.finishedAt ?? "");
+  const window = windowOf(execution);
+  return (
+    execution.start.fence <= row.fence && at >= window.from - ROUNDING_MS && at <= window.to + ROUNDING_MS
+  );
+}
 export const byDispatcher = (event: WorkerEvent) => event.worker.startsWith("dispatcher:");
 
 /**
@@ -49,12 +85,16 @@ export function explain(
   execution: Execution,
   faults: readonly Fault[],
   job: AcceptedJob | undefined,
+  row?: RunResponse,
 ): string | undefined {
   const window = windowOf(execution);
   const worker = execution.start.worker;
+  if (revokedDuring(execution, row)) return "revoked (cancel-previous)";
   for (const fault of faults) {
     if (fault.kind === "runtime-kill") {
       if (overlaps(window, { from: fault.at, to: fault.backAt + RECOVERY_MS })) return "runtime kill";
+    } else if (fault.kind === "aws-fault") {
+      if (awsFaultOn(fault, execution.start.runId, window)) return `aws ${fault.fault}`;
     } else if (fault.worker === worker) {
       if (fault.kind === "worker-stop" && overlaps(window, { from: fault.at, to: fault.until })) {
         return "worker stop";
@@ -71,14 +111,15 @@ export function explain(
 
 /**
  * Whether an execution was under way while a fault lasted: running (from its start to its
- * answer) during the runtime's outage, or its own worker's stop, or when its worker was killed.
- * Stricter than `explain` (no hand-over before the start, no recovery after the outage, no
- * cancel): the count of such executions bounds the repeats the faults can cause, apart from
- * the explanations.
+ * answer) during the runtime's outage, or its own worker's stop, or when its worker was killed,
+ * or while a request about its run failed. Stricter than `explain` (no hand-over before the
+ * start, no recovery after the outage, no cancel): the count of such executions bounds the
+ * repeats the faults can cause, apart from the explanations.
  */
 export function inFlightDuring(execution: Execution, fault: Fault): boolean {
   const running = { from: execution.start.at, to: execution.done?.at ?? Number.POSITIVE_INFINITY };
   if (fault.kind === "runtime-kill") return overlaps(running, { from: fault.at, to: fault.backAt });
+  if (fault.kind === "aws-fault") return awsFaultOn(fault, execution.start.runId, running);
   if (fault.worker !== execution.start.worker) return false;
   if (fault.kind === "worker-stop") return overlaps(running, { from: fault.at, to: fault.until });
   return running.from <= fault.at && fault.at <= running.to;
@@ -102,7 +143,10 @@ export interface FaultBooks {
   readonly unacceptedExecutions: number;
   /** Of those, how many each kind of fault explains. */
   readonly explainedBy: Record<string, number>;
-  /** Executions under way while some fault lasted (inFlightDuring): the repeats' bound. */
+  /**
+   * Executions under way while some fault lasted (inFlightDuring), or revoked by a newer run:
+   * the repeats' bound.
+   */
   readonly duplicateBound: number;
   readonly unexplainedDuplicates: string[];
   /** Runs whose handler succeeded more than once, and those of them no fault explains. */
@@ -116,6 +160,7 @@ export function faultBooks(
   accepted: readonly AcceptedJob[],
   events: readonly WorkerEvent[],
   faults: readonly Fault[],
+  finalRows: ReadonlyMap<string, RunResponse> = new Map(),
 ): FaultBooks {
   const jobs = new Map(accepted.map((job) => [job.jobId, job]));
   const executions = executionsOf(events);
@@ -125,7 +170,8 @@ export function faultBooks(
   for (const execution of executions) {
     if (execution.done?.status === 200) continue;
     unacceptedExecutions += 1;
-    const why = explain(execution, faults, jobs.get(jobOfRun(execution.start.runId)));
+    const runId = execution.start.runId;
+    const why = explain(execution, faults, jobs.get(jobOfRun(runId)), finalRows.get(runId));
     if (why) explainedBy[why] = (explainedBy[why] ?? 0) + 1;
     else {
       const { runId, fence, worker, at } = execution.start;
@@ -135,8 +181,10 @@ export function faultBooks(
       );
     }
   }
-  const duplicateBound = executions.filter((execution) =>
-    faults.some((f) => inFlightDuring(execution, f)),
+  const duplicateBound = executions.filter(
+    (execution) =>
+      faults.some((f) => inFlightDuring(execution, f)) ||
+      revokedDuring(execution, finalRows.get(execution.start.runId)),
   ).length;
 
   return {
@@ -202,7 +250,8 @@ function doubleSuccessBooks(executions: readonly Execution[], faults: readonly F
 
 /**
  * Each push delivery after a run's first must follow a failed answer to the one before it (the
- * receiver's 503, then a retry), or a runtime kill between the two (the dispatcher is in it).
+ * receiver's 503, then a retry), a runtime kill between the two (the dispatcher is in it), or a
+ * failed request about the run between them (its outcome write, its message's delete).
  */
 function pushRepeats(events: readonly WorkerEvent[], faults: readonly Fault[]): string[] {
   const deliveries = new Map<string, Start[]>();
@@ -223,17 +272,15 @@ function pushRepeats(events: readonly WorkerEvent[], faults: readonly Fault[]): 
       const previous = sorted[i - 1] as Start;
       const current = sorted[i] as Start;
       const failed = failedAnswers.has(`${previous.runId}#${previous.fence}`);
+      const between = { from: previous.at - HANDOVER_MS, to: current.at };
       const killed = faults.some(
         (f) =>
-          f.kind === "runtime-kill" &&
-          overlaps(
-            { from: previous.at - HANDOVER_MS, to: current.at },
-            { from: f.at, to: f.backAt + RECOVERY_MS },
-          ),
+          (f.kind === "runtime-kill" && overlaps(between, { from: f.at, to: f.backAt + RECOVERY_MS })) ||
+          awsFaultOn(f, runId, between),
       );
       if (!failed && !killed) {
         problems.push(
-          `${runId}: delivered again at fence ${current.fence} after fence ${previous.fence} with no failed answer or runtime kill between`,
+          `${runId}: delivered again at fence ${current.fence} after fence ${previous.fence} with no failed answer, runtime kill or failed request of the run between`,
         );
       }
     }
@@ -243,7 +290,8 @@ function pushRepeats(events: readonly WorkerEvent[], faults: readonly Fault[]): 
 
 /**
  * A run of an at-most-once job recorded lost: its lease lapsed, which needs a fault (its worker
- * stopped or killed, or the runtime down) during its executions or, with none, around its due time.
+ * stopped or killed, the runtime down, a request about the run failed) during its executions
+ * or, with none, around its due time.
  */
 export function lostExplained(
   runId: string,
@@ -255,6 +303,8 @@ export function lostExplained(
   if (ran.some((execution) => explain(execution, faults, undefined) !== undefined)) return true;
   const around = { from: scheduledFor - EARLY_HOLD_MS, to: scheduledFor + LOST_WINDOW_MS };
   return faults.some(
-    (f) => f.kind === "runtime-kill" && overlaps(around, { from: f.at, to: f.backAt + RECOVERY_MS }),
+    (f) =>
+      (f.kind === "runtime-kill" && overlaps(around, { from: f.at, to: f.backAt + RECOVERY_MS })) ||
+      awsFaultOn(f, runId, around),
   );
 }

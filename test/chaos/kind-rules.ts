@@ -2,12 +2,15 @@ import type { RunResponse } from "@jobsched/contract";
 import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { PAUSED_RUN_REASON } from "../../lambdas/core/run";
 import type { AcceptedJob, Fault, WorkerEvent } from "./chaos-events";
-import { lostExplained } from "./fault-books";
+import { HANDOVER_MS, lostExplained } from "./fault-books";
+import { atMostOnceDuring } from "./job-settings";
+import { overlapEndingProblems } from "./overlap-rules";
 
 /**
  * What each kind of job in the crash loop's mix must end as, run by run. The payload decides
  * the outcome (an `ok` run succeeds, a `permanent` one is dead-lettered); anything else needs a
- * reason the test itself caused: the job's cancel, its pause, a maxLateness it asked for, or a
+ * reason the test itself caused: the job's cancel, its pause, a maxLateness it asked for, its
+ * overlap policy or delivery mode at the time (overlap-rules.ts; they change by PATCH), or a
  * fault that lapsed an at-most-once lease.
  */
 export const FINAL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
@@ -20,6 +23,10 @@ export const FINAL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
   "at-most-once": ["succeeded", "lost"],
   "push-ok": ["succeeded"],
   "push-retry-once": ["succeeded"],
+  // Every-minute jobs whose runs outlast a minute early in the window, under each overlap policy.
+  overlap: ["succeeded"],
+  // Every-minute jobs failing each first attempt, their retry 20 s later; PATCHed to at-most-once.
+  "retry-patched": ["succeeded"],
 };
 
 /** The mix's maxLateness for `late-is-missed` jobs (crash-loop.test.ts). */
@@ -55,12 +62,15 @@ export function finalStatusProblems(
   run: RunResponse,
   events: readonly WorkerEvent[],
   faults: readonly Fault[],
+  runs: readonly RunResponse[] = [run],
 ): string[] {
   const at = Date.parse(run.scheduledFor);
   const label = `${job.jobId}@${run.scheduledFor} (${job.kind})`;
   const expected = FINAL_BY_KIND[job.kind];
   if (!expected) return [`${label}: a kind the books do not know`];
   const error = run.error ?? "";
+  const byPolicy = overlapEndingProblems(job, run, runs);
+  if (byPolicy) return byPolicy;
 
   if (run.status === "cancelled") {
     return job.cancelSentAt === undefined ? [`${label}: cancelled, but its job was never cancelled`] : [];
@@ -79,6 +89,15 @@ export function finalStatusProblems(
     return outage || inPause(job, at)
       ? []
       : [`${label}: missed by the missed-run policy (${error}) with no outage or pause then`];
+  }
+  if (run.status === "lost") {
+    // At-most-once at some moment of the run's life (created so, or PATCHed), beside a fault.
+    const life = { from: at - HANDOVER_MS, to: Date.parse(run.finishedAt ?? "") || Number.POSITIVE_INFINITY };
+    if (!atMostOnceDuring(job, life.from, life.to))
+      return [`${label}: recorded lost, but its job was at-least-once`];
+    return lostExplained(run.runId, at, events, faults)
+      ? []
+      : [`${label}: recorded lost with no fault to lapse its lease`];
   }
   if (!expected.includes(run.status)) {
     return [`${label}: ended ${run.status}${error ? ` (${error})` : ""}, expected ${expected.join(" or ")}`];
@@ -103,9 +122,6 @@ export function finalStatusProblems(
         `${label}: succeeded, its only lease ${leasedLate} ms late (maxLateness ${LATE_IS_MISSED_MS} ms)`,
       ];
     }
-  }
-  if (run.status === "lost" && !lostExplained(run.runId, at, events, faults)) {
-    return [`${label}: recorded lost with no fault to lapse its lease`];
   }
   return [];
 }

@@ -2,7 +2,7 @@ import type { RunResponse } from "@jobsched/contract";
 import { describe, expect, it } from "vitest";
 import { PAUSED_RUN_REASON } from "../../lambdas/core/run";
 import { type Books, type JobState, keepBooks } from "../chaos/accounting";
-import type { AcceptedJob, ChaosTenant, Fault, WorkerEvent } from "../chaos/chaos-events";
+import type { AcceptedJob, ChaosTenant, Fault, JobSettings, WorkerEvent } from "../chaos/chaos-events";
 
 /**
  * The crash loop's book keeping (test/chaos/accounting.ts, kind-rules.ts, fault-books.ts) fed
@@ -436,6 +436,535 @@ describe("the crash loop's books", () => {
     expect(b.unexplainedDoubleSuccesses).toHaveLength(1);
     // The runtime down while the execution ran: both explained.
     h.faults = [{ kind: "runtime-kill", at: at + 300, backAt: at + 2_000 }];
+    expect(failing(books(h))).toEqual([]);
+  });
+});
+
+/** An every-minute job of `kind` firing at T0 + n h + 0, 1, 2... minutes (the last at its endAt). */
+function cronJob(n: number, kind: string, settings: JobSettings[], firings = 3): AcceptedJob {
+  const first = T0 + n * 3_600_000;
+  return {
+    jobId: `j_${String(n).padStart(20, "0")}`,
+    tenant: "a",
+    schedule: "cron",
+    kind,
+    createdSentAt: first - 30_000,
+    endAt: first + (firings - 1) * 60_000,
+    settings,
+  };
+}
+const firstOf = (job: AcceptedJob) => job.createdSentAt + 30_000;
+/** Firing k (from 0) of a cron job. */
+const firing = (job: AcceptedJob, k: number) => firstOf(job) + k * 60_000;
+const cronRunId = (job: AcceptedJob, k: number) => `r_${job.jobId.slice(2)}_${firing(job, k)}`;
+const isoAt = (ms: number) => new Date(ms).toISOString();
+/** The run row of firing k: finished `finishedIn` ms after it was due, leased `leasedIn` ms after. */
+function cronRow(
+  job: AcceptedJob,
+  k: number,
+  status: string,
+  times: { fence?: number; leasedIn?: number; finishedIn?: number; error?: string } = {},
+): RunResponse {
+  const at = firing(job, k);
+  return {
+    runId: cronRunId(job, k),
+    runKey: `${job.jobId}@${isoAt(at)}`,
+    scheduledFor: isoAt(at),
+    status: status as RunResponse["status"],
+    attempt: times.fence ?? 0,
+    fence: times.fence ?? 0,
+    ...(times.leasedIn === undefined ? {} : { startedAt: isoAt(at + times.leasedIn) }),
+    ...(times.finishedIn === undefined ? {} : { finishedAt: isoAt(at + times.finishedIn) }),
+    ...(times.error === undefined ? {} : { error: times.error }),
+  };
+}
+const cronStart = (
+  job: AcceptedJob,
+  k: number,
+  fence: number,
+  delay: number,
+  worker = "w1",
+): WorkerEvent => ({
+  e: "start",
+  runId: cronRunId(job, k),
+  fence,
+  attempt: fence,
+  worker,
+  at: firing(job, k) + delay,
+});
+const cronDone = (
+  job: AcceptedJob,
+  k: number,
+  fence: number,
+  delay: number,
+  result: "succeeded" | "failed" = "succeeded",
+  status: number | "lease-lost" = 200,
+  worker = "w1",
+): WorkerEvent => ({
+  e: "done",
+  runId: cronRunId(job, k),
+  fence,
+  worker,
+  result,
+  status,
+  sentAt: firing(job, k) + delay - 10,
+  at: firing(job, k) + delay,
+});
+/** Settings from the create on: `policy` and `delivery`, then each PATCH at `at` (answered 200 ms later). */
+function settingsOf(
+  first: Pick<JobSettings, "overlapPolicy" | "delivery">,
+  ...patches: Array<Pick<JobSettings, "overlapPolicy" | "delivery"> & { at: number }>
+): JobSettings[] {
+  return [
+    { ...first, sentAt: T0 - 60_000, answeredAt: T0 - 59_800 },
+    ...patches.map(({ at, ...s }) => ({ ...s, sentAt: at, answeredAt: at + 200 })),
+  ];
+}
+const skipReason = (holder: number, policy: "skip" | "buffer-one") =>
+  policy === "skip"
+    ? `the run of ${isoAt(holder)} was still unfinished (overlapPolicy skip)`
+    : `the run of ${isoAt(holder)} was still unfinished and another run waits for it (overlapPolicy buffer-one)`;
+const replacedReason = (by: number) =>
+  `cancelled: the run of ${isoAt(by)} replaced it (overlapPolicy cancel-previous)`;
+
+/** The balanced history plus one overlap job with these runs and events. */
+function withJob(job: AcceptedJob, runs: RunResponse[], events: WorkerEvent[]): History {
+  const h = balanced();
+  h.jobs.push(job);
+  h.states.set(job.jobId, { found: true, status: "completed", createdAt: isoAt(job.createdSentAt), runs });
+  h.events.push(...events);
+  return h;
+}
+const problemsOf = (h: History) => books(h).wrongFinalStatus;
+
+describe("the crash loop's books on overlap policies, delivery PATCHes and AWS faults", () => {
+  const allow = { overlapPolicy: "allow", delivery: "at-least-once" } as const;
+
+  it("allow a skipped firing under skip only while the named earlier run was unfinished and the job was skip", () => {
+    // Prepare: firing 0 runs 90 s, firing 1 is skipped as it comes due, firing 2 (the last) runs.
+    const job = cronJob(40, "overlap", settingsOf({ overlapPolicy: "skip", delivery: "at-least-once" }));
+    const history = (holderFinishedIn: number) =>
+      withJob(
+        job,
+        [
+          cronRow(job, 0, "succeeded", { fence: 1, leasedIn: 0, finishedIn: holderFinishedIn }),
+          cronRow(job, 1, "skipped", { finishedIn: 100, error: skipReason(firing(job, 0), "skip") }),
+          cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 2_000 }),
+        ],
+        [
+          cronStart(job, 0, 1, 10),
+          cronDone(job, 0, 1, holderFinishedIn),
+          cronStart(job, 2, 1, 10),
+          cronDone(job, 2, 1, 1_000),
+        ],
+      );
+    // Act, Assess
+    expect(failing(books(history(90_000)))).toEqual([]);
+    // The run of firing 0 had finished 30 s in: nothing was left to skip for.
+    expect(problemsOf(history(30_000))).toEqual([expect.stringContaining("had finished")]);
+    // The job was allow then (a PATCH to skip answered 30 s after the skip).
+    job.settings = settingsOf(allow, {
+      overlapPolicy: "skip",
+      delivery: "at-least-once",
+      at: firing(job, 1) + 30_000,
+    });
+    expect(problemsOf(history(90_000))).toEqual([expect.stringContaining("the job was allow then")]);
+    // A PATCH to skip answered just before: either policy may have decided.
+    job.settings = settingsOf(allow, {
+      overlapPolicy: "skip",
+      delivery: "at-least-once",
+      at: firing(job, 1) - 3_000,
+    });
+    expect(failing(books(history(90_000)))).toEqual([]);
+  });
+
+  it("fail a skipped last run, a run skipped against a later one, and a started run skipped", () => {
+    const job = cronJob(41, "overlap", settingsOf({ overlapPolicy: "skip", delivery: "at-least-once" }));
+    const h = withJob(
+      job,
+      [
+        cronRow(job, 0, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 1_000 }),
+        cronRow(job, 1, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 150_000 }),
+        cronRow(job, 2, "skipped", { finishedIn: 100, error: skipReason(firing(job, 1), "skip") }),
+      ],
+      [
+        cronStart(job, 0, 1, 10),
+        cronDone(job, 0, 1, 1_000),
+        cronStart(job, 1, 1, 10),
+        cronDone(job, 1, 1, 150_000),
+      ],
+    );
+    expect(problemsOf(h)).toEqual([expect.stringContaining("last run skipped")]);
+    // Firing 0's message came 90 s late (re-sent by the repair pass after a kill) and found
+    // firing 1 running: an older run waits for the newer one, never skips against it (0037).
+    const late = (fence: number, holder: number) =>
+      withJob(
+        job,
+        [
+          cronRow(job, 0, "skipped", {
+            fence,
+            finishedIn: 90_000,
+            error: skipReason(firing(job, holder), "skip"),
+          }),
+          cronRow(job, 1, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 60_000 }),
+          cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 1_000 }),
+        ],
+        [
+          cronStart(job, 1, 1, 10),
+          cronDone(job, 1, 1, 60_000),
+          cronStart(job, 2, 1, 10),
+          cronDone(job, 2, 1, 1_000),
+        ],
+      );
+    expect(problemsOf(late(0, 1))).toEqual([expect.stringContaining("not an earlier run")]);
+    // Firing 1, leased three times (a PATCH from allow to skip came while firing 0 still ran),
+    // recorded skipped when its returning message found firing 0 unfinished: a started run.
+    const started = withJob(
+      job,
+      [
+        cronRow(job, 0, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 150_000 }),
+        cronRow(job, 1, "skipped", {
+          fence: 3,
+          finishedIn: 80_000,
+          error: skipReason(firing(job, 0), "skip"),
+        }),
+        cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 1_000 }),
+      ],
+      [
+        cronStart(job, 0, 1, 10),
+        cronDone(job, 0, 1, 150_000),
+        cronStart(job, 2, 1, 10),
+        cronDone(job, 2, 1, 1_000),
+      ],
+    );
+    expect(problemsOf(started)).toEqual([expect.stringContaining("skipped after it was leased 3 time(s)")]);
+  });
+
+  it("allow buffer-one's skip only while another run still waited (finding 1's duplicate takes no place)", () => {
+    // Prepare: firing 0 runs 130 s; firing 1 waits for it (leased at 130 s); firing 2, due at
+    // 120 s while firing 1 waits, is skipped; firing 3 (the last) runs after firing 1.
+    const job = cronJob(
+      42,
+      "overlap",
+      settingsOf({ overlapPolicy: "buffer-one", delivery: "at-least-once" }),
+      4,
+    );
+    const history = (waiterLeasedIn: number) =>
+      withJob(
+        job,
+        [
+          cronRow(job, 0, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 130_000 }),
+          cronRow(job, 1, "succeeded", { fence: 1, leasedIn: waiterLeasedIn, finishedIn: 140_000 }),
+          cronRow(job, 2, "skipped", { finishedIn: 100, error: skipReason(firing(job, 0), "buffer-one") }),
+          cronRow(job, 3, "succeeded", { fence: 1, leasedIn: 20_000, finishedIn: 21_000 }),
+        ],
+        [
+          cronStart(job, 0, 1, 10),
+          cronDone(job, 0, 1, 130_000),
+          cronStart(job, 1, 1, waiterLeasedIn + 10),
+          cronDone(job, 1, 1, 140_000),
+          cronStart(job, 3, 1, 20_010),
+          cronDone(job, 3, 1, 21_000),
+        ],
+      );
+    expect(failing(books(history(70_000)))).toEqual([]);
+    // Firing 1 had been leased (it was not waiting) when firing 2 was skipped: no second waiter.
+    expect(problemsOf(history(5_000))).toEqual([expect.stringContaining("no other run of the job waited")]);
+  });
+
+  it("allow a run cancelled as replaced only by a later, leased run under cancel-previous (finding 1 fails)", () => {
+    // Prepare: firing 0 works 90 s; firing 1 revokes it as it is leased; its worker's heartbeat
+    // gets 409 and its completion is never accepted.
+    const job = cronJob(
+      43,
+      "overlap",
+      settingsOf({ overlapPolicy: "cancel-previous", delivery: "at-least-once" }),
+    );
+    const revoked = (reason: string, byLeasedIn: number | undefined) =>
+      withJob(
+        job,
+        [
+          cronRow(job, 0, "cancelled", { fence: 2, leasedIn: 0, finishedIn: 60_100, error: reason }),
+          cronRow(job, 1, "succeeded", {
+            fence: 1,
+            ...(byLeasedIn === undefined ? {} : { leasedIn: byLeasedIn }),
+            finishedIn: 2_000,
+          }),
+          cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 2_000 }),
+        ],
+        [
+          cronStart(job, 0, 1, 10),
+          cronDone(job, 0, 1, 62_000, "failed", "lease-lost"),
+          cronStart(job, 1, 1, 10),
+          cronDone(job, 1, 1, 1_000),
+          cronStart(job, 2, 1, 10),
+          cronDone(job, 2, 1, 1_000),
+        ],
+      );
+    const h = revoked(replacedReason(firing(job, 1)), 0);
+    const b = books(h);
+    expect(failing(b)).toEqual([]);
+    expect(b.explainedBy).toEqual({ "revoked (cancel-previous)": 1 });
+    // Finding 1: the revoked run's message came back and revoked the run that replaced it.
+    const back = withJob(
+      job,
+      [
+        cronRow(job, 0, "cancelled", {
+          fence: 2,
+          leasedIn: 0,
+          finishedIn: 60_100,
+          error: replacedReason(firing(job, 1)),
+        }),
+        cronRow(job, 1, "cancelled", {
+          fence: 2,
+          leasedIn: 0,
+          finishedIn: 30_000,
+          error: replacedReason(firing(job, 0)),
+        }),
+        cronRow(job, 2, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 2_000 }),
+      ],
+      [
+        cronStart(job, 0, 1, 10),
+        cronDone(job, 0, 1, 62_000, "failed", "lease-lost"),
+        cronStart(job, 1, 1, 10),
+        cronDone(job, 1, 1, 31_000, "failed", "lease-lost"),
+        cronStart(job, 2, 1, 10),
+        cronDone(job, 2, 1, 1_000),
+      ],
+    );
+    expect(problemsOf(back)).toEqual([expect.stringContaining("not a later run")]);
+    // Revoked by a run that was never leased; or under another policy.
+    expect(problemsOf(revoked(replacedReason(firing(job, 1)), undefined))).toEqual([
+      expect.stringContaining("never leased"),
+    ]);
+    job.settings = settingsOf({ overlapPolicy: "skip", delivery: "at-least-once" });
+    expect(problemsOf(revoked(replacedReason(firing(job, 1)), 0))).toEqual([
+      expect.stringContaining("the job was skip then"),
+    ]);
+  });
+
+  it("explain a refused completion by an injected AWS fault only on its run's requests, inside its window", () => {
+    // Prepare: the ok job's first execution is refused (409), its second accepted.
+    const h = balanced();
+    const ok = jobOf(h, "ok");
+    const at = ok.runAt as number;
+    retell(
+      h,
+      ok,
+      [row(ok, "succeeded", 2)],
+      [
+        start(ok, 1, "w1"),
+        done(ok, 1, "failed", 409, "w1", 6_000),
+        start(ok, 2, "w2", 20_000),
+        done(ok, 2, "succeeded", 200, "w2", 20_400),
+      ],
+    );
+    const fault = (runs: string[], jobs: string[], from: number): Fault => ({
+      kind: "aws-fault",
+      at: at + from,
+      until: at + from + 2_000,
+      service: "dynamodb",
+      operation: "UpdateItem",
+      fault: "timeout",
+      error: "TimeoutError",
+      applied: true,
+      attempt: 1,
+      runs,
+      jobs,
+    });
+    // Act, Assess: nothing explains it.
+    expect(failing(books(h))).toEqual(["unexplainedDuplicates", "duplicateBound"]);
+    // A fault on another run's request (of another job) explains nothing.
+    h.faults = [fault([runIdOf(jobOf(h, "permanent"))], [jobOf(h, "permanent").jobId], 1_000)];
+    expect(failing(books(h))).toEqual(["unexplainedDuplicates", "duplicateBound"]);
+    // Nor one on this run's request after its answer.
+    h.faults = [fault([runIdOf(ok)], [ok.jobId], 10_000)];
+    expect(failing(books(h))).toEqual(["unexplainedDuplicates", "duplicateBound"]);
+    // A fault on its own request inside its window does.
+    h.faults = [fault([runIdOf(ok)], [ok.jobId], 1_000)];
+    const b = books(h);
+    expect(failing(b)).toEqual([]);
+    expect(b.explainedBy).toEqual({ "aws timeout": 1 });
+    // So does one on a request about its job that named no run (a job read), but not one
+    // naming another run of the same job.
+    h.faults = [fault([], [ok.jobId], 1_000)];
+    expect(failing(books(h))).toEqual([]);
+    h.faults = [fault([`r_${ok.jobId.slice(2)}_${at + 60_000}`], [ok.jobId], 1_000)];
+    expect(failing(books(h))).toEqual(["unexplainedDuplicates", "duplicateBound"]);
+  });
+
+  it("fail a run executed twice after a PATCH to at-most-once, not one retried before it", () => {
+    // Prepare: every-minute job failing first attempts (retried 20 s later); firing 0 runs
+    // twice under at-least-once; the job is PATCHed to at-most-once before firing 1.
+    const patchAt = T0 + 44 * 3_600_000 + 30_000;
+    const job = cronJob(
+      44,
+      "retry-patched",
+      settingsOf(
+        { overlapPolicy: "allow", delivery: "at-least-once" },
+        { overlapPolicy: "allow", delivery: "at-most-once", at: patchAt },
+      ),
+    );
+    const notRetried = "chaos: attempt 1 fails (at-most-once: not retried)";
+    const runs = [
+      cronRow(job, 0, "succeeded", { fence: 2, leasedIn: 20_000, finishedIn: 20_500 }),
+      cronRow(job, 1, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+      cronRow(job, 2, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+    ];
+    const events = [
+      cronStart(job, 0, 1, 10),
+      cronDone(job, 0, 1, 400, "failed"),
+      cronStart(job, 0, 2, 20_010),
+      cronDone(job, 0, 2, 20_400),
+      cronStart(job, 1, 1, 10),
+      cronDone(job, 1, 1, 400, "failed"),
+      cronStart(job, 2, 1, 10),
+      cronDone(job, 2, 1, 400, "failed"),
+    ];
+    expect(failing(books(withJob(job, runs, events)))).toEqual([]);
+    // Firing 1 leased twice, both after the PATCH: at-most-once broken.
+    const twice = [
+      ...events.filter((e) => e.runId !== cronRunId(job, 1)),
+      cronStart(job, 1, 1, 10),
+      cronDone(job, 1, 1, 400, "failed"),
+      cronStart(job, 1, 2, 20_010),
+      cronDone(job, 1, 2, 20_400),
+    ];
+    const rows = [
+      runs[0] as RunResponse,
+      cronRow(job, 1, "succeeded", { fence: 2, leasedIn: 20_000, finishedIn: 20_500 }),
+      runs[2] as RunResponse,
+    ];
+    expect(failing(books(withJob(job, rows, twice)))).toEqual(["atMostOnceRepeated"]);
+    // Dead-lettered as at-most-once before the PATCH: wrong.
+    const early = [
+      cronRow(job, 0, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+      ...runs.slice(1),
+    ];
+    expect(
+      problemsOf(
+        withJob(
+          job,
+          early,
+          events.filter((e) => !(e.runId === cronRunId(job, 0) && e.fence === 2)),
+        ),
+      ),
+    ).toEqual([expect.stringContaining("at-least-once then")]);
+  });
+
+  it("allow a waiting retry dead-lettered by a PATCH to at-most-once only after that PATCH (finding 2's end)", () => {
+    const patchAt = T0 + 46 * 3_600_000 + 10_000;
+    const job = cronJob(
+      46,
+      "retry-patched",
+      settingsOf(
+        { overlapPolicy: "allow", delivery: "at-least-once" },
+        { overlapPolicy: "allow", delivery: "at-most-once", at: patchAt },
+      ),
+    );
+    const dropped = "its job became at-most-once while a retry waited: not run again";
+    const notRetried = "chaos: attempt 1 fails (at-most-once: not retried)";
+    const history = (droppedIn: number) =>
+      withJob(
+        job,
+        [
+          cronRow(job, 0, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: droppedIn, error: dropped }),
+          cronRow(job, 1, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+          cronRow(job, 2, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+        ],
+        [0, 1, 2].flatMap((k) => [cronStart(job, k, 1, 10), cronDone(job, k, 1, 400, "failed")]),
+      );
+    // Firing 0 failed at once, its retry was due at 20 s; the PATCH came at 10 s.
+    expect(failing(books(history(20_000)))).toEqual([]);
+    // Dead-lettered so a minute before the PATCH: the job was at-least-once then.
+    const early = cronJob(47, "retry-patched", []);
+    early.settings = settingsOf(
+      { overlapPolicy: "allow", delivery: "at-least-once" },
+      { overlapPolicy: "allow", delivery: "at-most-once", at: firing(early, 1) + 10_000 },
+    );
+    const h = withJob(
+      early,
+      [
+        cronRow(early, 0, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 20_000, error: dropped }),
+        cronRow(early, 1, "succeeded", { fence: 2, leasedIn: 20_000, finishedIn: 20_500 }),
+        cronRow(early, 2, "dead-lettered", { fence: 1, leasedIn: 0, finishedIn: 500, error: notRetried }),
+      ],
+      [
+        cronStart(early, 0, 1, 10),
+        cronDone(early, 0, 1, 400, "failed"),
+        cronStart(early, 1, 1, 10),
+        cronDone(early, 1, 1, 400, "failed"),
+        cronStart(early, 1, 2, 20_010),
+        cronDone(early, 1, 2, 20_400),
+        cronStart(early, 2, 1, 10),
+        cronDone(early, 2, 1, 400, "failed"),
+      ],
+    );
+    expect(problemsOf(h)).toEqual([expect.stringContaining("at-least-once then")]);
+  });
+
+  it("allow lost only while the job was at-most-once, beside a fault on the run (an injected one too)", () => {
+    const patchAt = T0 + 45 * 3_600_000 + 90_000;
+    const job = cronJob(
+      45,
+      "overlap",
+      settingsOf(allow, { overlapPolicy: "allow", delivery: "at-most-once", at: patchAt }),
+    );
+    const lostReason = "its lease lapsed without a completion";
+    const runs = (k: number) =>
+      [0, 1, 2].map((i) =>
+        i === k
+          ? cronRow(job, i, "lost", { fence: 1, leasedIn: 0, finishedIn: 30_000, error: lostReason })
+          : cronRow(job, i, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 1_000 }),
+      );
+    const events = (k: number) =>
+      [0, 1, 2].flatMap((i) =>
+        i === k ? [cronStart(job, i, 1, 10)] : [cronStart(job, i, 1, 10), cronDone(job, i, 1, 1_000)],
+      );
+    const heartbeatFault = (k: number): Fault => ({
+      kind: "aws-fault",
+      at: firing(job, k) + 4_000,
+      until: firing(job, k) + 6_000,
+      service: "dynamodb",
+      operation: "UpdateItem",
+      fault: "timeout",
+      error: "TimeoutError",
+      applied: false,
+      attempt: 1,
+      runs: [cronRunId(job, k)],
+      jobs: [job.jobId],
+    });
+    // Firing 2 (after the PATCH) lost, a heartbeat of it held up by a timeout: explained.
+    const h = withJob(job, runs(2), events(2));
+    h.faults = [heartbeatFault(2)];
+    expect(failing(books(h))).toEqual([]);
+    // With no fault: not.
+    h.faults = [];
+    expect(failing(books(h))).toEqual(["wrongFinalStatus", "unexplainedDuplicates", "duplicateBound"]);
+    // Firing 0, before the PATCH, lost beside the same kind of fault: the job was at-least-once.
+    const early = withJob(job, runs(0), events(0));
+    early.faults = [heartbeatFault(0)];
+    expect(failing(books(early))).toEqual(["unexpected", "wrongFinalStatus"]);
+  });
+
+  it("explain a push delivery made again by a failed request about its run between the two", () => {
+    const h = balanced();
+    const push = jobOf(h, "push-retry-once");
+    h.events = h.events.filter((e) => !(e.e === "done" && e.runId === runIdOf(push)));
+    expect(failing(books(h))).toEqual(["unexplainedPushRepeats"]);
+    h.faults.push({
+      kind: "aws-fault",
+      at: (push.runAt as number) + 100,
+      until: (push.runAt as number) + 100,
+      service: "sqs",
+      operation: "DeleteMessage",
+      fault: "throttle",
+      error: "RequestThrottled",
+      applied: false,
+      attempt: 1,
+      runs: [runIdOf(push)],
+      jobs: [push.jobId],
+    });
     expect(failing(books(h))).toEqual([]);
   });
 });
