@@ -8,8 +8,14 @@ import { memoryStores } from "../model/world";
  * fixed seed so a failure here is the same failure everywhere. `npm run test:model -- --runs N`
  * runs it with a random seed.
  */
+/**
+ * CI's coverage pass (instrumented, several times slower) may ask for fewer with
+ * JOBSCHED_MODEL_RUNS; `npm test` runs the 10,000.
+ */
+const RUNS = Number(process.env.JOBSCHED_MODEL_RUNS ?? 10_000);
+
 describe("run lifecycle, model-based", () => {
-  it("keeps (a)-(f) after every step of 10,000 generated sequences, and ends every run once workers stop failing", async () => {
-    await checkLifecycle({ numRuns: 10_000, seed: 20261202, stores: memoryStores });
+  it(`keeps (a)-(f) after every step of ${RUNS} generated sequences, and ends every run once workers stop failing`, async () => {
+    await checkLifecycle({ numRuns: RUNS, seed: 20261202, stores: memoryStores });
   }, 900_000);
 });
