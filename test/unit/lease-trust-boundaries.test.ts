@@ -237,3 +237,30 @@ describe("the time one lease request takes", () => {
     expect(deps.clock.now() - NOW).toBeLessThanOrEqual(22_000);
   });
 });
+
+describe("a lease write that throws", () => {
+  it("is that run's alone: the batch's other runs are handed over; only a batch that all failed fails", async () => {
+    const deps = memoryDeps(NOW);
+    const first = await dueRun(deps, alice);
+    const second = await dueRun(deps, alice);
+    const leaseRun = deps.runs.leaseRun.bind(deps.runs);
+    deps.runs.leaseRun = async (jobId, scheduledFor, grant) => {
+      if (jobId === first) throw new Error("ProvisionedThroughputExceededException");
+      return leaseRun(jobId, scheduledFor, grant);
+    };
+    const granted = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], max: 10 });
+    expect(granted.map((lease) => lease.jobId)).toEqual([second]);
+    expect(runOf(deps, first)?.status).toBe("pending");
+    expect(deps.warnings).toContain("could not lease a run; its message comes back");
+
+    const alone = memoryDeps(NOW);
+    const only = await dueRun(alone, alice);
+    alone.runs.leaseRun = async () => {
+      throw new Error("ProvisionedThroughputExceededException");
+    };
+    await expect(leaseRuns(alone, workerA, { workerId: "w", types: ["x"], max: 10 })).rejects.toThrow(
+      "ProvisionedThroughputExceededException",
+    );
+    expect(runOf(alone, only)?.status).toBe("pending");
+  });
+});

@@ -99,11 +99,32 @@ export async function grantLeases(
     ...fits.filter((r) => !admitted.includes(r)).map((r) => ({ received: r, seconds: 1 })),
   ]);
   const batch = await holdBackOverLimit(deps, admitted, now);
-  const granted = (await Promise.all(batch.map((r) => leaseOne(deps, worker, workerId, r, jobs)))).filter(
-    (g): g is Granted => g !== undefined,
-  );
+  const granted = await settleEach(deps, batch, (r) => leaseOne(deps, worker, workerId, r, jobs));
   await hideUntilLapsed(deps, granted, now, options.receivedVisibilitySeconds);
   return granted;
+}
+
+/**
+ * Leases each run on its own: a write that throws (a throttle past the SDK's retries) is that
+ * run's alone. Its message stays hidden until the received visibility ends and comes back, and
+ * the other runs of the batch are handed over. Only when every one failed does the request fail.
+ */
+async function settleEach(
+  deps: SchedulerDeps,
+  batch: readonly Readable[],
+  lease: (r: Readable) => Promise<Granted | undefined>,
+): Promise<Granted[]> {
+  const settled = await Promise.allSettled(batch.map(lease));
+  const failed = settled.flatMap((s, i) =>
+    s.status === "rejected" ? [{ error: s.reason, run: batch[i] }] : [],
+  );
+  if (failed.length > 0 && failed.length === settled.length) throw failed[0]?.error;
+  for (const { error, run } of failed)
+    deps.log.warn("could not lease a run; its message comes back", {
+      runId: run?.message.runId,
+      error: String(error),
+    });
+  return settled.flatMap((s) => (s.status === "fulfilled" && s.value !== undefined ? [s.value] : []));
 }
 
 /**
