@@ -202,14 +202,19 @@ export class MemoryRunStore implements RunStore {
     return { before, after };
   }
 
+  /** Applies the event; the run as it now is, or undefined when the guard refused it. */
+  private applied(jobId: string, scheduledFor: number, event: RunEvent): Run | undefined {
+    const applied = this.apply(jobId, scheduledFor, event);
+    return applied && this.plain(applied.after);
+  }
+
   private plain(run: StoredRun): Run {
     const { receiptHandle: _, ...plain } = run;
     return plain;
   }
 
   async leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "lease", grant });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "lease", grant });
   }
 
   async finishRun(
@@ -234,8 +239,7 @@ export class MemoryRunStore implements RunStore {
     scheduledFor: number,
     loss: { readonly reason: string; readonly now: number; readonly final: boolean },
   ) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "lose", ...loss });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "lose", ...loss });
   }
 
   async dropRetry(
@@ -243,8 +247,7 @@ export class MemoryRunStore implements RunStore {
     scheduledFor: number,
     drop: { readonly reason: string; readonly now: number; readonly final: boolean },
   ) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "drop-retry", ...drop });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "drop-retry", ...drop });
   }
 
   async setWake(jobId: string, scheduledFor: number, waiting: number, replacing?: number) {
@@ -252,8 +255,7 @@ export class MemoryRunStore implements RunStore {
   }
 
   async revokeRun(jobId: string, scheduledFor: number, reason: string, now: number) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "revoke", reason, now });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "revoke", reason, now });
   }
 
   async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
@@ -273,8 +275,7 @@ export class MemoryRunStore implements RunStore {
   }
 
   async returnLease(jobId: string, scheduledFor: number, fence: number, now: number) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "return-lease", fence, now });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "return-lease", fence, now });
   }
 
   private deadLetters(tenant?: string) {
@@ -303,8 +304,7 @@ export class MemoryRunStore implements RunStore {
     replay: { by: string; now: number; checkAt: number },
     from: "dead-lettered" | "missed" = "dead-lettered",
   ) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "replay", from, ...replay });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "replay", from, ...replay });
   }
 
   async abandonRun(
@@ -315,8 +315,7 @@ export class MemoryRunStore implements RunStore {
     now: number,
     final = false,
   ) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "abandon", status, reason, now, final });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "abandon", status, reason, now, final });
   }
 
   async missRun(
@@ -324,8 +323,7 @@ export class MemoryRunStore implements RunStore {
     scheduledFor: number,
     miss: { readonly reason: string; readonly now: number; readonly final: boolean },
   ) {
-    const applied = this.apply(jobId, scheduledFor, { kind: "miss", ...miss });
-    return applied && this.plain(applied.after);
+    return this.applied(jobId, scheduledFor, { kind: "miss", ...miss });
   }
 
   async settleFinalRun(jobId: string, scheduledFor: number) {

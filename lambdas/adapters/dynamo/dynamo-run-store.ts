@@ -39,6 +39,13 @@ function finalIs(final: boolean): string {
 }
 /** `final` is one of DynamoDB's reserved words. */
 const FINAL = { "#final": "final" };
+/**
+ * What a finishing run's update removes: its message's receipt handle and its retry time, and
+ * its repair-index keys unless it is its job's last run (kept until its job is marked).
+ */
+function leavingOnFinish(final: boolean): string {
+  return `${final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+}
 /** A leased run whose lease is held with :fence. */
 const HELD = "fence = :fence AND #status = :leased";
 
@@ -160,7 +167,7 @@ export class DynamoRunStore implements RunStore {
       const deadLetter = `${outcome.status === "dead-lettered" ? ", deadTenant = tenant" : ""}${expiry.set}`;
       const error = outcome.error === undefined ? "" : ", #error = :error";
       // A last run keeps its repair-index keys until its job is marked (settleFinalRun).
-      const leaving = `${outcome.final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt${outcome.error === undefined ? ", #error" : ""}`;
+      const leaving = `${leavingOnFinish(outcome.final)}${outcome.error === undefined ? ", #error" : ""}`;
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
@@ -372,7 +379,7 @@ export class DynamoRunStore implements RunStore {
   ): Promise<Run | undefined> {
     const expiry = this.expiry(now);
     // A last run keeps its repair-index keys until its job is marked (settleFinalRun).
-    const leaving = `${final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+    const leaving = leavingOnFinish(final);
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       UpdateExpression: `SET #status = :status, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
@@ -396,7 +403,7 @@ export class DynamoRunStore implements RunStore {
     drop: { readonly reason: string; readonly now: number; readonly final: boolean },
   ): Promise<Run | undefined> {
     const expiry = this.expiry(drop.now);
-    const leaving = `${drop.final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+    const leaving = leavingOnFinish(drop.final);
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       // A dead letter is filed in the dead-letter index under its tenant, as finishRun's are.
@@ -421,7 +428,7 @@ export class DynamoRunStore implements RunStore {
     loss: { readonly reason: string; readonly now: number; readonly final: boolean },
   ): Promise<Run | undefined> {
     const expiry = this.expiry(loss.now);
-    const leaving = `${loss.final ? "" : "repairKey, checkAt, "}receiptHandle, retryAt`;
+    const leaving = leavingOnFinish(loss.final);
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       UpdateExpression: `SET #status = :lost, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
@@ -492,7 +499,7 @@ export class DynamoRunStore implements RunStore {
     miss: { readonly reason: string; readonly now: number; readonly final: boolean },
   ): Promise<Run | undefined> {
     const expiry = this.expiry(miss.now);
-    const leaving = `${miss.final ? "" : "repairKey, checkAt, "}receiptHandle`;
+    const leaving = leavingOnFinish(miss.final);
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
