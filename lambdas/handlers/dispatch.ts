@@ -4,8 +4,11 @@ import { createSchedulerDeps } from "../adapters/scheduler-deps";
 import { handleOf, parseRunMessage } from "../adapters/sqs/sqs-run-queue";
 import { cloudReach, Targets } from "../adapters/targets/target-invoker";
 import { InProcessTargetSlots } from "../adapters/targets/target-slots";
+import { InProcessTenantShares } from "../adapters/targets/tenant-shares";
 import type { ReceivedRunMessage, RunQueue } from "../core/ports";
+import type { TenantShares } from "../core/tenant-shares";
 import { type DispatchDeps, dispatchRuns } from "../core/use-cases/dispatch-runs";
+import { DISPATCHES_PER_TENANT } from "../definitions/functions";
 import { PUSH_QUEUE } from "../definitions/queues";
 
 /**
@@ -16,11 +19,22 @@ import { PUSH_QUEUE } from "../definitions/queues";
  * source deletes it; every other one (hidden until its lease lapses, held back, not yet due)
  * is reported as a batch item failure, so that the event source leaves it in the queue with
  * the visibility it was given.
+ *
+ * Each invocation takes part in its process's tenant shares (decision 0037) until it ends: the
+ * runs of a tenant whose runs fill its share of the process's invocations go back to the queue.
  */
-export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) {
+export function createDispatchHandler(
+  deps: DispatchDeps & { readonly tenantShares?: TenantShares },
+  pushQueueUrl: string,
+) {
   return async (event: SQSEvent, _context?: Context): Promise<SQSBatchResponse> => {
     const consumed = new Set<string>();
-    const tracked: DispatchDeps = { ...deps, queue: tracking(deps.queue, consumed) };
+    const tenantShare = deps.tenantShares?.open();
+    const tracked: DispatchDeps = {
+      ...deps,
+      queue: tracking(deps.queue, consumed),
+      ...(tenantShare ? { tenantShare } : {}),
+    };
     const received: ReceivedRunMessage[] = event.Records.map((record) => ({
       message: parseRunMessage(record.body),
       receiptHandle: handleOf(pushQueueUrl, record.receiptHandle),
@@ -33,6 +47,8 @@ export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) 
       // What was not finished comes back: a leased run once its lease lapses, the rest at once
       // after the visibility they were received with.
       deps.log.error("dispatch failed", { error: String(error) });
+    } finally {
+      tenantShare?.close();
     }
     return {
       batchItemFailures: event.Records.filter(
@@ -72,12 +88,13 @@ function tracking(queue: RunQueue, consumed: Set<string>): RunQueue {
 export function createDispatchDeps(
   base: ReturnType<typeof createSchedulerDeps>,
   reach: ConstructorParameters<typeof Targets>[1],
-): DispatchDeps {
+): DispatchDeps & { readonly tenantShares: TenantShares } {
   return {
     ...base,
     targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
     targetSlots: new InProcessTargetSlots(),
+    tenantShares: new InProcessTenantShares(DISPATCHES_PER_TENANT),
   };
 }
 

@@ -1,5 +1,6 @@
 import { ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { InProcessTenantShares } from "../../lambdas/adapters/targets/tenant-shares";
 import type { Caller } from "../../lambdas/core/caller";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { FUNCTION_TIMEOUT_SECONDS } from "../../lambdas/definitions/functions";
@@ -19,12 +20,16 @@ const A: Caller = { tenant: "tenant-a", principal: "arn:aws:iam::000000000000:us
 const B: Caller = { tenant: "tenant-b", principal: "arn:aws:iam::000000000000:user/b" };
 const SECRET = `whsec_${Buffer.from("push-fairness-secret-of-32-bytes").toString("base64")}`;
 
-async function until<T>(what: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+async function until<T>(
+  what: () => T | undefined | Promise<T | undefined>,
+  waitingFor = "",
+  timeoutMs = 30_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await what();
     if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error("timed out waiting");
+    if (Date.now() > end) throw new Error(`timed out waiting ${waitingFor}`.trim());
     await new Promise((done) => setTimeout(done, 20));
   }
 }
@@ -77,96 +82,123 @@ describe("the push queue as a fair queue", () => {
   });
 });
 
-describe("the dispatcher under a noisy tenant", () => {
-  let stack: TestStack;
-  beforeAll(async () => {
-    // Tenant A creates its jobs faster than the default create quota allows.
-    stack = await createTestStack("push-fair-dispatch", { settings: { tenantCreatesPerSecond: 0 } });
-    for (const { tenant } of [A, B]) {
-      await stack.deps.webhookSecrets.put(tenant, { current: SECRET, createdAt: Date.now() }, undefined);
-    }
-  }, 60_000);
-  /** Tenant A's runs, all due in the same second at one slow endpoint. */
-  const A_RUNS = 100;
-  /** The local event source's invocations: 4 batches of 10, all of them held by A at first. */
-  const INVOCATIONS = 4;
+/**
+ * Tenant A's runs, all due in the same second at an endpoint that answers only when the test
+ * lets it (a slow endpoint, without timing), dispatched by a local event source of
+ * `invocations` batches of 10 (one poller, so exactly that many) with at most `perTenant` of
+ * them holding one tenant's runs. Once A's deliveries fill what A may hold, tenant B's run
+ * becomes due; then, if `rounds`, A's endpoint answers a round of deliveries at a time until
+ * B's arrives (otherwise it answers none until then). Says how many rounds B waited and how
+ * many of A's runs arrived before it.
+ */
+async function noisyNeighbour(
+  name: string,
+  options: { aRuns: number; invocations: number; perTenant: number; rounds: boolean },
+): Promise<{ rounds: number; aBeforeB: number }> {
+  const stack = await createTestStack(name, { settings: { tenantCreatesPerSecond: 0 } });
+  for (const { tenant } of [A, B]) {
+    await stack.deps.webhookSecrets.put(tenant, { current: SECRET, createdAt: Date.now() }, undefined);
+  }
   const held: Array<() => void> = [];
   let holding = true;
   let aArrived = 0;
   let bArrivedAfter: number | undefined;
-  let dispatcher: { stop(): Promise<void> } | undefined;
-  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>> | undefined;
-
-  afterAll(async () => {
-    holding = false;
-    for (const answer of held.splice(0)) answer();
-    await dispatcher?.stop();
-    receiver?.close();
-  });
-
-  it("takes tenant B's run while A's slow deliveries fill every invocation, before A's backlog drains", async () => {
-    // A's endpoint answers only when the test lets it (a slow endpoint, without timing); B's at once.
-    receiver = await startWebhookReceiver(({ path }) => {
-      if (path === "/b") {
-        bArrivedAfter ??= aArrived;
-        return 204;
-      }
-      aArrived++;
-      if (!holding) return 204;
-      return new Promise<number>((answer) => held.push(() => answer(204)));
-    });
-    const due = Math.ceil((Date.now() + 2_000) / 1000) * 1000;
-    for (let i = 0; i < A_RUNS; i += 20) {
-      await Promise.all(
-        Array.from({ length: 20 }, () =>
-          createJob(stack.deps, A, {
-            target: { kind: "https", url: `${receiver?.url}/a`, concurrency: 100 },
-            runAt: iso(due),
-          }),
-        ),
-      );
+  const receiver = await startWebhookReceiver(({ path }) => {
+    if (path === "/b") {
+      bArrivedAfter ??= aArrived;
+      return 204;
     }
-    // The dispatcher starts once A's backlog is queued, so that every batch is a full ten. One
-    // poller, so that the invocations are exactly INVOCATIONS batches.
-    const handler = createDispatchHandler(
-      createDispatchDeps(
+    aArrived++;
+    if (!holding) return 204;
+    return new Promise<number>((answer) => held.push(() => answer(204)));
+  });
+  const due = Math.ceil((Date.now() + 2_000) / 1000) * 1000;
+  for (let i = 0; i < options.aRuns; i += 20) {
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        createJob(stack.deps, A, {
+          target: { kind: "https", url: `${receiver.url}/a`, concurrency: 100 },
+          runAt: iso(due),
+        }),
+      ),
+    );
+  }
+  // The dispatcher starts once A's backlog is queued and visible (a run due within the second
+  // before its message is sent is delayed a second at most), so that every batch is a full ten.
+  await until(() => (Date.now() > due + 1_000 ? true : undefined), "for A's runs to be visible");
+  const handler = createDispatchHandler(
+    {
+      ...createDispatchDeps(
         stack.deps,
         localReach(new LocalFunctions(new Map()), stack.config.sqsEndpoint ?? ""),
       ),
-      stack.config.pushQueueUrl,
-    );
-    dispatcher = startSqsEventSource(stack.sqs, stack.config.pushQueueUrl, handler, {
-      batchSize: 10,
-      concurrency: 1,
-      maxConcurrency: INVOCATIONS,
-      functionName: "dispatcher",
-      timeoutMs: FUNCTION_TIMEOUT_SECONDS.dispatcher * 1000,
-      onError: () => undefined,
-    });
-    // Every invocation holds ten of A's deliveries, unanswered: A has 40 runs in flight.
-    await until(() => (held.length === INVOCATIONS * 10 ? true : undefined));
+      tenantShares: new InProcessTenantShares(options.perTenant),
+    },
+    stack.config.pushQueueUrl,
+  );
+  const dispatcher = startSqsEventSource(stack.sqs, stack.config.pushQueueUrl, handler, {
+    batchSize: 10,
+    concurrency: 1,
+    maxConcurrency: options.invocations,
+    functionName: "dispatcher",
+    timeoutMs: FUNCTION_TIMEOUT_SECONDS.dispatcher * 1000,
+    onError: () => undefined,
+  });
+  try {
+    // A's deliveries fill every invocation A may hold, unanswered.
+    const aHolds = Math.min(options.invocations, options.perTenant) * 10;
+    await until(() => (held.length === aHolds ? true : undefined), `for ${aHolds} of A's deliveries`);
     // B's run, due within the second (its message is visible at once).
     await createJob(stack.deps, B, {
       target: { kind: "https", url: `${receiver.url}/b` },
       runAt: iso(Math.ceil((Date.now() + 1) / 1000) * 1000),
     });
-    // A's endpoint answers a round of deliveries at a time, until B's run arrives.
     let rounds = 0;
-    while (bArrivedAfter === undefined) {
+    for (;;) {
       // A full round held (or the last of A's runs), or B arrived.
       const round = () =>
-        held.length > 0 && held.length >= Math.min(INVOCATIONS * 10, A_RUNS - aArrived + held.length);
-      await until(() => (bArrivedAfter !== undefined || round() ? true : undefined));
-      if (bArrivedAfter !== undefined) break;
+        held.length > 0 && held.length >= Math.min(aHolds, options.aRuns - aArrived + held.length);
+      await until(
+        () => (bArrivedAfter !== undefined || (options.rounds && round()) ? true : undefined),
+        options.rounds
+          ? "for B's run or a round of A's deliveries"
+          : "for B's run with A's deliveries unanswered",
+      );
+      if (bArrivedAfter !== undefined) return { rounds, aBeforeB: bArrivedAfter };
       for (const answer of held.splice(0)) answer();
       rounds++;
     }
-    // B waited for one free invocation, not for A's backlog: taken in the first round that freed
-    // one (in queue order it would have come after all of A's runs, three rounds).
-    expect({ rounds, aDeliveredBeforeB: bArrivedAfter }).toEqual({
-      rounds: 1,
-      aDeliveredBeforeB: expect.any(Number),
+  } finally {
+    holding = false;
+    for (const answer of held.splice(0)) answer();
+    await dispatcher.stop();
+    receiver.close();
+  }
+}
+
+describe("the dispatcher under a noisy tenant", () => {
+  it("takes tenant B's run at the first invocation that frees up, before A's backlog drains (the fair queue)", async () => {
+    // Every invocation holds ten of A's deliveries: A has 40 runs in flight and 60 queued.
+    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-queue-order", {
+      aRuns: 100,
+      invocations: 4,
+      perTenant: 4,
+      rounds: true,
     });
-    expect(bArrivedAfter).toBeLessThan(A_RUNS);
+    // In queue order B's run would come after all of A's: three rounds.
+    expect({ rounds, aDeliveredBeforeB: aBeforeB < 100 }).toEqual({ rounds: 1, aDeliveredBeforeB: true });
+  }, 120_000);
+
+  it("keeps an invocation out of a tenant's reach: B's run is taken while A's deliveries are all unanswered (the share)", async () => {
+    // A may hold 3 of the 4 invocations: 30 deliveries unanswered, the fourth free for others.
+    // None of A's is answered until B's run arrives: without the share, A's runs fill the
+    // fourth invocation too, and B's never does (the wait for it times out).
+    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-share", {
+      aRuns: 100,
+      invocations: 4,
+      perTenant: 3,
+      rounds: false,
+    });
+    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 30 });
   }, 120_000);
 });

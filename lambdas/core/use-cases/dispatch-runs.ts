@@ -13,8 +13,10 @@ import {
   targetKeyOf,
   timeoutMsOf,
 } from "../target";
+import type { TenantShare } from "../tenant-shares";
 import { completeRun, type MessageDeletion } from "./complete-run";
 import { type Granted, grantLeases } from "./lease-runs";
+import { setAsideOverShare, withinShare } from "./share-admission";
 
 /** The worker id the dispatcher's leases carry in the run history. */
 export const DISPATCHER_WORKER_ID = "jobsched-dispatcher";
@@ -30,6 +32,8 @@ export interface DispatchDeps extends SchedulerDeps {
   readonly sleep: (ms: number) => Promise<void>;
   /** Deliveries in flight per target, shared by the dispatches one process runs at once. */
   readonly targetSlots: TargetSlots;
+  /** This dispatch's part in its process's tenant shares (decision 0037), if it has one. */
+  readonly tenantShare?: TenantShare;
 }
 
 export interface DispatchSummary {
@@ -64,9 +68,10 @@ export async function dispatchRuns(
   const admit = (_message: RunMessage, job: Job | undefined) =>
     !job?.target ||
     deps.targetSlots.inFlight(targetKeyOf(job.tenant, job.target)) < concurrencyOf(job.target);
-  const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, received, {
+  const mine = await setAsideOverShare(deps, received, deps.tenantShare);
+  const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, mine, {
     receivedVisibilitySeconds,
-    admit,
+    admit: withinShare(admit, deps.tenantShare),
   });
   // The delivered runs' messages are deleted together, one call for the batch (as a worker's
   // batched completions are): a message that outlives its run only meets a finished run.
