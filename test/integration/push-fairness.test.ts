@@ -93,7 +93,7 @@ describe("the push queue as a fair queue", () => {
  */
 async function noisyNeighbour(
   name: string,
-  options: { aRuns: number; invocations: number; perTenant: number; rounds: boolean },
+  options: { aRuns: number; invocations: number; perTenant: number; rounds: boolean; bFirst?: boolean },
 ): Promise<{ rounds: number; aBeforeB: number }> {
   const stack = await createTestStack(name, { settings: { tenantCreatesPerSecond: 0 } });
   for (const { tenant } of [A, B]) {
@@ -102,10 +102,11 @@ async function noisyNeighbour(
   const held: Array<() => void> = [];
   let holding = true;
   let aArrived = 0;
-  let bArrivedAfter: number | undefined;
+  /** For each of B's runs as it arrived, how many of A's had. */
+  const bArrivals: number[] = [];
   const receiver = await startWebhookReceiver(({ path }) => {
     if (path === "/b") {
-      bArrivedAfter ??= aArrived;
+      bArrivals.push(aArrived);
       return 204;
     }
     aArrived++;
@@ -113,11 +114,16 @@ async function noisyNeighbour(
     return new Promise<number>((answer) => held.push(() => answer(204)));
   });
   const due = Math.ceil((Date.now() + 2_000) / 1000) * 1000;
+  const bJob = (runAt: number) =>
+    createJob(stack.deps, B, { target: { kind: "https", url: `${receiver.url}/b` }, runAt: iso(runAt) });
+  // B's first run, if any, ahead of A's in the queue: the dispatcher meets B before A's flood.
+  if (options.bFirst) await bJob(due);
   for (let i = 0; i < options.aRuns; i += 20) {
     await Promise.all(
       Array.from({ length: 20 }, () =>
         createJob(stack.deps, A, {
-          target: { kind: "https", url: `${receiver.url}/a`, concurrency: 100 },
+          // The longest a target may take: no delivery of A's times out while the test holds it.
+          target: { kind: "https", url: `${receiver.url}/a`, concurrency: 100, timeoutSeconds: 30 },
           runAt: iso(due),
         }),
       ),
@@ -126,7 +132,7 @@ async function noisyNeighbour(
   // The dispatcher starts once A's backlog is queued and visible (a run due within the second
   // before its message is sent is delayed a second at most), so that every batch is a full ten.
   await until(() => (Date.now() > due + 1_000 ? true : undefined), "for A's runs to be visible");
-  const handler = createDispatchHandler(
+  const dispatch = createDispatchHandler(
     {
       ...createDispatchDeps(
         stack.deps,
@@ -136,6 +142,13 @@ async function noisyNeighbour(
     },
     stack.config.pushQueueUrl,
   );
+  // Invocations that ended while A's deliveries were all unanswered: batches A's runs could not take.
+  let ended = 0;
+  const handler: typeof dispatch = async (event, context) => {
+    const answer = await dispatch(event, context);
+    ended++;
+    return answer;
+  };
   const dispatcher = startSqsEventSource(stack.sqs, stack.config.pushQueueUrl, handler, {
     batchSize: 10,
     concurrency: 1,
@@ -145,26 +158,34 @@ async function noisyNeighbour(
     onError: () => undefined,
   });
   try {
-    // A's deliveries fill every invocation A may hold, unanswered.
-    const aHolds = Math.min(options.invocations, options.perTenant) * 10;
-    await until(() => (held.length === aHolds ? true : undefined), `for ${aHolds} of A's deliveries`);
+    // A's deliveries fill every invocation A may hold, unanswered (B's first run took the
+    // place of one of A's in the first batch); with B present, an invocation A may not hold
+    // gives A's runs back and ends.
+    const aHolds = Math.min(options.invocations, options.perTenant) * 10 - (options.bFirst ? 1 : 0);
+    const refused = options.perTenant < options.invocations ? 1 : 0;
+    await until(
+      () => (held.length >= aHolds && ended >= refused ? true : undefined),
+      `for ${aHolds} of A's deliveries${refused ? " and a batch of A's given back" : ""}`,
+      // Well inside A's deliveries' 30 s timeout, after which an invocation would end anyway.
+      20_000,
+    );
     // B's run, due within the second (its message is visible at once).
-    await createJob(stack.deps, B, {
-      target: { kind: "https", url: `${receiver.url}/b` },
-      runAt: iso(Math.ceil((Date.now() + 1) / 1000) * 1000),
-    });
+    await bJob(Math.ceil((Date.now() + 1) / 1000) * 1000);
+    const bRuns = options.bFirst ? 2 : 1;
+    const bArrivedAfter = () => (bArrivals.length >= bRuns ? bArrivals[bRuns - 1] : undefined);
     let rounds = 0;
     for (;;) {
       // A full round held (or the last of A's runs), or B arrived.
       const round = () =>
         held.length > 0 && held.length >= Math.min(aHolds, options.aRuns - aArrived + held.length);
       await until(
-        () => (bArrivedAfter !== undefined || (options.rounds && round()) ? true : undefined),
+        () => (bArrivedAfter() !== undefined || (options.rounds && round()) ? true : undefined),
         options.rounds
           ? "for B's run or a round of A's deliveries"
           : "for B's run with A's deliveries unanswered",
       );
-      if (bArrivedAfter !== undefined) return { rounds, aBeforeB: bArrivedAfter };
+      const aBeforeB = bArrivedAfter();
+      if (aBeforeB !== undefined) return { rounds, aBeforeB };
       for (const answer of held.splice(0)) answer();
       rounds++;
     }
@@ -190,15 +211,17 @@ describe("the dispatcher under a noisy tenant", () => {
   }, 120_000);
 
   it("keeps an invocation out of a tenant's reach: B's run is taken while A's deliveries are all unanswered (the share)", async () => {
-    // A may hold 3 of the 4 invocations: 30 deliveries unanswered, the fourth free for others.
-    // None of A's is answered until B's run arrives: without the share, A's runs fill the
-    // fourth invocation too, and B's never does (the wait for it times out).
+    // B's first run comes with A's first nine: B is present, so A may hold 3 of the 4
+    // invocations (29 deliveries unanswered), the fourth free for others. None of A's is
+    // answered until B's second run arrives: without the share, A's runs fill the fourth
+    // invocation too, and B's never does (the wait for it times out).
     const { rounds, aBeforeB } = await noisyNeighbour("push-fair-share", {
       aRuns: 100,
       invocations: 4,
       perTenant: 3,
       rounds: false,
+      bFirst: true,
     });
-    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 30 });
+    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 29 });
   }, 120_000);
 });

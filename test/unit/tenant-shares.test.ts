@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
-import { InProcessTenantShares } from "../../lambdas/adapters/targets/tenant-shares";
+import { InProcessTenantShares, TENANT_SEEN_WINDOW_MS } from "../../lambdas/adapters/targets/tenant-shares";
 import type { Caller } from "../../lambdas/core/caller";
 import { RunStatus } from "../../lambdas/core/run";
 import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
@@ -20,9 +20,11 @@ const A: Caller = { tenant: "a", principal: "arn:aws:iam::1:role/a" };
 const B: Caller = { tenant: "b", principal: "arn:aws:iam::1:role/b" };
 
 describe("in-process tenant shares", () => {
-  it("let a tenant into at most its share of dispatches, and again once one of them ends", () => {
-    const shares = new InProcessTenantShares(2);
+  it("let a tenant into at most its share of dispatches while another is present, and again once one ends", () => {
+    let now = NOW;
+    const shares = new InProcessTenantShares(2, () => now);
     const [first, second, third] = [shares.open(), shares.open(), shares.open()];
+    third.notice("b"); // another tenant's run came
     expect(first.admits("a")).toBe(true);
     expect(first.admits("a")).toBe(true); // the same dispatch: no second place taken
     expect(second.admits("a")).toBe(true);
@@ -37,6 +39,24 @@ describe("in-process tenant shares", () => {
     second.close();
     third.close();
     expect([shares.dispatchesOf("a"), shares.dispatchesOf("b")]).toEqual([0, 0]);
+    now += TENANT_SEEN_WINDOW_MS + 1;
+    expect(shares.open().admits("a")).toBe(true);
+  });
+
+  it("let a tenant alone use every dispatch, and hold it to its share from the moment another's run comes", () => {
+    let now = NOW;
+    const shares = new InProcessTenantShares(1, () => now);
+    const [first, second, third] = [shares.open(), shares.open(), shares.open()];
+    expect(first.admits("a")).toBe(true);
+    expect(second.admits("a")).toBe(true); // alone: past its share
+    third.notice("b");
+    expect(third.admits("a")).toBe(false);
+    // B stays present while it holds a dispatch, and for the window after its last run came.
+    expect(third.admits("b")).toBe(true);
+    now += TENANT_SEEN_WINDOW_MS + 1;
+    expect(shares.open().admits("a")).toBe(false);
+    third.close();
+    expect(shares.open().admits("a")).toBe(true);
   });
 });
 
@@ -105,7 +125,9 @@ describe("the dispatcher keeps to its tenant shares", () => {
     const [worn] = deps.queue.ready.splice(0).map((r) => ({ ...r, receiveCount: RECYCLE_AFTER_RECEIVES }));
     if (!worn) throw new Error("no message");
     const shares = new InProcessTenantShares(1);
-    shares.open().admits("a");
+    const busy = shares.open();
+    busy.admits("a");
+    busy.notice("b"); // another tenant is present
     const share = shares.open();
     const sentBefore = deps.queue.sent.length;
     const summary = await dispatchRuns(

@@ -1,13 +1,21 @@
 import type { TenantShare, TenantShares } from "../../core/tenant-shares";
 
+/** How long a tenant whose runs came counts as present: the others keep to their shares meanwhile. */
+export const TENANT_SEEN_WINDOW_MS = 60_000;
+
 /**
  * Tenant shares counted in this process (core/tenant-shares.ts): per tenant, the dispatches
- * that hold its runs, each at most `perTenant`.
+ * that hold its runs, at most `perTenant` while another tenant has been seen within
+ * TENANT_SEEN_WINDOW_MS.
  */
 export class InProcessTenantShares implements TenantShares {
   private readonly holding = new Map<string, number>();
+  private readonly seen = new Map<string, number>();
 
-  constructor(private readonly perTenant: number) {}
+  constructor(
+    private readonly perTenant: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Dispatches that hold the tenant's runs now. */
   dispatchesOf(tenant: string): number {
@@ -18,10 +26,12 @@ export class InProcessTenantShares implements TenantShares {
     const held = new Set<string>();
     let closed = false;
     return {
+      notice: (tenant) => this.see(tenant),
       admits: (tenant) => {
         if (closed) return false;
+        this.see(tenant);
         if (held.has(tenant)) return true;
-        if (this.dispatchesOf(tenant) >= this.perTenant) return false;
+        if (this.dispatchesOf(tenant) >= this.perTenant && this.othersPresent(tenant)) return false;
         this.holding.set(tenant, this.dispatchesOf(tenant) + 1);
         held.add(tenant);
         return true;
@@ -36,5 +46,25 @@ export class InProcessTenantShares implements TenantShares {
         }
       },
     };
+  }
+
+  private see(tenant: string): void {
+    const now = this.now();
+    this.seen.set(tenant, now);
+    // Tenants not seen for the window are forgotten, so that the map stays as small as the
+    // tenants the process serves at a time.
+    if (this.seen.size > 1_000) {
+      for (const [other, at] of this.seen) if (now - at > TENANT_SEEN_WINDOW_MS) this.seen.delete(other);
+    }
+  }
+
+  /** Whether another tenant holds dispatches, or had runs come within the window. */
+  private othersPresent(tenant: string): boolean {
+    const now = this.now();
+    for (const [other, at] of this.seen) {
+      if (other !== tenant && (now - at <= TENANT_SEEN_WINDOW_MS || this.dispatchesOf(other) > 0))
+        return true;
+    }
+    return false;
   }
 }

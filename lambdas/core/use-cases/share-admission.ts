@@ -32,6 +32,8 @@ export async function setAsideOverShare(
   share: TenantShare | undefined,
 ): Promise<readonly ReceivedRunMessage[]> {
   if (!share) return received;
+  // Every tenant of the batch is present before any is weighed against its share.
+  for (const r of received) if (r.message) share.notice(r.message.tenant);
   const over = (r: ReceivedRunMessage) =>
     r.message !== undefined &&
     (r.receiveCount ?? 0) < RECYCLE_AFTER_RECEIVES &&
