@@ -35,10 +35,14 @@ export const FUNCTION_TIMEOUT_SECONDS = {
 export const DISPATCHER_MAX_CONCURRENCY = 200;
 
 /**
- * The most of a dispatcher process's dispatches that may hold one tenant's runs at once while
- * another tenant is present (core/tenant-shares.ts, decision 0037): three quarters of the event
- * source's concurrency, so that a quarter is always there for the other tenants. It binds only
- * where one process runs many dispatches (the local runtime); a Lambda instance runs one at a
- * time.
+ * The most of a dispatcher process's dispatches that may hold one tenant's runs at once
+ * (core/tenant-shares.ts, decision 0037). While another tenant is present, three quarters of
+ * the event source's concurrency, so that a quarter is always there for the other tenants;
+ * alone, all but 10, which keep receiving so that a newcomer's runs are met (and then the
+ * newcomer is present). It binds only where one process runs many dispatches (the local
+ * runtime); a Lambda instance runs one at a time.
  */
-export const DISPATCHES_PER_TENANT = Math.floor((DISPATCHER_MAX_CONCURRENCY * 3) / 4);
+export const DISPATCHES_PER_TENANT = {
+  perTenant: Math.floor((DISPATCHER_MAX_CONCURRENCY * 3) / 4),
+  alone: DISPATCHER_MAX_CONCURRENCY - 10,
+} as const;

@@ -85,15 +85,22 @@ describe("the push queue as a fair queue", () => {
 /**
  * Tenant A's runs, all due in the same second at an endpoint that answers only when the test
  * lets it (a slow endpoint, without timing), dispatched by a local event source of
- * `invocations` batches of 10 (one poller, so exactly that many) with at most `perTenant` of
- * them holding one tenant's runs. Once A's deliveries fill what A may hold, tenant B's run
+ * `invocations` batches of 10 (one poller, so exactly that many) with at most `shares` of them
+ * holding one tenant's runs. Once A's deliveries fill what A may hold, tenant B's run
  * becomes due; then, if `rounds`, A's endpoint answers a round of deliveries at a time until
  * B's arrives (otherwise it answers none until then). Says how many rounds B waited and how
  * many of A's runs arrived before it.
  */
 async function noisyNeighbour(
   name: string,
-  options: { aRuns: number; invocations: number; perTenant: number; rounds: boolean; bFirst?: boolean },
+  options: {
+    aRuns: number;
+    invocations: number;
+    /** A tenant's share of the invocations while another is present, and alone. */
+    shares: { perTenant: number; alone: number };
+    rounds: boolean;
+    bFirst?: boolean;
+  },
 ): Promise<{ rounds: number; aBeforeB: number }> {
   const stack = await createTestStack(name, { settings: { tenantCreatesPerSecond: 0 } });
   for (const { tenant } of [A, B]) {
@@ -138,7 +145,7 @@ async function noisyNeighbour(
         stack.deps,
         localReach(new LocalFunctions(new Map()), stack.config.sqsEndpoint ?? ""),
       ),
-      tenantShares: new InProcessTenantShares(options.perTenant),
+      tenantShares: new InProcessTenantShares(options.shares),
     },
     stack.config.pushQueueUrl,
   );
@@ -161,8 +168,9 @@ async function noisyNeighbour(
     // A's deliveries fill every invocation A may hold, unanswered (B's first run took the
     // place of one of A's in the first batch); with B present, an invocation A may not hold
     // gives A's runs back and ends.
-    const aHolds = Math.min(options.invocations, options.perTenant) * 10 - (options.bFirst ? 1 : 0);
-    const refused = options.perTenant < options.invocations ? 1 : 0;
+    const share = options.bFirst ? options.shares.perTenant : options.shares.alone;
+    const aHolds = Math.min(options.invocations, share) * 10 - (options.bFirst ? 1 : 0);
+    const refused = share < options.invocations ? 1 : 0;
     await until(
       () => (held.length >= aHolds && ended >= refused ? true : undefined),
       `for ${aHolds} of A's deliveries${refused ? " and a batch of A's given back" : ""}`,
@@ -203,25 +211,38 @@ describe("the dispatcher under a noisy tenant", () => {
     const { rounds, aBeforeB } = await noisyNeighbour("push-fair-queue-order", {
       aRuns: 100,
       invocations: 4,
-      perTenant: 4,
+      shares: { perTenant: 4, alone: 4 },
       rounds: true,
     });
     // In queue order B's run would come after all of A's: three rounds.
     expect({ rounds, aDeliveredBeforeB: aBeforeB < 100 }).toEqual({ rounds: 1, aDeliveredBeforeB: true });
   }, 120_000);
 
-  it("keeps an invocation out of a tenant's reach: B's run is taken while A's deliveries are all unanswered (the share)", async () => {
-    // B's first run comes with A's first nine: B is present, so A may hold 3 of the 4
-    // invocations (29 deliveries unanswered), the fourth free for others. None of A's is
-    // answered until B's second run arrives: without the share, A's runs fill the fourth
-    // invocation too, and B's never does (the wait for it times out).
+  it("keeps invocations out of a tenant's reach once another is present: B's run is taken while A's deliveries are all unanswered (the share)", async () => {
+    // B's first run comes with A's first nine: B is present, so A may hold 2 of the 4
+    // invocations (19 deliveries unanswered). None of A's is answered until B's second run
+    // arrives: without the share, A's runs fill every invocation, and B's never does (the wait
+    // for it times out).
     const { rounds, aBeforeB } = await noisyNeighbour("push-fair-share", {
       aRuns: 100,
       invocations: 4,
-      perTenant: 3,
+      shares: { perTenant: 2, alone: 3 },
       rounds: false,
       bFirst: true,
     });
-    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 29 });
+    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 19 });
+  }, 120_000);
+
+  it("keeps an invocation receiving while a tenant is alone: a newcomer's run is met while A's deliveries are all unanswered", async () => {
+    // A alone may hold 3 of the 4 invocations (30 deliveries unanswered); the fourth keeps
+    // receiving (and giving A's runs back), so B's first run is met and delivered. Without it,
+    // A's runs fill the fourth invocation too, and B's run is never received.
+    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-kept-free", {
+      aRuns: 100,
+      invocations: 4,
+      shares: { perTenant: 2, alone: 3 },
+      rounds: false,
+    });
+    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 30 });
   }, 120_000);
 });

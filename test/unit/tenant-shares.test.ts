@@ -22,7 +22,7 @@ const B: Caller = { tenant: "b", principal: "arn:aws:iam::1:role/b" };
 describe("in-process tenant shares", () => {
   it("let a tenant into at most its share of dispatches while another is present, and again once one ends", () => {
     let now = NOW;
-    const shares = new InProcessTenantShares(2, () => now);
+    const shares = new InProcessTenantShares({ perTenant: 2, alone: 3 }, () => now);
     const [first, second, third] = [shares.open(), shares.open(), shares.open()];
     third.notice("b"); // another tenant's run came
     expect(first.admits("a")).toBe(true);
@@ -43,20 +43,22 @@ describe("in-process tenant shares", () => {
     expect(shares.open().admits("a")).toBe(true);
   });
 
-  it("let a tenant alone use every dispatch, and hold it to its share from the moment another's run comes", () => {
+  it("let a tenant alone use all but the dispatches kept free, and hold it to its share once another's run comes", () => {
     let now = NOW;
-    const shares = new InProcessTenantShares(1, () => now);
-    const [first, second, third] = [shares.open(), shares.open(), shares.open()];
+    const shares = new InProcessTenantShares({ perTenant: 1, alone: 2 }, () => now);
+    const [first, second, third, fourth] = [shares.open(), shares.open(), shares.open(), shares.open()];
     expect(first.admits("a")).toBe(true);
     expect(second.admits("a")).toBe(true); // alone: past its share
+    expect(third.admits("a")).toBe(false); // kept free, to meet a newcomer
     third.notice("b");
-    expect(third.admits("a")).toBe(false);
-    // B stays present while it holds a dispatch, and for the window after its last run came.
     expect(third.admits("b")).toBe(true);
+    first.close();
+    expect(fourth.admits("a")).toBe(false); // B present: A holds its share (1) already
+    // B stays present while it holds a dispatch, and for the window after its last run came.
     now += TENANT_SEEN_WINDOW_MS + 1;
-    expect(shares.open().admits("a")).toBe(false);
+    expect(fourth.admits("a")).toBe(false);
     third.close();
-    expect(shares.open().admits("a")).toBe(true);
+    expect(fourth.admits("a")).toBe(true);
   });
 });
 
@@ -88,7 +90,7 @@ describe("the dispatcher keeps to its tenant shares", () => {
     const received = deps.queue.ready.splice(0);
     expect(received).toHaveLength(2);
     // Tenant A's runs already fill its one dispatch of the process (a slow delivery in flight).
-    const shares = new InProcessTenantShares(1);
+    const shares = new InProcessTenantShares({ perTenant: 1, alone: 1 });
     const busy = shares.open();
     expect(busy.admits("a")).toBe(true);
     const targets = new RecordingTargets();
@@ -124,7 +126,7 @@ describe("the dispatcher keeps to its tenant shares", () => {
     deps.queue.deliverAll();
     const [worn] = deps.queue.ready.splice(0).map((r) => ({ ...r, receiveCount: RECYCLE_AFTER_RECEIVES }));
     if (!worn) throw new Error("no message");
-    const shares = new InProcessTenantShares(1);
+    const shares = new InProcessTenantShares({ perTenant: 1, alone: 1 });
     const busy = shares.open();
     busy.admits("a");
     busy.notice("b"); // another tenant is present

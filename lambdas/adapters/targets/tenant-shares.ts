@@ -5,15 +5,20 @@ export const TENANT_SEEN_WINDOW_MS = 60_000;
 
 /**
  * Tenant shares counted in this process (core/tenant-shares.ts): per tenant, the dispatches
- * that hold its runs, at most `perTenant` while another tenant has been seen within
- * TENANT_SEEN_WINDOW_MS.
+ * that hold its runs, at most `shares.perTenant` while another tenant has been seen within
+ * TENANT_SEEN_WINDOW_MS, and at most `shares.alone` otherwise.
  */
 export class InProcessTenantShares implements TenantShares {
   private readonly holding = new Map<string, number>();
   private readonly seen = new Map<string, number>();
 
   constructor(
-    private readonly perTenant: number,
+    private readonly shares: {
+      /** A tenant's share while another is present. */
+      readonly perTenant: number;
+      /** A tenant's share alone: all but the few dispatches that keep receiving for newcomers. */
+      readonly alone: number;
+    },
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -31,7 +36,8 @@ export class InProcessTenantShares implements TenantShares {
         if (closed) return false;
         this.see(tenant);
         if (held.has(tenant)) return true;
-        if (this.dispatchesOf(tenant) >= this.perTenant && this.othersPresent(tenant)) return false;
+        const share = this.othersPresent(tenant) ? this.shares.perTenant : this.shares.alone;
+        if (this.dispatchesOf(tenant) >= share) return false;
         this.holding.set(tenant, this.dispatchesOf(tenant) + 1);
         held.add(tenant);
         return true;
