@@ -1,11 +1,11 @@
 /**
- * Each tenant's share of one dispatcher process (decision 0037): how many of the dispatches
- * (event source invocations) it runs at once may hold a tenant's runs. A dispatch holds every
- * run it leased until the run is delivered, its slow deliveries and its runs held until their
- * second included; were one tenant's runs in all of them, another tenant's run, however quiet
- * its tenant, would wait for one to end. A tenant alone may use all of them but a few (a spike
- * of its own fills the dispatches thinly, a few runs each), which keep receiving so that a
- * newcomer's runs are met; once another tenant's runs have come lately, it keeps to its share.
+ * Each tenant's share of one dispatcher process (decision 0037). A dispatch (an event source
+ * invocation) holds every run it leased until the run is delivered, its runs held until their
+ * second and its slow deliveries included; were one tenant's runs in all of them, another
+ * tenant's run, however quiet its tenant, would wait for one to end. So one tenant may hold at
+ * most so many runs in a process (a flood fills its dispatches ten to a batch) and so many of
+ * its dispatches (a spike of its own fills them thinly, a few runs each), short of all of
+ * them: the rest keep receiving, and a fair queue hands them the other tenants' runs first.
  * In AWS a process runs one dispatch at a time, so this never refuses there; locally one
  * process runs every dispatch of the event source at once.
  */
@@ -15,15 +15,10 @@ export interface TenantShares {
 }
 
 export interface TenantShare {
-  /** A run of `tenant` came to this dispatch: the tenant counts as present (seen lately). */
-  notice(tenant: string): void;
-  /**
-   * Whether this dispatch may lease a run of `tenant` (which counts as seen): yes if it holds
-   * the tenant's runs already, or if fewer of the process's dispatches than the tenant's share
-   * hold them (this dispatch then counts); the share is larger while no other tenant's runs
-   * have come lately.
-   */
+  /** Whether the tenant's share is full for this dispatch: a run of it would be refused. */
+  full(tenant: string): boolean;
+  /** Counts a run of `tenant` into this dispatch if the tenant's share has room; false if not. */
   admits(tenant: string): boolean;
-  /** The dispatch ended: it no longer holds its tenants' runs. */
+  /** The dispatch ended: its runs no longer count. */
   close(): void;
 }

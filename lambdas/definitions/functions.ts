@@ -35,14 +35,13 @@ export const FUNCTION_TIMEOUT_SECONDS = {
 export const DISPATCHER_MAX_CONCURRENCY = 200;
 
 /**
- * The most of a dispatcher process's dispatches that may hold one tenant's runs at once
- * (core/tenant-shares.ts, decision 0037). While another tenant is present, three quarters of
- * the event source's concurrency, so that a quarter is always there for the other tenants;
- * alone, all but 10, which keep receiving so that a newcomer's runs are met (and then the
- * newcomer is present). It binds only where one process runs many dispatches (the local
- * runtime); a Lambda instance runs one at a time.
+ * What one tenant may hold in a dispatcher process (core/tenant-shares.ts, decision 0037): the
+ * runs of three quarters of the event source's batches, ten to a batch (what a flood fills),
+ * and all but 10 of its dispatches (what a spike of one tenant fills thinly), so that some
+ * always keep receiving for the other tenants. It binds only where one process runs many
+ * dispatches (the local runtime); a Lambda instance runs one at a time.
  */
-export const DISPATCHES_PER_TENANT = {
-  perTenant: Math.floor((DISPATCHER_MAX_CONCURRENCY * 3) / 4),
-  alone: DISPATCHER_MAX_CONCURRENCY - 10,
+export const TENANT_SHARE = {
+  runs: (DISPATCHER_MAX_CONCURRENCY * 10 * 3) / 4,
+  dispatches: DISPATCHER_MAX_CONCURRENCY - 10,
 } as const;

@@ -8,7 +8,7 @@ import { InProcessTenantShares } from "../adapters/targets/tenant-shares";
 import type { ReceivedRunMessage, RunQueue } from "../core/ports";
 import type { TenantShares } from "../core/tenant-shares";
 import { type DispatchDeps, dispatchRuns } from "../core/use-cases/dispatch-runs";
-import { DISPATCHES_PER_TENANT } from "../definitions/functions";
+import { TENANT_SHARE } from "../definitions/functions";
 import { PUSH_QUEUE } from "../definitions/queues";
 
 /**
@@ -21,7 +21,7 @@ import { PUSH_QUEUE } from "../definitions/queues";
  * the visibility it was given.
  *
  * Each invocation takes part in its process's tenant shares (decision 0037) until it ends: the
- * runs of a tenant whose runs fill its share of the process's invocations go back to the queue.
+ * runs of a tenant whose share of the process is full go back to the queue.
  */
 export function createDispatchHandler(
   deps: DispatchDeps & { readonly tenantShares?: TenantShares },
@@ -94,7 +94,7 @@ export function createDispatchDeps(
     targets: new Targets(base.webhookSecrets, reach, base.settings.allowPrivateTargets === 1),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
     targetSlots: new InProcessTargetSlots(),
-    tenantShares: new InProcessTenantShares(DISPATCHES_PER_TENANT),
+    tenantShares: new InProcessTenantShares(TENANT_SHARE),
   };
 }
 

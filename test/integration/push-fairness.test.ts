@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { InProcessTenantShares } from "../../lambdas/adapters/targets/tenant-shares";
+import { InProcessTenantShares, type ShareLimits } from "../../lambdas/adapters/targets/tenant-shares";
 import type { Caller } from "../../lambdas/core/caller";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { FUNCTION_TIMEOUT_SECONDS } from "../../lambdas/definitions/functions";
@@ -85,9 +85,8 @@ describe("the push queue as a fair queue", () => {
 /**
  * Tenant A's runs, all due in the same second at an endpoint that answers only when the test
  * lets it (a slow endpoint, without timing), dispatched by a local event source of
- * `invocations` batches of 10 (one poller, so exactly that many) with at most `shares` of them
- * holding one tenant's runs. Once A's deliveries fill what A may hold, tenant B's run
- * becomes due; then, if `rounds`, A's endpoint answers a round of deliveries at a time until
+ * `invocations` batches of 10 (one poller, so exactly that many), one tenant holding at most
+ * `shares` of them. Once A's deliveries fill what A may hold, tenant B's run becomes due; then, if `rounds`, A's endpoint answers a round of deliveries at a time until
  * B's arrives (otherwise it answers none until then). Says how many rounds B waited and how
  * many of A's runs arrived before it.
  */
@@ -96,10 +95,9 @@ async function noisyNeighbour(
   options: {
     aRuns: number;
     invocations: number;
-    /** A tenant's share of the invocations while another is present, and alone. */
-    shares: { perTenant: number; alone: number };
+    /** What one tenant may hold: runs, and invocations holding them. */
+    shares: ShareLimits;
     rounds: boolean;
-    bFirst?: boolean;
   },
 ): Promise<{ rounds: number; aBeforeB: number }> {
   const stack = await createTestStack(name, { settings: { tenantCreatesPerSecond: 0 } });
@@ -109,11 +107,10 @@ async function noisyNeighbour(
   const held: Array<() => void> = [];
   let holding = true;
   let aArrived = 0;
-  /** For each of B's runs as it arrived, how many of A's had. */
-  const bArrivals: number[] = [];
+  let bArrivedAfter: number | undefined;
   const receiver = await startWebhookReceiver(({ path }) => {
     if (path === "/b") {
-      bArrivals.push(aArrived);
+      bArrivedAfter ??= aArrived;
       return 204;
     }
     aArrived++;
@@ -121,10 +118,6 @@ async function noisyNeighbour(
     return new Promise<number>((answer) => held.push(() => answer(204)));
   });
   const due = Math.ceil((Date.now() + 2_000) / 1000) * 1000;
-  const bJob = (runAt: number) =>
-    createJob(stack.deps, B, { target: { kind: "https", url: `${receiver.url}/b` }, runAt: iso(runAt) });
-  // B's first run, if any, ahead of A's in the queue: the dispatcher meets B before A's flood.
-  if (options.bFirst) await bJob(due);
   for (let i = 0; i < options.aRuns; i += 20) {
     await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -165,11 +158,10 @@ async function noisyNeighbour(
     onError: () => undefined,
   });
   try {
-    // A's deliveries fill every invocation A may hold, unanswered (B's first run took the
-    // place of one of A's in the first batch); with B present, an invocation A may not hold
-    // gives A's runs back and ends.
-    const share = options.bFirst ? options.shares.perTenant : options.shares.alone;
-    const aHolds = Math.min(options.invocations, share) * 10 - (options.bFirst ? 1 : 0);
+    // A's deliveries fill every invocation A may hold, unanswered; an invocation A may not
+    // hold gives A's runs back and ends.
+    const share = Math.min(options.shares.dispatches, Math.ceil(options.shares.runs / 10));
+    const aHolds = Math.min(options.invocations, share) * 10;
     const refused = share < options.invocations ? 1 : 0;
     await until(
       () => (held.length >= aHolds && ended >= refused ? true : undefined),
@@ -178,22 +170,22 @@ async function noisyNeighbour(
       20_000,
     );
     // B's run, due within the second (its message is visible at once).
-    await bJob(Math.ceil((Date.now() + 1) / 1000) * 1000);
-    const bRuns = options.bFirst ? 2 : 1;
-    const bArrivedAfter = () => (bArrivals.length >= bRuns ? bArrivals[bRuns - 1] : undefined);
+    await createJob(stack.deps, B, {
+      target: { kind: "https", url: `${receiver.url}/b` },
+      runAt: iso(Math.ceil((Date.now() + 1) / 1000) * 1000),
+    });
     let rounds = 0;
     for (;;) {
       // A full round held (or the last of A's runs), or B arrived.
       const round = () =>
         held.length > 0 && held.length >= Math.min(aHolds, options.aRuns - aArrived + held.length);
       await until(
-        () => (bArrivedAfter() !== undefined || (options.rounds && round()) ? true : undefined),
+        () => (bArrivedAfter !== undefined || (options.rounds && round()) ? true : undefined),
         options.rounds
           ? "for B's run or a round of A's deliveries"
           : "for B's run with A's deliveries unanswered",
       );
-      const aBeforeB = bArrivedAfter();
-      if (aBeforeB !== undefined) return { rounds, aBeforeB };
+      if (bArrivedAfter !== undefined) return { rounds, aBeforeB: bArrivedAfter };
       for (const answer of held.splice(0)) answer();
       rounds++;
     }
@@ -211,36 +203,32 @@ describe("the dispatcher under a noisy tenant", () => {
     const { rounds, aBeforeB } = await noisyNeighbour("push-fair-queue-order", {
       aRuns: 100,
       invocations: 4,
-      shares: { perTenant: 4, alone: 4 },
+      shares: { runs: 1_000, dispatches: 4 },
       rounds: true,
     });
     // In queue order B's run would come after all of A's: three rounds.
     expect({ rounds, aDeliveredBeforeB: aBeforeB < 100 }).toEqual({ rounds: 1, aDeliveredBeforeB: true });
   }, 120_000);
 
-  it("keeps invocations out of a tenant's reach once another is present: B's run is taken while A's deliveries are all unanswered (the share)", async () => {
-    // B's first run comes with A's first nine: B is present, so A may hold 2 of the 4
-    // invocations (19 deliveries unanswered). None of A's is answered until B's second run
-    // arrives: without the share, A's runs fill every invocation, and B's never does (the wait
-    // for it times out).
-    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-share", {
+  it("keeps invocations out of a tenant's reach by its runs: B's run is taken while A's deliveries are all unanswered (the share)", async () => {
+    // A may hold 30 runs: three invocations of ten, unanswered; the fourth keeps receiving (and
+    // giving A's runs back), so B's run is met and delivered. Without the share, A's runs fill
+    // the fourth invocation too, and B's is never received (the wait for it times out).
+    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-share-runs", {
       aRuns: 100,
       invocations: 4,
-      shares: { perTenant: 2, alone: 3 },
+      shares: { runs: 30, dispatches: 4 },
       rounds: false,
-      bFirst: true,
     });
-    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 19 });
+    expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 30 });
   }, 120_000);
 
-  it("keeps an invocation receiving while a tenant is alone: a newcomer's run is met while A's deliveries are all unanswered", async () => {
-    // A alone may hold 3 of the 4 invocations (30 deliveries unanswered); the fourth keeps
-    // receiving (and giving A's runs back), so B's first run is met and delivered. Without it,
-    // A's runs fill the fourth invocation too, and B's run is never received.
-    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-kept-free", {
+  it("keeps invocations out of a tenant's reach by its dispatches: B's run is taken while A's deliveries are all unanswered", async () => {
+    // The same with A held to three invocations (however few runs each would hold).
+    const { rounds, aBeforeB } = await noisyNeighbour("push-fair-share-dispatches", {
       aRuns: 100,
       invocations: 4,
-      shares: { perTenant: 2, alone: 3 },
+      shares: { runs: 1_000, dispatches: 3 },
       rounds: false,
     });
     expect({ rounds, aBeforeB }).toEqual({ rounds: 0, aBeforeB: 30 });

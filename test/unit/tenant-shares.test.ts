@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
-import { InProcessTenantShares, TENANT_SEEN_WINDOW_MS } from "../../lambdas/adapters/targets/tenant-shares";
+import { InProcessTenantShares } from "../../lambdas/adapters/targets/tenant-shares";
 import type { Caller } from "../../lambdas/core/caller";
 import { RunStatus } from "../../lambdas/core/run";
 import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
@@ -20,45 +20,37 @@ const A: Caller = { tenant: "a", principal: "arn:aws:iam::1:role/a" };
 const B: Caller = { tenant: "b", principal: "arn:aws:iam::1:role/b" };
 
 describe("in-process tenant shares", () => {
-  it("let a tenant into at most its share of dispatches while another is present, and again once one ends", () => {
-    let now = NOW;
-    const shares = new InProcessTenantShares({ perTenant: 2, alone: 3 }, () => now);
+  it("hold a tenant to its runs, counted across dispatches, until the dispatches that hold them end", () => {
+    const shares = new InProcessTenantShares({ runs: 3, dispatches: 5 });
     const [first, second, third] = [shares.open(), shares.open(), shares.open()];
-    third.notice("b"); // another tenant's run came
-    expect(first.admits("a")).toBe(true);
-    expect(first.admits("a")).toBe(true); // the same dispatch: no second place taken
-    expect(second.admits("a")).toBe(true);
-    expect(third.admits("a")).toBe(false);
-    expect(third.admits("b")).toBe(true); // another tenant has its own share
-    expect(shares.dispatchesOf("a")).toBe(2);
+    expect([first.admits("a"), first.admits("a"), second.admits("a")]).toEqual([true, true, true]);
+    expect(second.admits("a")).toBe(false);
+    expect(third.full("a")).toBe(true);
+    expect(third.admits("b")).toBe(true); // another tenant has a share of its own
+    expect(shares.heldBy("a")).toEqual({ runs: 3, dispatches: 2 });
     first.close();
-    first.close(); // closing twice gives the place back once
-    expect(shares.dispatchesOf("a")).toBe(1);
+    first.close(); // closing twice gives the runs back once
+    expect(shares.heldBy("a")).toEqual({ runs: 1, dispatches: 1 });
     expect(first.admits("a")).toBe(false); // a closed dispatch takes nothing more
+    expect(third.full("a")).toBe(false);
     expect(third.admits("a")).toBe(true);
     second.close();
     third.close();
-    expect([shares.dispatchesOf("a"), shares.dispatchesOf("b")]).toEqual([0, 0]);
-    now += TENANT_SEEN_WINDOW_MS + 1;
-    expect(shares.open().admits("a")).toBe(true);
+    expect([shares.heldBy("a"), shares.heldBy("b")]).toEqual([
+      { runs: 0, dispatches: 0 },
+      { runs: 0, dispatches: 0 },
+    ]);
   });
 
-  it("let a tenant alone use all but the dispatches kept free, and hold it to its share once another's run comes", () => {
-    let now = NOW;
-    const shares = new InProcessTenantShares({ perTenant: 1, alone: 2 }, () => now);
-    const [first, second, third, fourth] = [shares.open(), shares.open(), shares.open(), shares.open()];
-    expect(first.admits("a")).toBe(true);
-    expect(second.admits("a")).toBe(true); // alone: past its share
-    expect(third.admits("a")).toBe(false); // kept free, to meet a newcomer
-    third.notice("b");
-    expect(third.admits("b")).toBe(true);
+  it("hold a tenant to its dispatches, however few runs each one holds", () => {
+    const shares = new InProcessTenantShares({ runs: 100, dispatches: 2 });
+    const [first, second, third] = [shares.open(), shares.open(), shares.open()];
+    expect([first.admits("a"), second.admits("a"), second.admits("a")]).toEqual([true, true, true]);
+    expect(third.full("a")).toBe(true); // a third dispatch for one run each would be one too many
+    expect(second.full("a")).toBe(false); // one that holds A's runs already may take more
+    expect(third.admits("a")).toBe(false);
     first.close();
-    expect(fourth.admits("a")).toBe(false); // B present: A holds its share (1) already
-    // B stays present while it holds a dispatch, and for the window after its last run came.
-    now += TENANT_SEEN_WINDOW_MS + 1;
-    expect(fourth.admits("a")).toBe(false);
-    third.close();
-    expect(fourth.admits("a")).toBe(true);
+    expect(third.admits("a")).toBe(true);
   });
 });
 
@@ -89,8 +81,8 @@ describe("the dispatcher keeps to its tenant shares", () => {
     deps.queue.deliverAll();
     const received = deps.queue.ready.splice(0);
     expect(received).toHaveLength(2);
-    // Tenant A's runs already fill its one dispatch of the process (a slow delivery in flight).
-    const shares = new InProcessTenantShares({ perTenant: 1, alone: 1 });
+    // Tenant A may hold one run in the process, and another dispatch holds one (a slow delivery).
+    const shares = new InProcessTenantShares({ runs: 1, dispatches: 5 });
     const busy = shares.open();
     expect(busy.admits("a")).toBe(true);
     const targets = new RecordingTargets();
@@ -116,8 +108,8 @@ describe("the dispatcher keeps to its tenant shares", () => {
     });
     const aHandle = received.find((r) => r.message?.tenant === "a")?.receiptHandle;
     expect(deps.queue.extended).toContainEqual({ receiptHandle: aHandle, seconds: OVER_SHARE_BACK_SECONDS });
-    expect(shares.dispatchesOf("a")).toBe(1);
-    expect(shares.dispatchesOf("b")).toBe(0);
+    expect(shares.heldBy("a")).toEqual({ runs: 1, dispatches: 1 });
+    expect(shares.heldBy("b")).toEqual({ runs: 0, dispatches: 0 });
   });
 
   it("leaves a message received many times to the lease step, which sends it back as a fresh copy", async () => {
@@ -126,10 +118,9 @@ describe("the dispatcher keeps to its tenant shares", () => {
     deps.queue.deliverAll();
     const [worn] = deps.queue.ready.splice(0).map((r) => ({ ...r, receiveCount: RECYCLE_AFTER_RECEIVES }));
     if (!worn) throw new Error("no message");
-    const shares = new InProcessTenantShares({ perTenant: 1, alone: 1 });
+    const shares = new InProcessTenantShares({ runs: 1, dispatches: 5 });
     const busy = shares.open();
     busy.admits("a");
-    busy.notice("b"); // another tenant is present
     const share = shares.open();
     const sentBefore = deps.queue.sent.length;
     const summary = await dispatchRuns(

@@ -1,76 +1,58 @@
 import type { TenantShare, TenantShares } from "../../core/tenant-shares";
 
-/** How long a tenant whose runs came counts as present: the others keep to their shares meanwhile. */
-export const TENANT_SEEN_WINDOW_MS = 60_000;
+/** What one tenant may hold in a process: runs, and dispatches holding them. */
+export interface ShareLimits {
+  readonly runs: number;
+  readonly dispatches: number;
+}
 
 /**
- * Tenant shares counted in this process (core/tenant-shares.ts): per tenant, the dispatches
- * that hold its runs, at most `shares.perTenant` while another tenant has been seen within
- * TENANT_SEEN_WINDOW_MS, and at most `shares.alone` otherwise.
+ * Tenant shares counted in this process (core/tenant-shares.ts): per tenant, the runs its open
+ * dispatches leased and the dispatches that hold them, each within `limits`.
  */
 export class InProcessTenantShares implements TenantShares {
-  private readonly holding = new Map<string, number>();
-  private readonly seen = new Map<string, number>();
+  private readonly holding = new Map<string, { runs: number; dispatches: number }>();
 
-  constructor(
-    private readonly shares: {
-      /** A tenant's share while another is present. */
-      readonly perTenant: number;
-      /** A tenant's share alone: all but the few dispatches that keep receiving for newcomers. */
-      readonly alone: number;
-    },
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly limits: ShareLimits) {}
 
-  /** Dispatches that hold the tenant's runs now. */
-  dispatchesOf(tenant: string): number {
-    return this.holding.get(tenant) ?? 0;
+  /** What the tenant holds now. */
+  heldBy(tenant: string): { runs: number; dispatches: number } {
+    return this.holding.get(tenant) ?? { runs: 0, dispatches: 0 };
   }
 
   open(): TenantShare {
-    const held = new Set<string>();
+    const mine = new Map<string, number>();
     let closed = false;
+    const full = (tenant: string) => {
+      const held = this.heldBy(tenant);
+      return (
+        closed ||
+        held.runs >= this.limits.runs ||
+        (!mine.has(tenant) && held.dispatches >= this.limits.dispatches)
+      );
+    };
     return {
-      notice: (tenant) => this.see(tenant),
+      full,
       admits: (tenant) => {
-        if (closed) return false;
-        this.see(tenant);
-        if (held.has(tenant)) return true;
-        const share = this.othersPresent(tenant) ? this.shares.perTenant : this.shares.alone;
-        if (this.dispatchesOf(tenant) >= share) return false;
-        this.holding.set(tenant, this.dispatchesOf(tenant) + 1);
-        held.add(tenant);
+        if (full(tenant)) return false;
+        const held = this.heldBy(tenant);
+        this.holding.set(tenant, {
+          runs: held.runs + 1,
+          dispatches: held.dispatches + (mine.has(tenant) ? 0 : 1),
+        });
+        mine.set(tenant, (mine.get(tenant) ?? 0) + 1);
         return true;
       },
       close: () => {
         if (closed) return;
         closed = true;
-        for (const tenant of held) {
-          const left = this.dispatchesOf(tenant) - 1;
-          if (left > 0) this.holding.set(tenant, left);
+        for (const [tenant, runs] of mine) {
+          const held = this.heldBy(tenant);
+          const left = { runs: held.runs - runs, dispatches: held.dispatches - 1 };
+          if (left.dispatches > 0) this.holding.set(tenant, left);
           else this.holding.delete(tenant);
         }
       },
     };
-  }
-
-  private see(tenant: string): void {
-    const now = this.now();
-    this.seen.set(tenant, now);
-    // Tenants not seen for the window are forgotten, so that the map stays as small as the
-    // tenants the process serves at a time.
-    if (this.seen.size > 1_000) {
-      for (const [other, at] of this.seen) if (now - at > TENANT_SEEN_WINDOW_MS) this.seen.delete(other);
-    }
-  }
-
-  /** Whether another tenant holds dispatches, or had runs come within the window. */
-  private othersPresent(tenant: string): boolean {
-    const now = this.now();
-    for (const [other, at] of this.seen) {
-      if (other !== tenant && (now - at <= TENANT_SEEN_WINDOW_MS || this.dispatchesOf(other) > 0))
-        return true;
-    }
-    return false;
   }
 }

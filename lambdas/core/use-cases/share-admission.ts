@@ -5,7 +5,7 @@ import type { TenantShare } from "../tenant-shares";
 import { RECYCLE_AFTER_RECEIVES } from "./lease-runs";
 
 /**
- * How long a run whose tenant fills its share is given back for. A tenant's share frees up as
+ * How long a run whose tenant's share is full is given back for. A tenant's share frees up as
  * its dispatches end, which takes their deliveries' time (seconds); giving its runs back for a
  * second at a time would have the event source receive and return a flood's backlog every
  * second, at the cost of the other tenants' dispatches.
@@ -21,10 +21,10 @@ export function withinShare(admit: Admission, share: TenantShare | undefined): A
 }
 
 /**
- * Before the lease step reads anything: the runs of tenants that fill their share go back to
- * the queue for OVER_SHARE_BACK_SECONDS, their fences untouched. A message received often
- * already is left to the lease step (withinShare), which sends it back as a fresh copy before
- * SQS would move it to the dead-letter queue. Returns the rest.
+ * Before the lease step reads anything: the runs of tenants whose share is full go back to the
+ * queue for OVER_SHARE_BACK_SECONDS, their fences untouched. A message received often already
+ * is left to the lease step (withinShare), which sends it back as a fresh copy before SQS
+ * would move it to the dead-letter queue. Returns the rest.
  */
 export async function setAsideOverShare(
   deps: SchedulerDeps,
@@ -32,12 +32,8 @@ export async function setAsideOverShare(
   share: TenantShare | undefined,
 ): Promise<readonly ReceivedRunMessage[]> {
   if (!share) return received;
-  // Every tenant of the batch is present before any is weighed against its share.
-  for (const r of received) if (r.message) share.notice(r.message.tenant);
   const over = (r: ReceivedRunMessage) =>
-    r.message !== undefined &&
-    (r.receiveCount ?? 0) < RECYCLE_AFTER_RECEIVES &&
-    !share.admits(r.message.tenant);
+    r.message !== undefined && (r.receiveCount ?? 0) < RECYCLE_AFTER_RECEIVES && share.full(r.message.tenant);
   const back = received.filter(over);
   if (back.length === 0) return received;
   const failed = await deps.queue.hide(
@@ -45,6 +41,6 @@ export async function setAsideOverShare(
   );
   // One that stayed hidden comes back after the visibility it was received with.
   if (failed.length > 0)
-    deps.log.warn("could not give back some runs over their tenant's share", { count: failed.length });
+    deps.log.warn("could not give back some runs whose tenant's share is full", { count: failed.length });
   return received.filter((r) => !back.includes(r));
 }
