@@ -10,7 +10,9 @@ import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../lambdas/core/aws-l
  * - VisibilityTimeout 0-43,200 s, and never reaching past 12 hours after the receive that hid
  *   the message ("Total VisibilityTimeout for the message is beyond the limit");
  * - DelaySeconds 0-900; MaxNumberOfMessages 1-10; WaitTimeSeconds 0-20; at most 10 entries
- *   in a batch; a message body of at most 1 MiB.
+ *   in a batch; a message body of at most 1 MiB;
+ * - a MessageGroupId (a fair queue's tenant on a standard queue) of 1-128 characters, each
+ *   alphanumeric or punctuation (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~).
  *
  * A single call that breaks a rule is refused with InvalidParameterValue; in a visibility
  * batch, as SQS does, only the offending entries fail (in `Failed`) and the rest go through.
@@ -18,6 +20,8 @@ import { MAX_DELAY_SECONDS, MAX_VISIBILITY_SECONDS } from "../lambdas/core/aws-l
 const MAX_BATCH_ENTRIES = 10;
 const MAX_WAIT_SECONDS = 20;
 const MAX_MESSAGE_BYTES = 1_048_576;
+const MAX_MESSAGE_GROUP_ID_LENGTH = 128;
+const MESSAGE_GROUP_ID_CHARACTER = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]$/;
 /** Receipt handles older than this cannot be changed any more; forgotten on the next sweep. */
 const FORGET_AFTER_MS = (MAX_VISIBILITY_SECONDS + 60) * 1000;
 
@@ -28,6 +32,7 @@ interface Entry {
   readonly VisibilityTimeout?: number;
   readonly DelaySeconds?: number;
   readonly MessageBody?: string;
+  readonly MessageGroupId?: string;
 }
 
 export class SqsLimitError extends Error {
@@ -58,6 +63,15 @@ export function withSqsLimits(sqs: SQSClient, now: () => number = Date.now): SQS
     }
     if (Buffer.byteLength(entry.MessageBody ?? "", "utf8") > MAX_MESSAGE_BYTES) {
       return `The message body is longer than ${MAX_MESSAGE_BYTES} bytes.`;
+    }
+    const group = entry.MessageGroupId;
+    if (
+      group !== undefined &&
+      (group.length < 1 ||
+        group.length > MAX_MESSAGE_GROUP_ID_LENGTH ||
+        ![...group].every((c) => MESSAGE_GROUP_ID_CHARACTER.test(c)))
+    ) {
+      return `Value ${group} for parameter MessageGroupId is invalid. Reason: Must be 1-${MAX_MESSAGE_GROUP_ID_LENGTH} alphanumeric or punctuation characters.`;
     }
     return undefined;
   };

@@ -33,3 +33,15 @@ export const FUNCTION_TIMEOUT_SECONDS = {
  * and on the local runtime alike: its share of the account's concurrency at a spike.
  */
 export const DISPATCHER_MAX_CONCURRENCY = 200;
+
+/**
+ * What one tenant may hold in a dispatcher process (core/tenant-shares.ts, decision 0039): the
+ * runs of three quarters of the event source's batches, ten to a batch (what a flood fills),
+ * and all but 10 of its dispatches (what a spike of one tenant fills thinly), so that some
+ * always keep receiving for the other tenants. It binds only where one process runs many
+ * dispatches (the local runtime); a Lambda instance runs one at a time.
+ */
+export const TENANT_SHARE = {
+  runs: (DISPATCHER_MAX_CONCURRENCY * 10 * 3) / 4,
+  dispatches: DISPATCHER_MAX_CONCURRENCY - 10,
+} as const;

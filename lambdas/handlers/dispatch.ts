@@ -4,10 +4,12 @@ import { createSchedulerDeps } from "../adapters/scheduler-deps";
 import { handleOf, parseRunMessage } from "../adapters/sqs/sqs-run-queue";
 import { cloudReach, Targets } from "../adapters/targets/target-invoker";
 import { InProcessTargetSlots } from "../adapters/targets/target-slots";
+import { InProcessTenantShares } from "../adapters/targets/tenant-shares";
 import { destinationRulesOf } from "../core/destination-rules";
 import type { ReceivedRunMessage, RunQueue } from "../core/ports";
+import type { TenantShares } from "../core/tenant-shares";
 import { type DispatchDeps, dispatchRuns } from "../core/use-cases/dispatch-runs";
-import { FUNCTION_TIMEOUT_SECONDS } from "../definitions/functions";
+import { FUNCTION_TIMEOUT_SECONDS, TENANT_SHARE } from "../definitions/functions";
 import { PUSH_QUEUE } from "../definitions/queues";
 
 /** Kept from the function's remaining time for the handler's own end (its answer to the event source). */
@@ -24,14 +26,24 @@ const HANDLER_MARGIN_MS = 500;
  *
  * The use case is given the function's remaining time as its deadline (Lambda's context; the
  * function's timeout where there is none), so that it leases only what it can deliver and
- * record before the function is stopped.
+ * record before the function is stopped. Each invocation takes part in its process's tenant
+ * shares (decision 0039) until it ends: the runs of a tenant whose share of the process is
+ * full go back to the queue.
  */
-export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) {
+export function createDispatchHandler(
+  deps: DispatchDeps & { readonly tenantShares?: TenantShares },
+  pushQueueUrl: string,
+) {
   return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
     const remainingMs = context?.getRemainingTimeInMillis() ?? FUNCTION_TIMEOUT_SECONDS.dispatcher * 1000;
     const deadline = deps.clock.now() + remainingMs - HANDLER_MARGIN_MS;
     const consumed = new Set<string>();
-    const tracked: DispatchDeps = { ...deps, queue: tracking(deps.queue, consumed) };
+    const tenantShare = deps.tenantShares?.open();
+    const tracked: DispatchDeps = {
+      ...deps,
+      queue: tracking(deps.queue, consumed),
+      ...(tenantShare ? { tenantShare } : {}),
+    };
     const received: ReceivedRunMessage[] = event.Records.map((record) => ({
       message: parseRunMessage(record.body),
       receiptHandle: handleOf(pushQueueUrl, record.receiptHandle),
@@ -46,6 +58,8 @@ export function createDispatchHandler(deps: DispatchDeps, pushQueueUrl: string) 
       // back, a leased run once its lease lapses, the rest after the visibility they were
       // received with.
       deps.log.error("dispatch failed", { error: String(error) });
+    } finally {
+      tenantShare?.close();
     }
     return {
       batchItemFailures: event.Records.filter(
@@ -85,7 +99,7 @@ function tracking(queue: RunQueue, consumed: Set<string>): RunQueue {
 export function createDispatchDeps(
   base: ReturnType<typeof createSchedulerDeps>,
   reach: ConstructorParameters<typeof Targets>[1],
-): DispatchDeps {
+): DispatchDeps & { readonly tenantShares: TenantShares } {
   return {
     ...base,
     targets: new Targets(base.webhookSecrets, reach, destinationRulesOf(base.settings), {
@@ -94,6 +108,7 @@ export function createDispatchDeps(
     }),
     sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
     targetSlots: new InProcessTargetSlots(),
+    tenantShares: new InProcessTenantShares(TENANT_SHARE),
   };
 }
 

@@ -14,6 +14,7 @@ import { DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-d
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
+import { MESSAGE_GROUP_ID_PATTERN, messageGroupIdOf } from "../../lambdas/adapters/sqs/message-group";
 import { MAX_LANES_PER_RECEIVE, SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
 
 const sqs = mockClient(SQSClient);
@@ -116,6 +117,43 @@ describe("SqsRunQueue: sending to lanes", () => {
       Failed: [{ Id: "0", Code: "InternalError", SenderFault: false, Message: "try again" }],
     });
     await expect(newQueue().send([message(1)])).rejects.toThrow(/refused 1 of 1.*InternalError/);
+  });
+});
+
+describe("SqsRunQueue: the push queue is a fair queue (decision 0039)", () => {
+  it("sends push runs with their tenant as MessageGroupId, and lane runs with none", async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    const role = "arn:aws:iam::111122223333:role/billing";
+    await newQueue().send([
+      ...Array.from({ length: 12 }, (_, i) => message(i, role, "@https")),
+      message(20, "b", "@lambda"),
+      message(21, "a", "x"),
+    ]);
+    const batches = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input);
+    const push = batches.filter((b) => b.QueueUrl === PUSH_QUEUE).flatMap((b) => b.Entries ?? []);
+    expect(push).toHaveLength(13);
+    expect(push.filter((e) => e.MessageGroupId === role)).toHaveLength(12);
+    expect(push.filter((e) => e.MessageGroupId === "b")).toHaveLength(1);
+    const lanes = batches.filter((b) => b.QueueUrl !== PUSH_QUEUE).flatMap((b) => b.Entries ?? []);
+    expect(lanes).toHaveLength(1);
+    expect(lanes[0]?.MessageGroupId).toBeUndefined();
+  });
+
+  it("names a tenant SQS would refuse as a group by a stable hash of it, distinct per tenant", () => {
+    const long = `arn:aws:iam::111122223333:role/${"p/".repeat(60)}worker`;
+    const spaced = "Billing team";
+    for (const tenant of [long, spaced, "", "t\u00e9nant"]) {
+      const id = messageGroupIdOf(tenant);
+      expect(id).toMatch(MESSAGE_GROUP_ID_PATTERN);
+      expect(id).toBe(messageGroupIdOf(tenant));
+    }
+    expect(messageGroupIdOf(long)).not.toBe(messageGroupIdOf(`${long}2`));
+    // A tenant that fits is its own group, readable in SQS's metrics and answers.
+    expect(messageGroupIdOf("arn:aws:iam::111122223333:role/billing")).toBe(
+      "arn:aws:iam::111122223333:role/billing",
+    );
+    expect(MESSAGE_GROUP_ID_PATTERN.test("x".repeat(129))).toBe(false);
+    expect(MESSAGE_GROUP_ID_PATTERN.test("a b")).toBe(false);
   });
 });
 

@@ -139,6 +139,32 @@ describe("JobschedStack", () => {
     expect(PUSH_QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(FUNCTION_TIMEOUT_SECONDS.dispatcher);
   });
 
+  it("keeps the push queue an SQS fair queue behind its mapping (decision 0039)", () => {
+    const [id, pushQueue] =
+      Object.entries(template.findResources("AWS::SQS::Queue")).find(
+        ([, queue]) =>
+          (queue.Properties as { VisibilityTimeout?: number }).VisibilityTimeout ===
+          PUSH_QUEUE.visibilityTimeoutSeconds,
+      ) ?? [];
+    // A standard queue: messages with a MessageGroupId make it fair. On a FIFO queue the same id
+    // would hand out one tenant's runs one at a time, in order.
+    expect(pushQueue).toBeDefined();
+    expect((pushQueue?.Properties ?? {}) as { FifoQueue?: boolean }).not.toHaveProperty("FifoQueue");
+    // The mapping hands each visible message over at once, whichever tenant it is: no batching
+    // window to hold a quiet tenant's run for a noisy one's, no filter (SQS deletes what a
+    // filter drops), and scaled by maximum concurrency rather than provisioned pollers.
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      EventSourceArn: { "Fn::GetAtt": [id, "Arn"] },
+      MaximumBatchingWindowInSeconds: Match.absent(),
+      FilterCriteria: Match.absent(),
+      ProvisionedPollerConfig: Match.absent(),
+      ScalingConfig: { MaximumConcurrency: DISPATCHER_MAX_CONCURRENCY },
+    });
+    // A tenant is noisy once it has at least 30 messages in flight and over a tenth of them:
+    // the mapping must hold enough at once for a flood to stand out from a quiet tenant's runs.
+    expect(DISPATCHER_MAX_CONCURRENCY * 10).toBeGreaterThanOrEqual(30 * 10);
+  });
+
   it("lets the dispatcher assume only jobsched-target-* roles, with an external id and the tenant tag, and otherwise only touch the table and the push queue", () => {
     const [policy] = Object.entries(template.findResources("AWS::IAM::Policy")).filter(([id]) =>
       id.includes("Dispatcher"),

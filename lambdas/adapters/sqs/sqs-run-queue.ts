@@ -19,6 +19,7 @@ import type {
 } from "../../core/ports";
 import { isPushType } from "../../core/target";
 import type { Lane, LaneDirectory } from "./lane-directory";
+import { messageGroupIdOf } from "./message-group";
 import { isQueueGone } from "./queue-errors";
 
 /** SQS takes at most 10 messages per batch call. */
@@ -62,7 +63,9 @@ function splitHandle(handle: string): { queueUrl: string; receiptHandle: string 
 /**
  * RunQueue on SQS lanes (see LaneDirectory). A receive takes a fair share from each lane of the
  * requested types, the lanes in rotating order: a tenant with 5,000 ready runs gets no more of
- * a request than one with 50, and a backlog of type Y is never in the way of type X.
+ * a request than one with 50, and a backlog of type Y is never in the way of type X. Push runs
+ * go to the one push queue with their tenant as MessageGroupId, which makes it an SQS fair
+ * queue: the same guarantee between tenants, kept by SQS (decision 0039).
  */
 export class SqsRunQueue implements RunQueue {
   private turn = Math.floor(Math.random() * 1_000);
@@ -108,7 +111,8 @@ export class SqsRunQueue implements RunQueue {
         for (let start = 0; start < entries.length; start += BATCH) {
           const batch = entries.slice(start, start + BATCH);
           if (isPushType(type)) {
-            await this.sendBatch(this.pushQueueUrl, batch);
+            // The tenant as the message group: the push queue is a fair queue (decision 0039).
+            await this.sendBatch(this.pushQueueUrl, batch, messageGroupIdOf(tenant));
             continue;
           }
           const queueUrl = await this.lanes.laneFor(tenant, type);
@@ -128,6 +132,7 @@ export class SqsRunQueue implements RunQueue {
   private async sendBatch(
     queueUrl: string,
     batch: ReadonlyArray<{ message: RunMessage; delaySeconds: number }>,
+    messageGroupId?: string,
   ) {
     const result = await this.sqs.send(
       new SendMessageBatchCommand({
@@ -136,6 +141,7 @@ export class SqsRunQueue implements RunQueue {
           Id: String(i),
           MessageBody: JSON.stringify(message),
           DelaySeconds: delaySeconds,
+          ...(messageGroupId === undefined ? {} : { MessageGroupId: messageGroupId }),
         })),
       }),
     );

@@ -16,9 +16,11 @@ import {
   targetKeyOf,
   timeoutMsOf,
 } from "../target";
+import type { TenantShare } from "../tenant-shares";
 import { completeRun, type MessageDeletion } from "./complete-run";
 import { giveBackRun } from "./give-back-run";
 import { type Granted, grantLeases } from "./lease-runs";
+import { setAsideOverShare, withinShare } from "./share-admission";
 
 /** The worker id the dispatcher's leases carry in the run history. */
 export const DISPATCHER_WORKER_ID = "jobsched-dispatcher";
@@ -31,6 +33,8 @@ export interface DispatchDeps extends SchedulerDeps {
   readonly sleep: (ms: number) => Promise<void>;
   /** Deliveries in flight per target, shared by the dispatches one process runs at once. */
   readonly targetSlots: TargetSlots;
+  /** This dispatch's part in its process's tenant shares (decision 0039), if it has one. */
+  readonly tenantShare?: TenantShare;
 }
 
 export interface DispatchSummary {
@@ -81,9 +85,10 @@ export async function dispatchRuns(
     deps.targetSlots.inFlight(targetKeyOf(job.tenant, job.target)) < concurrencyOf(job.target);
   const inTime = withinDeadline(deps, deadline);
   const admit = (message: RunMessage, job: Job | undefined) => hasRoom(message, job) && inTime(message, job);
-  const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, received, {
+  const mine = await setAsideOverShare(deps, received, deps.tenantShare);
+  const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, mine, {
     receivedVisibilitySeconds,
-    admit,
+    admit: withinShare(admit, deps.tenantShare),
   });
   // The delivered runs' messages are deleted together, one call for the batch (as a worker's
   // batched completions are): a message that outlives its run only meets a finished run.

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
+import { InProcessTenantShares } from "../../lambdas/adapters/targets/tenant-shares";
+import type { Caller } from "../../lambdas/core/caller";
+import { RunStatus } from "../../lambdas/core/run";
+import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
+import { RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
+import { OVER_SHARE_BACK_SECONDS } from "../../lambdas/core/use-cases/share-admission";
+import { rotateWebhookSecret } from "../../lambdas/core/use-cases/webhook-secrets";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+/**
+ * Tenant shares (decision 0039): how many of a dispatcher process's dispatches may hold one
+ * tenant's runs, and the dispatcher keeping to them.
+ */
+const NOW = Date.parse("2027-01-04T09:00:00Z");
+const A: Caller = { tenant: "a", principal: "arn:aws:iam::1:role/a" };
+const B: Caller = { tenant: "b", principal: "arn:aws:iam::1:role/b" };
+
+describe("in-process tenant shares", () => {
+  it("hold a tenant to its runs, counted across dispatches, until the dispatches that hold them end", () => {
+    const shares = new InProcessTenantShares({ runs: 3, dispatches: 5 });
+    const [first, second, third] = [shares.open(), shares.open(), shares.open()];
+    expect([first.admits("a"), first.admits("a"), second.admits("a")]).toEqual([true, true, true]);
+    expect(second.admits("a")).toBe(false);
+    expect(third.full("a")).toBe(true);
+    expect(third.admits("b")).toBe(true); // another tenant has a share of its own
+    expect(shares.heldBy("a")).toEqual({ runs: 3, dispatches: 2 });
+    first.close();
+    first.close(); // closing twice gives the runs back once
+    expect(shares.heldBy("a")).toEqual({ runs: 1, dispatches: 1 });
+    expect(first.admits("a")).toBe(false); // a closed dispatch takes nothing more
+    expect(third.full("a")).toBe(false);
+    expect(third.admits("a")).toBe(true);
+    second.close();
+    third.close();
+    expect([shares.heldBy("a"), shares.heldBy("b")]).toEqual([
+      { runs: 0, dispatches: 0 },
+      { runs: 0, dispatches: 0 },
+    ]);
+  });
+
+  it("hold a tenant to its dispatches, however few runs each one holds", () => {
+    const shares = new InProcessTenantShares({ runs: 100, dispatches: 2 });
+    const [first, second, third] = [shares.open(), shares.open(), shares.open()];
+    expect([first.admits("a"), second.admits("a"), second.admits("a")]).toEqual([true, true, true]);
+    expect(third.full("a")).toBe(true); // a third dispatch for one run each would be one too many
+    expect(second.full("a")).toBe(false); // one that holds A's runs already may take more
+    expect(third.admits("a")).toBe(false);
+    first.close();
+    expect(third.admits("a")).toBe(true);
+  });
+});
+
+/** A target that records what it was sent. */
+class RecordingTargets implements TargetInvoker {
+  readonly delivered: RunEnvelope[] = [];
+  async deliver(_target: unknown, envelope: RunEnvelope) {
+    this.delivered.push(envelope);
+    return { ok: true as const };
+  }
+}
+
+/** A push job of `caller`'s due now, its run created; its message is in the queue's `ready`. */
+async function pushJob(deps: MemoryDeps, caller: Caller): Promise<string> {
+  if (!(await deps.webhookSecrets.get(caller.tenant))) await rotateWebhookSecret(deps, caller);
+  const { jobId } = await createJob(deps, caller, {
+    target: { kind: "https", url: `https://hooks.example.com/${caller.tenant}` },
+    runAt: new Date(deps.clock.now()).toISOString(),
+  });
+  return jobId;
+}
+
+describe("the dispatcher keeps to its tenant shares", () => {
+  it("sends a run back, unleased, when its tenant fills its share; leases another tenant's beside it", async () => {
+    const deps = memoryDeps(NOW);
+    const aJob = await pushJob(deps, A);
+    const bJob = await pushJob(deps, B);
+    deps.queue.deliverAll();
+    const received = deps.queue.ready.splice(0);
+    expect(received).toHaveLength(2);
+    // Tenant A may hold one run in the process, and another dispatch holds one (a slow delivery).
+    const shares = new InProcessTenantShares({ runs: 1, dispatches: 5 });
+    const busy = shares.open();
+    expect(busy.admits("a")).toBe(true);
+    const targets = new RecordingTargets();
+    const share = shares.open();
+    const summary = await dispatchRuns(
+      {
+        ...deps,
+        targets,
+        targetSlots: new InProcessTargetSlots(),
+        sleep: async (ms) => deps.clock.advance(ms),
+        tenantShare: share,
+      },
+      received,
+      60,
+    );
+    share.close();
+    expect(summary).toEqual({ leased: 1, succeeded: 1, failed: 0 });
+    expect(targets.delivered.map((e) => e.jobId)).toEqual([bJob]);
+    // A's run goes back to the queue with its fence untouched, for a dispatch with room.
+    expect((await deps.runs.listRecentRuns(aJob, 1))[0]).toMatchObject({
+      status: RunStatus.Pending,
+      fence: 0,
+    });
+    const aHandle = received.find((r) => r.message?.tenant === "a")?.receiptHandle;
+    expect(deps.queue.extended).toContainEqual({ receiptHandle: aHandle, seconds: OVER_SHARE_BACK_SECONDS });
+    expect(shares.heldBy("a")).toEqual({ runs: 1, dispatches: 1 });
+    expect(shares.heldBy("b")).toEqual({ runs: 0, dispatches: 0 });
+  });
+
+  it("leaves a message received many times to the lease step, which sends it back as a fresh copy", async () => {
+    const deps = memoryDeps(NOW);
+    await pushJob(deps, A);
+    deps.queue.deliverAll();
+    const [worn] = deps.queue.ready.splice(0).map((r) => ({ ...r, receiveCount: RECYCLE_AFTER_RECEIVES }));
+    if (!worn) throw new Error("no message");
+    const shares = new InProcessTenantShares({ runs: 1, dispatches: 5 });
+    const busy = shares.open();
+    busy.admits("a");
+    const share = shares.open();
+    const sentBefore = deps.queue.sent.length;
+    const summary = await dispatchRuns(
+      {
+        ...deps,
+        targets: new RecordingTargets(),
+        targetSlots: new InProcessTargetSlots(),
+        sleep: async (ms) => deps.clock.advance(ms),
+        tenantShare: share,
+      },
+      [worn],
+      60,
+    );
+    expect(summary.leased).toBe(0);
+    // Not hidden once more (SQS would move it to the dead-letter queue at 50 receives): a copy.
+    expect(deps.queue.extended.map((e) => e.receiptHandle)).not.toContain(worn.receiptHandle);
+    expect(deps.queue.sent.slice(sentBefore).map((s) => s.message.runId)).toEqual([worn.message?.runId]);
+    expect(deps.queue.deleted).toContain(worn.receiptHandle);
+  });
+});
