@@ -99,7 +99,7 @@ describe("the dispatcher keeps to its tenant shares", () => {
       60,
     );
     share.close();
-    expect(summary).toEqual({ leased: 1, succeeded: 1, failed: 0 });
+    expect(summary).toEqual({ leased: 1, succeeded: 1, failed: 0, returned: 0, unrecorded: 0 });
     expect(targets.delivered.map((e) => e.jobId)).toEqual([bJob]);
     // A's run goes back to the queue with its fence untouched, for a dispatch with room.
     expect((await deps.runs.listRecentRuns(aJob, 1))[0]).toMatchObject({
