@@ -76,9 +76,13 @@ export async function grantChecks(
     // (f) A cancelled job gets no new lease.
     if (before.cancelledJobs.has(lease.jobId))
       world.fail(`(f) run ${lease.runId} of a cancelled job was leased`);
-    // (b) At-most-once: a run is leased once (a replay starts it over, at attempt 0).
+    // (b) At-most-once: a run is leased once; only an operator's replay starts it over. Its
+    // attempt alone would not show a second lease after another path reset it to 0.
     if (before.atMostOnceJobs.has(lease.jobId) && lease.attempt !== 1)
       world.fail(`(b) at-most-once run ${lease.runId} leased again (attempt ${lease.attempt})`);
+    if (before.atMostOnceJobs.has(lease.jobId) && world.leasedSinceReplay.has(lease.runId))
+      world.fail(`(b) at-most-once run ${lease.runId} leased again without an operator's replay`);
+    world.leasedSinceReplay.add(lease.runId);
     // (e) Fences only go up.
     const issued = world.fencesIssued.get(lease.runId) ?? 0;
     if (lease.fence <= issued)

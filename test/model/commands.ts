@@ -183,7 +183,12 @@ export class Replay extends Step {
     const page = await world.step("dead letters", () => listDeadLetters(world.deps, CALLER, {}));
     const dead = page?.deadLetters[this.index % Math.max(1, page.deadLetters.length)];
     if (!dead) return;
+    const replays = async () =>
+      (await world.stores.runsOf(dead.jobId)).find((r) => r.runId === dead.runId)?.replays ?? 0;
+    const replaysBefore = await replays();
     const done = await world.step("replay", () => replayDeadLetter(world.deps, CALLER, dead.runId));
+    // Judged by the store (a replay killed after its write still replayed the run).
+    if ((await replays()) > replaysBefore) world.leasedSinceReplay.delete(dead.runId);
     world.note(`replay ${dead.runId}${done ? "" : " (refused)"}`);
   }
   toString() {

@@ -79,6 +79,11 @@ export class World {
   readonly log: string[] = [];
   /** The highest fence the system handed out per run (runId). */
   readonly fencesIssued = new Map<string, number>();
+  /**
+   * Runs (runId) leased since an operator last replayed them: under at-most-once, a second lease
+   * of one is a second execution, whatever its attempt says (another replay resets attempt too).
+   */
+  readonly leasedSinceReplay = new Set<string>();
   private seed = 1;
 
   constructor(readonly stores: Stores) {

@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { parseRunId } from "../../lambdas/core/ids";
+import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { DROPPED_RETRY_REASON } from "../../lambdas/core/lifecycle/outcomes";
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { replayDeadLetter } from "../../lambdas/core/use-cases/dead-letters";
 import { LOST_RUN_REASON, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -89,5 +93,42 @@ describe("at-most-once delivery", () => {
     deps.queue.deliverAll();
     const [replayed] = await leaseRuns(deps, worker, { workerId: "w1", types: ["x"] });
     expect(replayed?.runId).toBe(lease?.runId);
+  });
+
+  it("a retry left waiting by a PATCH to at-most-once holds no place against the next firing under skip", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      cron: "* * * * *",
+      overlapPolicy: "skip",
+      maxAttempts: 3,
+      retry: { base: "PT10M", cap: "PT20M" },
+    });
+    const sweep = () => sweepGroup(deps, Math.floor(shardOf(jobId) / SHARDS_PER_GROUP));
+    const firstDue = NOW + 60_000;
+    deps.clock.set(firstDue);
+    await sweep();
+    deps.queue.deliverAll();
+    const [first] = await leaseRuns(deps, worker, { workerId: "w1", types: ["x"] });
+    await completeRun(deps, worker, first?.runId ?? "", {
+      fence: first?.fence,
+      result: "failed",
+      error: "boom",
+    });
+    deps.queue.sent.splice(0); // the retry's message, minutes away
+    await updateJob(deps, alice, jobId, { delivery: "at-most-once" }, undefined);
+
+    deps.clock.set(firstDue + 60_000);
+    await sweep();
+    deps.queue.deliverAll();
+    const [next] = await leaseRuns(deps, worker, { workerId: "w1", types: ["x"] });
+
+    expect(next?.runId).not.toBe(first?.runId);
+    expect(next).toMatchObject({ attempt: 1 });
+    const retrying = parseRunId(first?.runId ?? "");
+    expect(await deps.runs.getRun(jobId, retrying?.scheduledFor ?? 0)).toMatchObject({
+      status: RunStatus.DeadLettered,
+      error: DROPPED_RETRY_REASON,
+    });
   });
 });

@@ -66,3 +66,6 @@ export function exhaustedByLapses(
   const error = leased.error ?? `${job.maxAttempts} lease(s) lapsed without a completion`;
   return { status: RunStatus.DeadLettered, error, now };
 }
+
+/** Why a waiting retry is dead-lettered when its job became at-most-once before it ran again. */
+export const DROPPED_RETRY_REASON = "its job became at-most-once while a retry waited: not run again";

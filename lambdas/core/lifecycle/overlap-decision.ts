@@ -1,7 +1,9 @@
 import { OverlapPolicy } from "@jobsched/contract";
 import { formatInstant } from "../instant";
-import type { Run } from "../run";
+import { type Run, RunStatus } from "../run";
 import { isLeasableAt, isUnfinished } from "./transition";
+
+const isWaitingRetry = (run: Run) => run.status === RunStatus.Pending && run.attempt >= 1;
 
 /**
  * What the lease step does with a run of a job that has an overlap policy (decision 0025), as
@@ -22,11 +24,15 @@ export type OverlapDecision =
   /** Note the run on the active one (replacing a finished waiter's place), then wait. */
   | { readonly kind: "buffer"; readonly replacing: number | undefined; readonly until: number }
   /** Revoke the active run (its fence raised), then lease this one. */
-  | { readonly kind: "revoke"; readonly reason: string };
+  | { readonly kind: "revoke"; readonly reason: string }
+  /** Dead-letter the active run's waiting retry, which its at-most-once job will never run, then lease. */
+  | { readonly kind: "drop-active-retry" };
 
 export interface OverlapInput {
   readonly policy: OverlapPolicy;
   readonly backfill: boolean;
+  /** The job's delivery is at-most-once (a retry that waits will never run). */
+  readonly atMostOnce: boolean;
   /** The run the message names; undefined when it does not exist. */
   readonly own: Run | undefined;
   /** When the lease would start the run. */
@@ -44,6 +50,11 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
   if (!own || !isLeasableAt(own, input.startsAt))
     return { kind: "drop", reason: "its run is finished, held by a live lease, or waits for a later retry" };
   if (!active || active.scheduledFor === own.scheduledFor || !isUnfinished(active)) return { kind: "lease" };
+  // A retry that waits when its job became at-most-once will never run (finding 2): it holds
+  // no place against a newer run. Its own message would dead-letter it, but only at its retry
+  // time (up to the backoff cap), and every firing meanwhile would be skipped against it.
+  if (input.atMostOnce && isWaitingRetry(active) && !active.final && own.scheduledFor > active.scheduledFor)
+    return { kind: "drop-active-retry" };
   const until = active.leaseExpiresAt ?? active.retryAt ?? now;
   // An older run (a replay) never ends or displaces the newer one: it runs after it.
   if (own.scheduledFor < active.scheduledFor) return { kind: "wait", until };

@@ -45,7 +45,7 @@ export async function endJobAfter(
 export async function settleLastRun(
   deps: SchedulerDeps,
   job: Job,
-  last: Pick<Run, "jobId" | "scheduledFor" | "final" | "status" | "error" | "finishedAt">,
+  last: Pick<Run, "jobId" | "scheduledFor" | "final" | "status" | "error" | "finishedAt" | "attempt">,
   by: string,
   now: number,
 ): Promise<boolean> {
@@ -53,7 +53,10 @@ export async function settleLastRun(
   if (
     last.status === RunStatus.Missed &&
     last.error === PAUSED_RUN_REASON &&
-    job.missedRuns !== MissedRunPolicy.Skip
+    job.missedRuns !== MissedRunPolicy.Skip &&
+    // At-most-once: only a run never leased is run again (one leased before the job became
+    // at-most-once, or whose lease lapsed in the pause, may have run).
+    (job.delivery !== "at-most-once" || last.attempt === 0)
   ) {
     const rerun = await deps.runs.replayRun(
       job.jobId,

@@ -8,7 +8,7 @@ import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
-import { exhaustedByLapses } from "../lifecycle/outcomes";
+import { DROPPED_RETRY_REASON, exhaustedByLapses } from "../lifecycle/outcomes";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { leaseRequest } from "../schemas";
@@ -292,9 +292,6 @@ async function sendBack(deps: SchedulerDeps, entries: readonly SentBack[]): Prom
 export const LOST_RUN_REASON =
   "its lease lapsed without a completion (the worker crashed or hung); at-most-once: not run again";
 
-/** Why a waiting retry is dead-lettered when its job became at-most-once before it ran again. */
-export const DROPPED_RETRY_REASON = "its job became at-most-once while a retry waited: not run again";
-
 /**
  * At-most-once: a run leased before is never leased again. One whose lease lapsed is recorded
  * lost; one that failed and waits for a retry (its job was PATCHed to at-most-once after the
@@ -378,7 +375,11 @@ async function leaseOne(
     return drop("job is cancelled or gone");
   }
   if (job.status === JobStatus.Paused) {
-    // Paused jobs start nothing; on resume the missed-run policy looks at later firings.
+    // Paused jobs start nothing; on resume the missed-run policy looks at later firings. An
+    // at-most-once run leased before (its lease lapsed during the pause) may have run: it is
+    // recorded lost, never missed, which a resume would run again.
+    if (job.delivery === "at-most-once" && (await endRetriedAtMostOnce(deps, message, now)))
+      return drop("job is paused; at-most-once run leased before: lost or dead-lettered");
     await abandonUnstarted(deps, message, "missed", PAUSED_RUN_REASON, now);
     return drop("job is paused");
   }

@@ -2,6 +2,7 @@ import { OverlapPolicy } from "@jobsched/contract";
 import { delaySecondsAfter } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
+import { DROPPED_RETRY_REASON } from "../lifecycle/outcomes";
 import { decideOverlap } from "../lifecycle/overlap-decision";
 import { isUnfinished } from "../lifecycle/transition";
 import type { RunMessage } from "../ports";
@@ -54,7 +55,17 @@ export async function admitOverlap(
     policy === OverlapPolicy.BufferOne && waitingAt !== undefined && waitingAt !== message.scheduledFor
       ? await deps.runs.getRun(job.jobId, waitingAt)
       : undefined;
-  const decision = decideOverlap({ policy, backfill: false, own, startsAt, active, waiting, now });
+  const atMostOnce = job.delivery === "at-most-once";
+  const decision = decideOverlap({
+    policy,
+    backfill: false,
+    atMostOnce,
+    own,
+    startsAt,
+    active,
+    waiting,
+    now,
+  });
   const hide = async (seconds: number) => {
     await deps.queue.hide([{ receiptHandle, seconds }]);
     return false;
@@ -84,6 +95,18 @@ export async function admitOverlap(
       if (!active) break;
       if (await deps.runs.revokeRun(job.jobId, active.scheduledFor, decision.reason, now)) {
         deps.log.info("run revoked by a newer one", { runId: active.runId, by: message.runId });
+      } else if (await stillUnfinished(deps, active)) return hide(1);
+      break;
+    case "drop-active-retry":
+      if (!active) break;
+      if (
+        await deps.runs.dropRetry(active.jobId, active.scheduledFor, {
+          reason: DROPPED_RETRY_REASON,
+          now,
+          final: active.final,
+        })
+      ) {
+        deps.log.warn("at-most-once: a waiting retry dead-lettered", { runId: active.runId });
       } else if (await stillUnfinished(deps, active)) return hide(1);
       break;
     case "lease":

@@ -1,0 +1,88 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  Advance,
+  Complete,
+  Control,
+  Crashing,
+  Create,
+  Forget,
+  type JobSpec,
+  LeaseRuns,
+  Live,
+  PatchJob,
+} from "../model/commands";
+import { drain } from "../model/drain";
+import { memoryStores, World } from "../model/world";
+
+/**
+ * The shrunk counterexamples the lifecycle model found (issue 27; docs/BENCHMARKS.md), pinned:
+ * each runs on every `npm test` whatever the random sequences reach, with the same checks and
+ * drain. Each failed on the code before its fix.
+ */
+const spec = (over: Partial<JobSpec>): JobSpec => ({
+  schedule: { kind: "cron", endInMinutes: undefined },
+  overlapPolicy: "allow",
+  delivery: "at-least-once",
+  maxAttempts: 1,
+  leaseSeconds: 5,
+  maxLateness: undefined,
+  missedRuns: "catch-up",
+  retryBase: 1,
+  ...over,
+});
+
+async function replay(commands: ReadonlyArray<fc.AsyncCommand<object, World>>): Promise<void> {
+  const world = new World(memoryStores());
+  await fc.asyncModelRun(() => ({ model: {}, real: world }), commands);
+  await drain(world);
+}
+
+describe("run lifecycle: the model's counterexamples, pinned", () => {
+  it("finding 1: a cancel-previous run's message coming back never ends the run that replaced it", async () => {
+    await expect(
+      replay([
+        new Create(spec({ overlapPolicy: "cancel-previous", leaseSeconds: 90 })),
+        new Live(120, "holds"),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("finding 2: a retry waiting when its job becomes at-most-once still ends", async () => {
+    await expect(
+      replay([
+        new Create(spec({ maxAttempts: 2 })),
+        new LeaseRuns(1),
+        new Complete(0, "fail"),
+        new PatchJob(0, { delivery: "at-most-once" }),
+        new Advance(500),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a resume killed between its writes leaves the job something that ends it", async () => {
+    await expect(
+      replay([
+        new Create(spec({ schedule: { kind: "once", inSeconds: 0 } })),
+        new Control(0, "pause"),
+        new Live(5, "holds"),
+        new Crashing(3, new Control(0, "resume")),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("an at-most-once run whose lease lapsed while its job was paused is not leased again on resume", async () => {
+    await expect(
+      replay([
+        new Create(spec({ schedule: { kind: "once", inSeconds: 0 }, delivery: "at-most-once" })),
+        new LeaseRuns(1),
+        new Forget(0),
+        new Control(0, "pause"),
+        new Advance(10_000),
+        new LeaseRuns(1),
+        new Control(0, "resume"),
+        new LeaseRuns(1),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+});
