@@ -1,7 +1,7 @@
 /**
  * The run lifecycle's model-based test with a budget of your choosing and a random seed, as a
- * nightly job would run it (issue 27): `npm run test:model -- --runs 100000 [--seed N]
- * [--dynalite]`. It prints the seed first, so a failure can be run again exactly, and exits 1
+ * nightly job would run it (issue 27): `npm run test:model -- --runs 100000 [--seed N]`, on
+ * the in-memory stores (`npm test` runs the dynalite variant). It prints the seed first, so a failure can be run again exactly, and exits 1
  * with the shrunk counterexample and the steps that led to it.
  */
 import { parseArgs } from "node:util";

@@ -172,7 +172,7 @@ function definitionOptions(command: Command): Command {
     .option("--target-sqs <queue-url>", "push: send each run to this queue (with --role)")
     .option(
       "--role <arn>",
-      "the role the dispatcher assumes for --target-lambda/--target-sqs: in your account, named jobsched-target-* (docs/deploy.md)",
+      "the role the dispatcher assumes for --target-lambda/--target-sqs: in your account, named as the deployment's targetRoleNames allow (jobsched-target-* by default; docs/deploy.md)",
     )
     .option(
       "--target-invocation <mode>",
