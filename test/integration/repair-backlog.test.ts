@@ -6,7 +6,6 @@ import { newRun } from "../../lambdas/core/lifecycle/creation";
 import type { RunMessage } from "../../lambdas/core/ports";
 import {
   BUSY_LANE_RECHECK_MS,
-  REPAIR_BUDGET_MS,
   RESENDS_PER_TENANT,
   repairRuns,
 } from "../../lambdas/core/use-cases/repair-runs";
@@ -63,12 +62,10 @@ beforeAll(async () => {
 
 /** Repair passes, one a minute from `from` on, until every candidate due by then was looked at. */
 async function passesFrom(from: number) {
-  const totals = { inspected: 0, resent: 0, passes: 0, longestMs: 0 };
+  const totals = { inspected: 0, resent: 0, passes: 0 };
   for (let minute = 0; ; minute++) {
     clock.offsetMs = from + minute * MINUTE - Date.now();
-    const started = Date.now();
     const stats = await repairRuns(stack.deps);
-    totals.longestMs = Math.max(totals.longestMs, Date.now() - started);
     totals.inspected += stats.inspected;
     totals.resent += stats.resent;
     totals.passes += 1;
@@ -78,7 +75,7 @@ async function passesFrom(from: number) {
 }
 
 describe("repair of a backlog of an unserved type", () => {
-  it("re-sends none while they wait, then each at most once an hour; no pass outruns its budget by much", async () => {
+  it("re-sends none while they wait, then each at most once an hour", async () => {
     const start = clock.now();
     const graceMs = stack.config.settings.repairGraceSeconds * 1000;
 
@@ -93,8 +90,7 @@ describe("repair of a backlog of an unserved type", () => {
     expect(later.resent).toBe(RUNS);
     expect(new Set(resent).size).toBe(resent.length); // no run twice
     expect(later.passes).toBeGreaterThanOrEqual(RUNS / RESENDS_PER_TENANT);
-
-    // A pass stops starting work at its budget; one page (100 runs) may finish after it.
-    expect(Math.max(first.longestMs, later.longestMs)).toBeLessThan(REPAIR_BUDGET_MS + 15_000);
+    // That a pass stops starting work at its budget is test/unit/repair-pass.test.ts's, on a fake
+    // clock: wall time here is no assertion (bench:sweep prints a pass's figures).
   }, 600_000);
 });

@@ -1,6 +1,8 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type RunEvent, transition } from "../../lambdas/core/lifecycle/transition";
+import { runKey } from "../../lambdas/adapters/dynamo/run-item";
+import { leasableFrom, type RunEvent, transition } from "../../lambdas/core/lifecycle/transition";
 import type { RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { createTestStack } from "../support/stack";
@@ -43,7 +45,8 @@ const runArbitrary: fc.Arbitrary<Run> = fc
       attempt: r.attempt,
       fence: r.attempt + r.extraFence,
       createdAt: T - 20_000,
-      startedAt: r.status === RunStatus.Leased ? T - 9_000 : undefined,
+      // A lease starts a run no earlier than it is due (its retry's time included).
+      startedAt: r.status === RunStatus.Leased ? Math.max(T - 9_000, r.retryAt ?? 0) : undefined,
       leaseExpiresAt: r.status === RunStatus.Leased ? (r.leaseExpiresAt ?? T) : undefined,
       workerId: r.status === RunStatus.Leased ? "w0" : undefined,
       finishedAt: finished ? T - 1_000 : undefined,
@@ -191,10 +194,52 @@ function comparable(run: Run | undefined) {
   return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
 }
 
+/**
+ * What the store keeps beside the run, derived from it, which leasing and the indexes rely on:
+ * the repair index's key while a check is due, the dead-letter index's key on a dead letter, and
+ * `availableAt`, the one comparison a lease makes (from when `transition` would lease it; a
+ * pending run leasable at the event's time either way may carry that time instead).
+ */
+function expectDerived(
+  raw: Record<string, unknown> | undefined,
+  before: Run,
+  expected: Run,
+  event: RunEvent,
+  context: string,
+) {
+  expect(raw?.repairKey !== undefined, `repairKey: ${context}`).toBe(expected.checkAt !== undefined);
+  // (A generated row is created without it; only an event that dead-letters the run sets it.)
+  if (expected.status === RunStatus.DeadLettered && before.status !== RunStatus.DeadLettered)
+    expect(raw?.deadTenant, `deadTenant: ${context}`).toBe(expected.tenant);
+  if (expected.status === RunStatus.Pending)
+    expect(raw?.deadTenant, `deadTenant: ${context}`).toBeUndefined();
+  const from = leasableFrom(expected);
+  if (from === undefined) return;
+  const at = Number(raw?.availableAt);
+  const now = "now" in event ? event.now : Number.NEGATIVE_INFINITY;
+  if (expected.status === RunStatus.Leased || at !== from)
+    expect(
+      expected.status === RunStatus.Pending && at <= now && from <= now ? from : at,
+      `availableAt: ${context}`,
+    ).toBe(from);
+}
+
 describe("the DynamoDB run store applies the lifecycle's transitions", () => {
   let runs: RunStore;
+  let raw: (jobId: string, scheduledFor: number) => Promise<Record<string, unknown> | undefined>;
   beforeAll(async () => {
-    runs = (await createTestStack("lifecycle")).deps.runs;
+    const stack = await createTestStack("lifecycle");
+    runs = stack.deps.runs;
+    raw = async (jobId, scheduledFor) =>
+      (
+        await stack.db.send(
+          new GetCommand({
+            TableName: stack.config.tableName,
+            Key: runKey(jobId, scheduledFor),
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
   });
 
   it("refuses what transition refuses and writes what it says, for every event on generated runs", async () => {
@@ -213,9 +258,17 @@ describe("the DynamoDB run store applies the lifecycle's transitions", () => {
           if (applied !== undefined)
             expect(applied, `applied: ${JSON.stringify(event)}`).toBe(expected !== undefined);
           expect(comparable(stored), JSON.stringify({ run, event })).toEqual(comparable(expected ?? run));
+          if (expected)
+            expectDerived(
+              await raw(jobId, run.scheduledFor),
+              run,
+              expected,
+              event,
+              JSON.stringify({ run, event }),
+            );
         },
       ),
-      { numRuns: 600, seed: 27 },
+      { numRuns: 1_500, seed: 27 },
     );
   }, 120_000);
 });

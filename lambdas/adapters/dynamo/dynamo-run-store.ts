@@ -274,9 +274,12 @@ export class DynamoRunStore implements RunStore {
   returnLease(jobId: string, scheduledFor: number, fence: number, now: number): Promise<Run | undefined> {
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
-      // The attempt the lease counted is taken back; the fence stays raised.
+      // The attempt the lease counted is taken back; the fence stays raised. Leasable from when
+      // the lease started it (its second or its retry's, or later): never before it was due,
+      // as the lifecycle's pending run is (transition.ts).
       UpdateExpression:
-        "SET #status = :pending, availableAt = :now, attempt = attempt - :one REMOVE leaseExpiresAt, receiptHandle",
+        "SET #status = :pending, availableAt = if_not_exists(startedAt, :now), attempt = attempt - :one " +
+        "REMOVE leaseExpiresAt, receiptHandle",
       ConditionExpression: HELD,
       ExpressionAttributeNames: STATUS,
       ExpressionAttributeValues: {
