@@ -39,7 +39,10 @@ abstract class Step implements Command {
 export interface JobSpec {
   readonly schedule:
     | { readonly kind: "once"; readonly inSeconds: number }
-    | { readonly kind: "cron"; readonly endInMinutes: number | undefined };
+    | { readonly kind: "cron"; readonly endInMinutes: number | undefined; readonly timeZone?: string }
+    | { readonly kind: "interval"; readonly every: string; readonly endInMinutes: number | undefined };
+  /** A jitter window (ISO 8601), on any schedule kind. */
+  readonly jitter?: string | undefined;
   readonly overlapPolicy: "allow" | "skip" | "buffer-one" | "cancel-previous";
   readonly delivery: "at-least-once" | "at-most-once";
   readonly maxAttempts: number;
@@ -56,19 +59,21 @@ export class Create extends Step {
   }
   async act(world: World) {
     const now = world.clock.now();
-    const { schedule, maxLateness, retryBase, ...rest } = this.spec;
+    const { schedule, maxLateness, retryBase, jitter, ...rest } = this.spec;
+    const endAt =
+      schedule.kind === "once" || schedule.endInMinutes === undefined
+        ? {}
+        : { endAt: iso(now + schedule.endInMinutes * 60_000) };
     const when =
       schedule.kind === "once"
         ? { runAt: iso(now + schedule.inSeconds * 1000) }
-        : {
-            cron: "* * * * *",
-            ...(schedule.endInMinutes === undefined
-              ? {}
-              : { endAt: iso(now + schedule.endInMinutes * 60_000) }),
-          };
+        : schedule.kind === "interval"
+          ? { interval: { every: schedule.every }, ...endAt }
+          : { cron: "* * * * *", ...(schedule.timeZone ? { timeZone: schedule.timeZone } : {}), ...endAt };
     const body = {
       type: TYPE,
       ...when,
+      ...(jitter ? { jitter } : {}),
       ...rest,
       retry: { base: retryBase, cap: retryBase * 4 },
       ...(maxLateness ? { maxLateness } : {}),
@@ -97,7 +102,10 @@ export class Create extends Step {
 type Patch =
   | { overlapPolicy: JobSpec["overlapPolicy"] }
   | { delivery: JobSpec["delivery"] }
-  | { maxAttempts: number };
+  | { maxAttempts: number }
+  | { cron: string }
+  | { interval: { every: string } }
+  | { jitter: string | null };
 
 export class PatchJob extends Step {
   constructor(
@@ -113,6 +121,14 @@ export class PatchJob extends Step {
       updateJob(world.deps, CALLER, job.jobId, this.patch, undefined),
     );
     if ("overlapPolicy" in this.patch) job.pinnedOverlap = false;
+    // A new schedule keeps a recurring job's end; a one-off given one recurs for ever. Judged
+    // by the store: a PATCH killed after its write changed the schedule all the same.
+    if ("cron" in this.patch || "interval" in this.patch) {
+      const schedule = (await world.storedJob(job.jobId))?.schedule;
+      if (schedule && schedule.kind !== "once") {
+        job.bounded = schedule.endAt !== undefined;
+      }
+    }
     world.note(`patch ${job.jobId.slice(-6)} ${JSON.stringify(this.patch)}${done ? "" : " (refused)"}`);
   }
   toString() {
@@ -419,8 +435,15 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
     fc.record({
       kind: fc.constant("cron" as const),
       endInMinutes: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+      timeZone: fc.constantFrom("UTC", "Europe/Berlin", "America/St_Johns", "Asia/Kathmandu"),
+    }),
+    fc.record({
+      kind: fc.constant("interval" as const),
+      every: fc.constantFrom("1m", "90s", "2m"),
+      endInMinutes: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
     }),
   ),
+  jitter: fc.option(fc.constantFrom("PT10S", "PT45S"), { nil: undefined }),
   overlapPolicy: fc.constantFrom("allow", "skip", "buffer-one", "cancel-previous"),
   delivery: fc.constantFrom("at-least-once", "at-most-once"),
   maxAttempts: fc.integer({ min: 1, max: 3 }),
@@ -436,6 +459,9 @@ const patch: fc.Arbitrary<Patch> = fc.oneof(
   fc.record({ overlapPolicy: fc.constantFrom("allow", "skip", "buffer-one", "cancel-previous") }),
   fc.record({ delivery: fc.constantFrom("at-least-once", "at-most-once") }),
   fc.record({ maxAttempts: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ cron: fc.constantFrom("* * * * *", "*/2 * * * *") }),
+  fc.record({ interval: fc.record({ every: fc.constantFrom("1m", "90s") }) }),
+  fc.record({ jitter: fc.constantFrom("PT20S", null) }),
 );
 
 /** Each command with how often it is drawn: the scheduler's steps and the clock often, so

@@ -36,7 +36,7 @@ export interface HeldLease {
 export interface ModelJob {
   readonly jobId: string;
   /** A one-off, or a recurring job with an end: it must complete once workers stop failing. */
-  readonly bounded: boolean;
+  bounded: boolean;
   /** Created with skip, buffer-one or cancel-previous and never PATCHed to another policy. */
   pinnedOverlap: boolean;
 }
