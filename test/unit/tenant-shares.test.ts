@@ -7,7 +7,6 @@ import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
-import { OVER_SHARE_BACK_SECONDS } from "../../lambdas/core/use-cases/share-admission";
 import { rotateWebhookSecret } from "../../lambdas/core/use-cases/webhook-secrets";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
@@ -51,6 +50,19 @@ describe("in-process tenant shares", () => {
     expect(third.admits("a")).toBe(false);
     first.close();
     expect(third.admits("a")).toBe(true);
+  });
+
+  it("hold a tenant to fewer dispatches while another tenant holds runs, whose runs may come a few to a dispatch", () => {
+    const shares = new InProcessTenantShares({ runs: 100, dispatches: 3, dispatchesBeside: 2 });
+    const [first, second, third, fourth] = [shares.open(), shares.open(), shares.open(), shares.open()];
+    expect([first.admits("a"), second.admits("a")]).toEqual([true, true]); // alone: up to 3
+    expect(third.admits("b")).toBe(true);
+    expect(fourth.admits("a")).toBe(false); // beside B: 2, and A holds 2 already
+    expect(first.admits("a")).toBe(true); // a dispatch that holds A's runs may take more
+    expect(fourth.admits("b")).toBe(true); // B's second dispatch: within its own share
+    third.close();
+    fourth.close();
+    expect(shares.open().admits("a")).toBe(true); // alone again: a third dispatch
   });
 });
 
@@ -107,7 +119,8 @@ describe("the dispatcher keeps to its tenant shares", () => {
       fence: 0,
     });
     const aHandle = received.find((r) => r.message?.tenant === "a")?.receiptHandle;
-    expect(deps.queue.extended).toContainEqual({ receiptHandle: aHandle, seconds: OVER_SHARE_BACK_SECONDS });
+    // Given back until its second at the latest (it is due now: a second), never past it.
+    expect(deps.queue.extended).toContainEqual({ receiptHandle: aHandle, seconds: 1 });
     expect(shares.heldBy("a")).toEqual({ runs: 1, dispatches: 1 });
     expect(shares.heldBy("b")).toEqual({ runs: 0, dispatches: 0 });
   });

@@ -3,7 +3,14 @@ import type { TenantShare, TenantShares } from "../../core/tenant-shares";
 /** What one tenant may hold in a process: runs, and dispatches holding them. */
 export interface ShareLimits {
   readonly runs: number;
+  /** Dispatches, while no other tenant holds runs in the process. */
   readonly dispatches: number;
+  /**
+   * Dispatches, while another tenant holds runs here (default `dispatches`): the others' runs
+   * may come a few to a dispatch (a batch of the flood's with theirs in it, the flood's given
+   * back), each dispatch held until its runs' second, so they need more room than their count.
+   */
+  readonly dispatchesBeside?: number;
 }
 
 /**
@@ -25,11 +32,11 @@ export class InProcessTenantShares implements TenantShares {
     let closed = false;
     const full = (tenant: string) => {
       const held = this.heldBy(tenant);
-      return (
-        closed ||
-        held.runs >= this.limits.runs ||
-        (!mine.has(tenant) && held.dispatches >= this.limits.dispatches)
-      );
+      const others = [...this.holding.keys()].some((t) => t !== tenant);
+      const dispatches = others
+        ? (this.limits.dispatchesBeside ?? this.limits.dispatches)
+        : this.limits.dispatches;
+      return closed || held.runs >= this.limits.runs || (!mine.has(tenant) && held.dispatches >= dispatches);
     };
     return {
       full,
