@@ -37,13 +37,13 @@ export const DISPATCHER_MAX_CONCURRENCY = 200;
 /**
  * What one tenant may hold in a dispatcher process (core/tenant-shares.ts, decision 0039): the
  * runs of three quarters of the event source's batches, ten to a batch (what a flood fills);
- * all but 10 of its dispatches while it is alone (what a spike of one tenant fills thinly), so
- * that some always keep receiving for a newcomer; three quarters of them while another tenant
- * holds runs, whose runs may come a few to a dispatch. It binds only where one process runs
- * many dispatches (the local runtime); a Lambda instance runs one at a time.
+ * every dispatch while it is alone (a spike of one tenant fills them thinly, a few runs each,
+ * and one given back over its share would start seconds late), three quarters of them while
+ * another tenant holds runs, whose runs may come a few to a dispatch. It binds only where one
+ * process runs many dispatches (the local runtime); a Lambda instance runs one at a time.
  */
 export const TENANT_SHARE = {
   runs: (DISPATCHER_MAX_CONCURRENCY * 10 * 3) / 4,
-  dispatches: DISPATCHER_MAX_CONCURRENCY - 10,
+  dispatches: DISPATCHER_MAX_CONCURRENCY,
   dispatchesBeside: (DISPATCHER_MAX_CONCURRENCY * 3) / 4,
 } as const;

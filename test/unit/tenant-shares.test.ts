@@ -7,6 +7,7 @@ import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
+import { OVER_SHARE_BACK_SECONDS } from "../../lambdas/core/use-cases/share-admission";
 import { rotateWebhookSecret } from "../../lambdas/core/use-cases/webhook-secrets";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
@@ -119,8 +120,7 @@ describe("the dispatcher keeps to its tenant shares", () => {
       fence: 0,
     });
     const aHandle = received.find((r) => r.message?.tenant === "a")?.receiptHandle;
-    // Given back until its second at the latest (it is due now: a second), never past it.
-    expect(deps.queue.extended).toContainEqual({ receiptHandle: aHandle, seconds: 1 });
+    expect(deps.queue.extended).toContainEqual({ receiptHandle: aHandle, seconds: OVER_SHARE_BACK_SECONDS });
     expect(shares.heldBy("a")).toEqual({ runs: 1, dispatches: 1 });
     expect(shares.heldBy("b")).toEqual({ runs: 0, dispatches: 0 });
   });

@@ -1,4 +1,3 @@
-import { dueOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
@@ -12,17 +11,6 @@ import { RECYCLE_AFTER_RECEIVES } from "./lease-runs";
  * second, at the cost of the other tenants' dispatches.
  */
 export const OVER_SHARE_BACK_SECONDS = 5;
-
-/**
- * A run given back comes again no later than its second (at least a second on): a share frees
- * up as the tenant's dispatches end, which at a spike is just after that second, so a run
- * given back for the full OVER_SHARE_BACK_SECONDS would start that much late.
- */
-function backSecondsFor(received: ReceivedRunMessage, now: number): number {
-  if (!received.message) return OVER_SHARE_BACK_SECONDS;
-  const untilDue = Math.floor((dueOf(received.message) - now) / 1000);
-  return Math.min(OVER_SHARE_BACK_SECONDS, Math.max(1, untilDue));
-}
 
 type Admission = (message: RunMessage, job: Job | undefined) => boolean;
 
@@ -48,9 +36,8 @@ export async function setAsideOverShare(
     r.message !== undefined && (r.receiveCount ?? 0) < RECYCLE_AFTER_RECEIVES && share.full(r.message.tenant);
   const back = received.filter(over);
   if (back.length === 0) return received;
-  const now = deps.clock.now();
   const failed = await deps.queue.hide(
-    back.map((r) => ({ receiptHandle: r.receiptHandle, seconds: backSecondsFor(r, now) })),
+    back.map((r) => ({ receiptHandle: r.receiptHandle, seconds: OVER_SHARE_BACK_SECONDS })),
   );
   // One that stayed hidden comes back after the visibility it was received with.
   if (failed.length > 0)
