@@ -7,7 +7,10 @@ import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
-import { OVER_SHARE_BACK_SECONDS } from "../../lambdas/core/use-cases/share-admission";
+import {
+  OVER_SHARE_BACK_SECONDS,
+  THIN_COME_BACK_SECONDS,
+} from "../../lambdas/core/use-cases/share-admission";
 import { rotateWebhookSecret } from "../../lambdas/core/use-cases/webhook-secrets";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
@@ -152,5 +155,39 @@ describe("the dispatcher keeps to its tenant shares", () => {
     expect(deps.queue.extended.map((e) => e.receiptHandle)).not.toContain(worn.receiptHandle);
     expect(deps.queue.sent.slice(sentBefore).map((s) => s.message.runId)).toEqual([worn.message?.runId]);
     expect(deps.queue.deleted).toContain(worn.receiptHandle);
+  });
+
+  it("gives back a batch of one or two runs due far ahead, to come again with its second's others; holds one due soon", async () => {
+    const deps = memoryDeps(NOW);
+    const dispatch = (received: Parameters<typeof dispatchRuns>[1]) =>
+      dispatchRuns(
+        {
+          ...deps,
+          targets: new RecordingTargets(),
+          targetSlots: new InProcessTargetSlots(),
+          sleep: async (ms) => deps.clock.advance(ms),
+        },
+        received,
+        60,
+      );
+    // A dense second's run, visible 20 s ahead, received alone.
+    if (!(await deps.webhookSecrets.get(A.tenant))) await rotateWebhookSecret(deps, A);
+    const far = NOW + 20_000;
+    await createJob(deps, A, {
+      target: { kind: "https", url: "https://hooks.example.com/a" },
+      runAt: new Date(far).toISOString(),
+    });
+    deps.queue.deliverAll();
+    const [alone] = deps.queue.ready.splice(0);
+    if (!alone) throw new Error("no message");
+    expect(await dispatch([alone])).toMatchObject({ leased: 0 });
+    expect(deps.queue.extended).toContainEqual({
+      receiptHandle: alone.receiptHandle,
+      seconds: 20 - THIN_COME_BACK_SECONDS,
+    });
+    expect(deps.queue.deleted).not.toContain(alone.receiptHandle);
+    // It comes again 3 s before its second: held and delivered.
+    deps.clock.set(far - THIN_COME_BACK_SECONDS * 1000);
+    expect(await dispatch([alone])).toMatchObject({ leased: 1, succeeded: 1 });
   });
 });

@@ -20,7 +20,7 @@ import type { TenantShare } from "../tenant-shares";
 import { completeRun, type MessageDeletion } from "./complete-run";
 import { giveBackRun } from "./give-back-run";
 import { type Granted, grantLeases } from "./lease-runs";
-import { setAsideOverShare, withinShare } from "./share-admission";
+import { gaveBackThinBatch, setAsideOverShare, withinShare } from "./share-admission";
 
 /** The worker id the dispatcher's leases carry in the run history. */
 export const DISPATCHER_WORKER_ID = "jobsched-dispatcher";
@@ -86,6 +86,8 @@ export async function dispatchRuns(
   const inTime = withinDeadline(deps, deadline);
   const admit = (message: RunMessage, job: Job | undefined) => hasRoom(message, job) && inTime(message, job);
   const mine = await setAsideOverShare(deps, received, deps.tenantShare);
+  if (await gaveBackThinBatch(deps, mine))
+    return { leased: 0, succeeded: 0, failed: 0, returned: 0, unrecorded: 0 };
   const granted = await grantLeases(deps, dispatcher, DISPATCHER_WORKER_ID, mine, {
     receivedVisibilitySeconds,
     admit: withinShare(admit, deps.tenantShare),
