@@ -11,6 +11,7 @@ import {
   LeaseRuns,
   Live,
   PatchJob,
+  Replay,
 } from "../model/commands";
 import { drain } from "../model/drain";
 import { memoryStores, World } from "../model/world";
@@ -84,6 +85,18 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
         new LeaseRuns(1),
         new Control(0, "resume"),
         new LeaseRuns(1),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a lapsed run whose attempts are used up neither revokes a running replay nor starts (cancel-previous)", async () => {
+    await expect(
+      replay([
+        new Create(spec({ schedule: { kind: "cron", endInMinutes: undefined, timeZone: "UTC" } })),
+        new Live(60, "holds"),
+        new PatchJob(0, { overlapPolicy: "cancel-previous" }),
+        new Replay(0),
+        new Live(60, "holds"),
       ]),
     ).resolves.toBeUndefined();
   });

@@ -26,13 +26,20 @@ export type OverlapDecision =
   /** Revoke the active run (its fence raised), then lease this one. */
   | { readonly kind: "revoke"; readonly reason: string }
   /** Dead-letter the active run's waiting retry, which its at-most-once job will never run, then lease. */
-  | { readonly kind: "drop-active-retry" };
+  | { readonly kind: "drop-active-retry" }
+  /**
+   * Lease it without a claim on the job: its leases lapsed as often as the job allows, so the
+   * lease only records it dead-lettered (exhaustedByLapses). It displaces nothing.
+   */
+  | { readonly kind: "end-own" };
 
 export interface OverlapInput {
   readonly policy: OverlapPolicy;
   readonly backfill: boolean;
   /** The job's delivery is at-most-once (a retry that waits will never run). */
   readonly atMostOnce: boolean;
+  /** The job's maxAttempts: a run that used them all by lapsed leases will not start again. */
+  readonly maxAttempts: number;
   /** The run the message names; undefined when it does not exist. */
   readonly own: Run | undefined;
   /** When the lease would start the run. */
@@ -49,6 +56,10 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
   if (policy === OverlapPolicy.Allow || input.backfill) return { kind: "lease" };
   if (!own || !isLeasableAt(own, input.startsAt))
     return { kind: "drop", reason: "its run is finished, held by a live lease, or waits for a later retry" };
+  // A run whose next lease would find its attempts used up (its leases lapsed) is not about to
+  // start: it must not revoke, skip or wait for another (the model found a lapsed run's message
+  // revoking a running replay, then dead-lettering itself).
+  if (own.attempt >= input.maxAttempts) return { kind: "end-own" };
   if (!active || active.scheduledFor === own.scheduledFor || !isUnfinished(active)) return { kind: "lease" };
   // A retry that waits when its job became at-most-once will never run (finding 2): it holds
   // no place against a newer run. Its own message would dead-letter it, but only at its retry

@@ -60,6 +60,7 @@ export async function admitOverlap(
     policy,
     backfill: false,
     atMostOnce,
+    maxAttempts: job.maxAttempts,
     own,
     startsAt,
     active,
@@ -73,6 +74,8 @@ export async function admitOverlap(
   const wait = (until: number) =>
     hide(Math.min(RECHECK_SECONDS, Math.max(MIN_RECHECK_SECONDS, delaySecondsAfter(until, now))));
   switch (decision.kind) {
+    case "end-own":
+      return true;
     case "drop":
       deps.log.info("dropping run message", { reason: decision.reason, runId: message.runId });
       await deps.queue.delete(receiptHandle);
