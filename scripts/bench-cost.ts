@@ -58,6 +58,7 @@ import { LocalFunctions } from "../local/local-functions";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
 import { startWebhookReceiver } from "../test/support/webhook-receiver";
+import { storeWebhookSecret } from "../test/support/webhook-secret";
 import { startBenchStack } from "./bench-support";
 import { atMost, reportVerdict } from "./bench-verdict";
 import { createInvocationTimer, TYPICAL_LATENCY_MS } from "./emulator-latency";
@@ -323,13 +324,10 @@ async function startPushTargets() {
   );
   (globalThis as { costBenchReact?: typeof react }).costBenchReact = react;
   const tenantName = tenantOfPrincipal(credentials.first("tenant").principal);
-  await deps.webhookSecrets.put(
+  await storeWebhookSecret(
+    deps.webhookSecrets,
     tenantName,
-    {
-      current: `whsec_${Buffer.from("cost-bench-secret-32-bytes-long!").toString("base64")}`,
-      createdAt: Date.now(),
-    },
-    undefined,
+    `whsec_${Buffer.from("cost-bench-secret-32-bytes-long!").toString("base64")}`,
   );
   const dispatcher = startLocalDispatcher(
     deps,

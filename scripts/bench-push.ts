@@ -33,6 +33,7 @@ import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings"
 import { startLocalDispatcher } from "../local/dispatcher";
 import { LocalFunctions } from "../local/local-functions";
 import { startWebhookReceiver } from "../test/support/webhook-receiver";
+import { storeWebhookSecret } from "../test/support/webhook-secret";
 import { oneOffJob, percentile, putJobs, startBenchStack, tickAhead } from "./bench-support";
 import { atMost, type Check, exactly, reportVerdict } from "./bench-verdict";
 
@@ -158,8 +159,7 @@ const stack = await startBenchStack("bench-push", {
 });
 const { config } = stack;
 const deps = createSchedulerDeps(config);
-for (const p of everyone)
-  await deps.webhookSecrets.put(p.tenant, { current: p.secret, createdAt: Date.now() }, undefined);
+for (const p of everyone) await storeWebhookSecret(deps.webhookSecrets, p.tenant, p.secret);
 const dispatcher = startLocalDispatcher(
   // The dispatcher has its own clients, as its Lambda would.
   createSchedulerDeps(config),

@@ -9,6 +9,7 @@ import { LocalFunctions, localReach } from "../../local/local-functions";
 import { startSqsEventSource } from "../../local/sqs-event-source";
 import { createTestStack, type TestStack } from "../support/stack";
 import { startWebhookReceiver } from "../support/webhook-receiver";
+import { storeWebhookSecret } from "../support/webhook-secret";
 
 /**
  * Push fairness (issue 27, finding 7; decision 0039) on dynalite and fauxqs: the push queue's
@@ -102,7 +103,7 @@ async function noisyNeighbour(
 ): Promise<{ rounds: number; aBeforeB: number }> {
   const stack = await createTestStack(name, { settings: { tenantCreatesPerSecond: 0 } });
   for (const { tenant } of [A, B]) {
-    await stack.deps.webhookSecrets.put(tenant, { current: SECRET, createdAt: Date.now() }, undefined);
+    await storeWebhookSecret(stack.deps.webhookSecrets, tenant, SECRET);
   }
   const held: Array<() => void> = [];
   let holding = true;
