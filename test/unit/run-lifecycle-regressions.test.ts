@@ -7,11 +7,13 @@ import {
   Crashing,
   Create,
   Forget,
+  Heartbeat,
   type JobSpec,
   LeaseRuns,
   Live,
   PatchJob,
   Replay,
+  Trigger,
 } from "../model/commands";
 import { drain } from "../model/drain";
 import { memoryStores, World } from "../model/world";
@@ -21,7 +23,8 @@ import { memoryStores, World } from "../model/world";
  * each runs on every `npm test` whatever the random sequences reach, with the same checks and
  * drain. The first three restate the sequences the model printed on the code before their
  * fixes (99c76b1; a field the printout left out takes the default of `spec` here); the fourth,
- * from a review, failed before its fix, landed with it.
+ * from a review, failed before its fix, landed with it; the fifth the model found (615f57d);
+ * the last two a second review found (an at-most-once run leased before acting on other runs).
  */
 const spec = (over: Partial<JobSpec>): JobSpec => ({
   schedule: { kind: "cron", endInMinutes: undefined },
@@ -97,6 +100,54 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
         new PatchJob(0, { overlapPolicy: "cancel-previous" }),
         new Replay(0),
         new Live(60, "holds"),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+  /**
+   * An at-most-once run whose lease lapsed is only ever recorded lost: the job's first run
+   * (leased, its worker heartbeating) and a triggered run leased beside it under allow, whose
+   * worker goes silent; the job is PATCHed back to `policy`, and the lapsed run's message
+   * comes back. Before the fix it revoked the live run (cancel-previous), or took the buffer
+   * place so that the next firing was skipped (buffer-one).
+   */
+  const lapsedAtMostOnce = (policy: "cancel-previous" | "buffer-one") => [
+    new Create(
+      spec({
+        schedule: { kind: "interval", every: "2m", endInMinutes: undefined },
+        overlapPolicy: policy,
+        delivery: "at-most-once",
+        maxAttempts: 3,
+        leaseSeconds: 90,
+        retryBase: 30,
+      }),
+    ),
+    new LeaseRuns(1),
+    new PatchJob(0, { overlapPolicy: "allow" }),
+    new Advance(5_000),
+    new Trigger(0),
+    new LeaseRuns(1),
+    new Advance(31_000),
+    new Heartbeat(0),
+    new Forget(1),
+    new PatchJob(0, { overlapPolicy: policy }),
+    new Advance(61_000),
+    new LeaseRuns(1),
+  ];
+
+  it("a lapsed at-most-once run's message does not revoke the live run (cancel-previous)", async () => {
+    await expect(replay(lapsedAtMostOnce("cancel-previous"))).resolves.toBeUndefined();
+  });
+
+  it("a lapsed at-most-once run's message takes no buffer place from the next firing (buffer-one)", async () => {
+    await expect(
+      replay([
+        ...lapsedAtMostOnce("buffer-one"),
+        new Heartbeat(0),
+        new Live(30, "holds"),
+        new Heartbeat(0),
+        new Live(20, "holds"),
+        new Complete(0, "succeed"),
+        new Live(5, "holds"),
       ]),
     ).resolves.toBeUndefined();
   });

@@ -6,6 +6,18 @@ import { isLeasableAt, isUnfinished } from "./transition";
 const isWaitingRetry = (run: Run) => run.status === RunStatus.Pending && run.attempt >= 1;
 
 /**
+ * A run whose next lease only ends it: its leases lapsed as often as the job allows (it is
+ * dead-lettered), or its at-most-once job never leases a run twice (it is recorded lost, or its
+ * retry dead-lettered).
+ */
+export function neverStartsAgain(
+  run: Pick<Run, "attempt">,
+  job: { readonly maxAttempts: number; readonly atMostOnce: boolean },
+): boolean {
+  return run.attempt >= job.maxAttempts || (job.atMostOnce && run.attempt >= 1);
+}
+
+/**
  * What the lease step does with a run of a job that has an overlap policy (decision 0025), as
  * a pure decision over what it read: the message's own run, the run the job last started (the
  * job's `activeRunAt`) and, under buffer-one, the run that waits for it. The lease step
@@ -28,8 +40,9 @@ export type OverlapDecision =
   /** Dead-letter the active run's waiting retry, which its at-most-once job will never run, then lease. */
   | { readonly kind: "drop-active-retry" }
   /**
-   * Lease it without a claim on the job: its leases lapsed as often as the job allows, so the
-   * lease only records it dead-lettered (exhaustedByLapses). It displaces nothing.
+   * Lease it without a claim on the job: it will never start again (neverStartsAgain), so the
+   * lease step only ends it: dead-lettered (exhaustedByLapses), or under at-most-once recorded
+   * lost or its retry dead-lettered. It displaces nothing.
    */
   | { readonly kind: "end-own" };
 
@@ -56,10 +69,10 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
   if (policy === OverlapPolicy.Allow || input.backfill) return { kind: "lease" };
   if (!own || !isLeasableAt(own, input.startsAt))
     return { kind: "drop", reason: "its run is finished, held by a live lease, or waits for a later retry" };
-  // A run whose next lease would find its attempts used up (its leases lapsed) is not about to
-  // start: it must not revoke, skip or wait for another (the model found a lapsed run's message
-  // revoking a running replay, then dead-lettering itself).
-  if (own.attempt >= input.maxAttempts) return { kind: "end-own" };
+  // A run that will never start again is not about to start: it must not revoke, skip or wait
+  // for another, only be ended (the model found a lapsed run's message revoking a running
+  // replay, then dead-lettering itself; a review found the at-most-once form below).
+  if (neverStartsAgain(own, input)) return { kind: "end-own" };
   if (!active || active.scheduledFor === own.scheduledFor || !isUnfinished(active)) return { kind: "lease" };
   // A retry that waits when its job became at-most-once will never run (finding 2): it holds
   // no place against a newer run. Its own message would dead-letter it, but only at its retry
@@ -79,8 +92,9 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
     case OverlapPolicy.BufferOne: {
       if (active.wakes === own.scheduledFor) return { kind: "wait", until };
       if (active.wakes === undefined) return { kind: "buffer", replacing: undefined, until };
-      // A waiter that ended meanwhile (missed, cancelled, or gone) holds the place no longer.
-      if (!input.waiting || !isUnfinished(input.waiting))
+      // A waiter that ended meanwhile (missed, cancelled, or gone), or that will only be ended
+      // (a PATCH made its job at-most-once or lowered maxAttempts), holds the place no longer.
+      if (!input.waiting || !isUnfinished(input.waiting) || neverStartsAgain(input.waiting, input))
         return { kind: "buffer", replacing: active.wakes, until };
       return skip(
         `the run of ${running} was still unfinished and another run waits for it (overlapPolicy buffer-one)`,
