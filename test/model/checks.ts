@@ -1,4 +1,5 @@
 import { JobStatus } from "../../lambdas/core/job";
+import { neverStartsAgain } from "../../lambdas/core/lifecycle/overlap-decision";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { isUnfinished, type World } from "./world";
 
@@ -27,11 +28,16 @@ export async function checkState(world: World): Promise<void> {
           `(a) active job ${job.jobId} has no next run and nothing that will run or end it: ${runs.map((r) => world.describeRun(r)).join("; ")}`,
         );
     }
-    // (c) Under skip, buffer-one and cancel-previous (set at create, never changed), at most
-    // one run holds a live lease; backfilled runs run beside the others by design.
-    if (modelJob.pinnedOverlap) {
+    // (c) Under skip, buffer-one and cancel-previous, at most one run leased since the job has
+    // had that policy holds a live lease; backfilled runs run beside the others by design.
+    const leasedBefore = modelJob.leasedBeforePolicy;
+    if (leasedBefore !== undefined) {
       const live = runs.filter(
-        (r) => r.status === RunStatus.Leased && (r.leaseExpiresAt ?? 0) > now && r.origin !== "backfill",
+        (r) =>
+          r.status === RunStatus.Leased &&
+          (r.leaseExpiresAt ?? 0) > now &&
+          leasedBefore.get(r.runId) !== r.fence &&
+          r.origin !== "backfill",
       );
       if (live.length > 1)
         world.fail(
@@ -97,10 +103,20 @@ export async function grantChecks(
     const was = before.runs.get(run.runId);
     const skippedNow = was && isUnfinished(was) && run.status === RunStatus.Skipped;
     if (!skippedNow || !run.error?.includes("buffer-one")) continue;
+    // A waiter counts only if it can still start: one that will only be ended (its attempts
+    // used up, or leased before under at-most-once) holds no place.
+    const job = await world.storedJob(run.jobId);
+    const canStart = (r: Run) =>
+      job !== undefined &&
+      !neverStartsAgain(r, { maxAttempts: job.maxAttempts, atMostOnce: job.delivery === "at-most-once" });
     const waitedIn = (jobRuns: readonly Run[]) => {
       const waiting = jobRuns.filter((r) => isUnfinished(r) && r.wakes !== undefined).map((r) => r.wakes);
       return jobRuns.some(
-        (r) => waiting.includes(r.scheduledFor) && isUnfinished(r) && r.scheduledFor !== run.scheduledFor,
+        (r) =>
+          waiting.includes(r.scheduledFor) &&
+          isUnfinished(r) &&
+          canStart(r) &&
+          r.scheduledFor !== run.scheduledFor,
       );
     };
     const jobRuns = [...before.runs.values()].filter((r) => r.jobId === run.jobId);

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { parseRunId } from "../../lambdas/core/ids";
+import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -85,7 +86,7 @@ export class Create extends Step {
     world.jobs.push({
       jobId,
       bounded: schedule.kind === "once" || schedule.endInMinutes !== undefined,
-      pinnedOverlap: this.spec.overlapPolicy !== "allow",
+      leasedBeforePolicy: this.spec.overlapPolicy === "allow" ? undefined : new Map(),
     });
     world.note(`created ${jobId.slice(-6)} ${JSON.stringify(body)}`);
   }
@@ -117,10 +118,18 @@ export class PatchJob extends Step {
   async act(world: World) {
     const job = world.job(this.index);
     if (!job) return;
+    const policyOf = async () => (await world.storedJob(job.jobId))?.overlapPolicy ?? "allow";
+    const policyBefore = await policyOf();
     const done = await world.step("patch", () =>
       updateJob(world.deps, CALLER, job.jobId, this.patch, undefined),
     );
-    if ("overlapPolicy" in this.patch) job.pinnedOverlap = false;
+    // Judged by the store: a PATCH killed after its write changed the policy all the same.
+    const policyAfter = await policyOf();
+    if (policyAfter === "allow") job.leasedBeforePolicy = undefined;
+    else if (policyAfter !== policyBefore) {
+      const leased = (await world.stores.runsOf(job.jobId)).filter((r) => r.status === RunStatus.Leased);
+      job.leasedBeforePolicy = new Map(leased.map((r) => [r.runId, r.fence]));
+    }
     // A new schedule keeps a recurring job's end; a one-off given one recurs for ever. Judged
     // by the store: a PATCH killed after its write changed the schedule all the same.
     if ("cron" in this.patch || "interval" in this.patch) {

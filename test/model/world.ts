@@ -37,8 +37,12 @@ export interface ModelJob {
   readonly jobId: string;
   /** A one-off, or a recurring job with an end: it must complete once workers stop failing. */
   bounded: boolean;
-  /** Created with skip, buffer-one or cancel-previous and never PATCHed to another policy. */
-  pinnedOverlap: boolean;
+  /**
+   * Under skip, buffer-one or cancel-previous: the leases (run id to fence) granted before the
+   * job got that policy (none for one created with it); undefined under allow. Check (c) counts
+   * only the other live leases: runs leased under an earlier policy may overlap by design.
+   */
+  leasedBeforePolicy: ReadonlyMap<string, number> | undefined;
 }
 
 /** Where the run and job records live: memory, or the DynamoDB adapters on dynalite. */
