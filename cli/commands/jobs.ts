@@ -10,6 +10,7 @@ import type {
 import type { Command } from "commander";
 import { type CliContext, CliError, moreLine } from "../context";
 import { jobsTable, jobTable, runsTable } from "../render";
+import { createFromFile } from "./create-from-file";
 
 /** `jobsched jobs create|update|get|list|runs|pause|trigger|backfill|resume|cancel`: signed calls to the jobs API. */
 export function jobsCommand(program: Command, cli: CliContext): void {
@@ -20,12 +21,24 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     jobs
       .command("create")
       .description(
-        "schedule a job: give one of --run-at, --cron, --interval, and a --type for workers or a --target-* to push to",
+        "schedule a job: give one of --run-at, --cron, --interval, and a --type for workers or a --target-* to push to; or --file for many",
       )
       .option("--type <type>", "job type workers lease, e.g. send-invoice (not with a --target-*)"),
   )
     .option("--idempotency-key <key>", "makes retrying the create safe")
+    .option(
+      "--file <jobs.jsonl>",
+      "create many: one JSON create body per line (- for standard input), sent 100 at a time; with --idempotency-key a line without a key gets <key>#<line>",
+    )
     .action(async (o: Record<string, string | undefined>) => {
+      if (o.file !== undefined) {
+        const others = Object.keys(o).filter(
+          (k) => k !== "file" && k !== "idempotencyKey" && o[k] !== undefined,
+        );
+        if (others.length > 0)
+          throw new CliError(`--file takes its jobs from the file: leave out --${others.join(", --")}`);
+        return createFromFile(cli, o.file, o.idempotencyKey);
+      }
       if (o.type === undefined && targetOf(o) === undefined) {
         throw new CliError(
           "give --type (runs go to workers) or a --target-https/--target-lambda/--target-sqs",

@@ -255,6 +255,27 @@ export const createJobRequest = z
   .meta({ id: "CreateJobRequest" });
 export type CreateJobRequest = z.output<typeof createJobRequest>;
 
+/** Most jobs in one bulk create (POST /api/v1/jobs/batch). */
+export const MAX_BATCH_JOBS = 100;
+/** Longest batch idempotency key: each item's key is `<key>#<index>`, within an item key's 256. */
+export const MAX_BATCH_KEY_LENGTH = 240;
+
+/**
+ * POST /api/v1/jobs/batch: each item is a create body of its own (createJobRequest), checked
+ * one by one, so one item's problem is that item's 400 and never another's.
+ */
+export const createJobsRequest = z.strictObject({
+  jobs: z
+    .array(z.unknown().meta({ description: "A create body, as POST /api/v1/jobs takes it" }))
+    .min(1)
+    .max(MAX_BATCH_JOBS)
+    .meta({ description: `1-${MAX_BATCH_JOBS} jobs, each as POST /api/v1/jobs takes it` }),
+  idempotencyKey: z.string().min(1).max(MAX_BATCH_KEY_LENGTH).optional().meta({
+    description:
+      "Repeat the batch safely: an item without its own idempotencyKey gets `<key>#<index>`, so the same batch again creates nothing new",
+  }),
+});
+
 /**
  * PATCH /api/v1/jobs/{jobId}: a JSON merge patch (RFC 7396) of the create's fields. Fields
  * left out are kept; `null` clears an optional one (to its default); naming one schedule kind

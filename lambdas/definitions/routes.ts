@@ -14,6 +14,7 @@ export interface RouteDefinition {
 
 export const ROUTES = [
   { method: "POST", path: "/api/v1/jobs", function: "api" },
+  { method: "POST", path: "/api/v1/jobs/batch", function: "api" },
   { method: "GET", path: "/api/v1/jobs", function: "api" },
   { method: "GET", path: "/api/v1/jobs/{jobId}", function: "api" },
   { method: "PATCH", path: "/api/v1/jobs/{jobId}", function: "api" },

@@ -5,14 +5,24 @@ import type { Caller } from "../core/caller";
 import { previewSchedule } from "../core/schedule/preview";
 import { controlJob, type JobAction } from "../core/use-cases/control-job";
 import { createJob } from "../core/use-cases/create-job";
+import { createJobs } from "../core/use-cases/create-jobs";
 import { listDeadLetters, replayAllDeadLetters, replayDeadLetter } from "../core/use-cases/dead-letters";
 import { getJob } from "../core/use-cases/get-job";
 import { listJobs, listRuns } from "../core/use-cases/list-jobs";
 import { backfillJob, triggerJob } from "../core/use-cases/manual-runs";
 import { updateJob } from "../core/use-cases/update-job";
 import { rotateWebhookSecret, showWebhookSecret } from "../core/use-cases/webhook-secrets";
+import { batchResponse } from "./http/batch-response";
 import { httpErrors } from "./http/error-middleware";
-import { callerOf, type HttpEvent, header, jsonBody, pathParameter, queryParameters } from "./http/request";
+import {
+  callerOf,
+  type HttpEvent,
+  header,
+  jsonBody,
+  MAX_BATCH_BODY_BYTES,
+  pathParameter,
+  queryParameters,
+} from "./http/request";
 import { json } from "./http/responses";
 import { dispatch } from "./http/router";
 import { openApiDocument } from "./openapi";
@@ -53,6 +63,10 @@ export function createApiHandler(deps: HandlerDeps) {
     "POST /api/v1/jobs": async (event) => {
       const result = await createJob(deps, callerOf(event, deps.tenantMapping), jsonBody(event));
       return json(result.created ? 201 : 200, { jobId: result.jobId, nextRunAt: result.nextRunAt });
+    },
+    "POST /api/v1/jobs/batch": async (event) => {
+      const caller = callerOf(event, deps.tenantMapping);
+      return json(200, batchResponse(await createJobs(deps, caller, jsonBody(event, MAX_BATCH_BODY_BYTES))));
     },
     "GET /api/v1/jobs": async (event) =>
       json(200, await listJobs(deps, callerOf(event, deps.tenantMapping), queryParameters(event))),

@@ -4,6 +4,7 @@ import {
   completionResponse,
   completionsResponse,
   createJobResponse,
+  createJobsResponse,
   deadLetterResponse,
   deadLettersPageResponse,
   errorResponse,
@@ -27,6 +28,7 @@ import {
   completeBatchRequest,
   completeRequest,
   createJobRequest,
+  createJobsRequest,
   heartbeatBatchRequest,
   heartbeatRequest,
   leaseRequest,
@@ -94,6 +96,18 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
         ),
         headers: z.object({ "retry-after": z.string().meta({ description: "Seconds to wait (quotas)" }) }),
       },
+    },
+  },
+  "POST /api/v1/jobs/batch": {
+    summary:
+      "Schedule 1-100 jobs in one request (bulk create): each item is created as POST /api/v1/jobs would, with a result of its own",
+    request: { body: { content: { "application/json": { schema: createJobsRequest } } } },
+    responses: {
+      200: jsonContent(
+        createJobsResponse,
+        "A result per item, in order: 201 created, 200 idempotent repeat, or the item's own error (its field is jobs.<index>.<field>); one item's refusal never fails another",
+      ),
+      ...errors,
     },
   },
   "GET /api/v1/jobs": {

@@ -495,6 +495,20 @@ interface Shape {
 }
 const SHAPES: Record<string, Shape> = {
   "POST /api/v1/jobs": { body: bodyFor(fc.oneof(createBody, nearlyValidCreate, nearlyValidPush)) },
+  "POST /api/v1/jobs/batch": {
+    body: bodyFor(
+      fc.record(
+        {
+          jobs: fc.array(fc.oneof(createBody, nearlyValidCreate, nearlyValidPush, hostileValue), {
+            minLength: 0,
+            maxLength: 4,
+          }),
+          idempotencyKey: fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), hostileValue),
+        },
+        { requiredKeys: ["jobs"] },
+      ),
+    ),
+  },
   "GET /api/v1/jobs": { query },
   "GET /api/v1/jobs/{jobId}": { path: pathId(JOB_ID).map((jobId) => ({ jobId })) },
   "PATCH /api/v1/jobs/{jobId}": {
@@ -604,6 +618,11 @@ describe("hostile input, generated, on every route", () => {
             const result = (await handler(event, lambdaContext)) as { statusCode: number; body: string };
             statuses.set(result.statusCode, (statuses.get(result.statusCode) ?? 0) + 1);
             expect(result.statusCode, JSON.stringify(recorded.lastError)).toBeLessThan(500);
+            if (routeKey === "POST /api/v1/jobs/batch" && result.statusCode === 200) {
+              // A bulk create answers 200 with a result per item: no item may have crashed either.
+              const { results } = JSON.parse(result.body) as { results: Array<{ status: number }> };
+              for (const item of results) expect(item.status, result.body).toBeLessThan(500);
+            }
             if (result.statusCode >= 400) {
               expect(
                 recorded.writes.map((w) => w.call),

@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -80,6 +80,62 @@ describe("jobsched jobs ...", () => {
       (e: { code: number; stderr: string }) => e,
     );
     expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining("HTTP 404") });
+  });
+});
+
+describe("jobsched jobs create --file", () => {
+  it("creates a JSONL file's jobs 100 at a time, a result per line; the same file again creates none", async () => {
+    const runAt = new Date(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000).toISOString();
+    const lines = Array.from({ length: 150 }, (_, i) =>
+      i === 20
+        ? "{ not json"
+        : JSON.stringify({ type: "cli-bulk", payload: { i }, runAt: i === 120 ? "soon" : runAt }),
+    );
+    const folder = mkdtempSync(join(tmpdir(), "jobsched-bulk-"));
+    const file = join(folder, "jobs.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    type Answer = { results: Array<{ line: number; status: number; text: string }>; failed: number };
+    const send = async () => {
+      const failure = await cli(
+        "jobs",
+        "create",
+        "--file",
+        file,
+        "--idempotency-key",
+        "cli-bulk-1",
+        "--json",
+      ).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining("2 of 150 lines failed") });
+      return JSON.parse((failure as { stdout: string }).stdout) as Answer;
+    };
+    const first = await send();
+    expect(first.failed).toBe(2);
+    expect(first.results.map((r) => r.line)).toEqual(lines.map((_, i) => i + 1));
+    expect(first.results[20]).toMatchObject({ line: 21, status: 400, text: "not valid JSON" });
+    expect(first.results[120]).toMatchObject({
+      line: 121,
+      status: 400,
+      text: expect.stringMatching(/^400 runAt: /),
+    });
+    expect(first.results.filter((r) => r.status === 201)).toHaveLength(148);
+
+    const again = await send();
+    expect(again.results.filter((r) => r.status === 200)).toHaveLength(148);
+    const listed = JSON.parse(
+      (await cli("jobs", "list", "--type", "cli-bulk", "--limit", "100", "--json")).stdout,
+    ) as {
+      jobs: unknown[];
+      cursor?: string;
+    };
+    expect(listed.jobs).toHaveLength(100);
+    expect(listed.cursor).toBeDefined();
+  });
+
+  it("refuses --file with definition options", async () => {
+    const failure = await cli("jobs", "create", "--file", "-", "--type", "x").catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining("leave out --type") });
   });
 });
 

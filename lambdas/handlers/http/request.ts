@@ -8,6 +8,11 @@ export type HttpEvent = APIGatewayProxyEventV2WithIAMAuthorizer;
 
 /** Largest request body accepted: the payload limit plus room for the other fields. */
 const MAX_BODY_BYTES = 300 * 1024;
+/**
+ * Largest bulk-create body (POST /api/v1/jobs/batch). Lambda takes at most 6 MB in a request
+ * event, and API Gateway may send a body base64-encoded (4/3 larger): 4 MiB stays under both.
+ */
+export const MAX_BATCH_BODY_BYTES = 4 * 1024 * 1024;
 
 /** Longest path parameter or query value accepted (ids, cursors, names are all far shorter). */
 const MAX_PARAMETER_LENGTH = 4096;
@@ -19,12 +24,12 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  * and the SDK can carry, nesting, keys), the body itself counting as level 0, so a payload is a
  * top-level attribute: one check at the edge, before any use case reads it.
  */
-export function jsonBody(event: HttpEvent): unknown {
+export function jsonBody(event: HttpEvent, maxBytes = MAX_BODY_BYTES): unknown {
   if (event.body === undefined || event.body === "") return {};
   let text: string;
   if (event.isBase64Encoded) {
     const bytes = Buffer.from(event.body, "base64");
-    if (bytes.byteLength > MAX_BODY_BYTES) bodyTooLarge();
+    if (bytes.byteLength > maxBytes) bodyTooLarge(maxBytes);
     try {
       text = strictUtf8.decode(bytes);
     } catch {
@@ -33,7 +38,7 @@ export function jsonBody(event: HttpEvent): unknown {
   } else {
     text = event.body;
   }
-  if (Buffer.byteLength(text, "utf8") > MAX_BODY_BYTES) bodyTooLarge();
+  if (Buffer.byteLength(text, "utf8") > maxBytes) bodyTooLarge(maxBytes);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -48,8 +53,8 @@ export function jsonBody(event: HttpEvent): unknown {
   return body;
 }
 
-function bodyTooLarge(): never {
-  throw new ValidationError(`body: larger than ${MAX_BODY_BYTES} bytes`, "body");
+function bodyTooLarge(maxBytes: number): never {
+  throw new ValidationError(`body: larger than ${maxBytes} bytes`, "body");
 }
 
 /** A path parameter or query value: valid Unicode and of a sane length, or a 400 naming it. */

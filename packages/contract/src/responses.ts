@@ -176,6 +176,32 @@ export type WebhookSecretResponse = z.output<typeof webhookSecretResponse>;
 export const createJobResponse = z.object({ jobId: z.string(), nextRunAt: instant.optional() });
 export type CreateJobResponse = z.output<typeof createJobResponse>;
 
+/** One item of a bulk create: 201 created, 200 found (idempotent), or its own 4xx (or 500). */
+export const createJobsItemResponse = z
+  .object({
+    index: z.number().int().meta({ description: "The item's place in the request's jobs, from 0" }),
+    status: z
+      .number()
+      .int()
+      .meta({ description: "201 created, 200 idempotent repeat, else the item's error status" }),
+    jobId: z.string().optional(),
+    nextRunAt: instant.optional(),
+    error: errorResponse.shape.error
+      .optional()
+      .meta({ description: "Why this item was refused; field names it as jobs.<index>.<field>" }),
+  })
+  .meta({ id: "CreateJobsItem" });
+export type CreateJobsItemResponse = z.output<typeof createJobsItemResponse>;
+export const createJobsResponse = z
+  .object({
+    created: z.number().int(),
+    existing: z.number().int(),
+    failed: z.number().int(),
+    results: z.array(createJobsItemResponse),
+  })
+  .meta({ id: "CreateJobsResult" });
+export type CreateJobsResponse = z.output<typeof createJobsResponse>;
+
 export const jobsPageResponse = z.object({
   jobs: z.array(jobSummaryResponse),
   cursor: z.string().optional(),

@@ -1,0 +1,48 @@
+import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
+import type { BatchItemOutcome } from "../../core/use-cases/create-jobs";
+import { statusOf } from "./error-middleware";
+
+/**
+ * A bulk create's answer: a result per item, in the request's order, with the status the item
+ * would have had alone. A refusal's field names the item and its field (`jobs.3.runAt`).
+ */
+export function batchResponse(outcomes: readonly BatchItemOutcome[]): CreateJobsResponse {
+  const results = outcomes.map(itemResponse);
+  const count = (ok: (status: number) => boolean) => results.filter((r) => ok(r.status)).length;
+  return {
+    created: count((s) => s === 201),
+    existing: count((s) => s === 200),
+    failed: count((s) => s >= 400),
+    results,
+  };
+}
+
+function itemResponse(outcome: BatchItemOutcome): CreateJobsItemResponse {
+  const { index } = outcome;
+  if ("result" in outcome) {
+    const { result } = outcome;
+    return {
+      index,
+      status: result.created ? 201 : 200,
+      jobId: result.jobId,
+      ...(result.nextRunAt === undefined ? {} : { nextRunAt: result.nextRunAt }),
+    };
+  }
+  if ("error" in outcome) {
+    const status = statusOf(outcome.error);
+    // A 5xx-mapped domain error leaks nothing, as the one-job route's answer does.
+    if (status < 500) {
+      const { code, message, field: inner } = outcome.error;
+      // The item's own body is `jobs.<index>`; its fields are under it.
+      const field = inner === undefined || inner === "body" ? `jobs.${index}` : `jobs.${index}.${inner}`;
+      const said =
+        inner !== undefined && message.startsWith(`${inner}: `) ? message.slice(inner.length + 2) : message;
+      return { index, status, error: { code, message: `${field}: ${said}`, field } };
+    }
+  }
+  return {
+    index,
+    status: 500,
+    error: { code: "InternalError", message: `jobs.${index}: internal error; send this item again` },
+  };
+}
