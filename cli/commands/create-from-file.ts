@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { CreateJobsResponse } from "@jobsched/contract";
+import { createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
 
 /** Items a batch carries: the API's limit. */
@@ -16,7 +17,8 @@ type Line =
  * `jobsched jobs create --file jobs.jsonl` (`-` reads standard input): one create body per line,
  * sent 100 at a time to POST /api/v1/jobs/batch. With --idempotency-key, a line without a key
  * of its own gets `<key>#<line number>`, so the same file sent again (after a failure half way,
- * say) creates only what is missing. Prints a result per line; fails if any line failed.
+ * say) creates only what is missing. Lines a quota refused are sent again after its wait
+ * (createBatch). Prints a result per line; fails if any line failed.
  */
 export async function createFromFile(
   cli: CliContext,
@@ -30,10 +32,11 @@ export async function createFromFile(
     if ("problem" in line) results.push({ line: line.number, status: 400, text: line.problem });
   }
   for (const batch of batchesOf(lines.filter((l): l is Extract<Line, { job: unknown }> => "job" in l))) {
-    const answer = await cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", {
-      body: { jobs: batch.map((l) => l.job) },
-    });
-    for (const item of answer.results) {
+    const answered = await createBatch(
+      (jobs) => cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", { body: { jobs } }),
+      batch.map((l) => l.job),
+    );
+    for (const item of answered) {
       const line = batch[item.index]?.number ?? -1;
       const text = item.error
         ? `${item.status} ${item.error.message.replace(/^jobs\.\d+\.?/, "")}`

@@ -1,4 +1,5 @@
 import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
+import { QuotaExceededError } from "../../core/errors";
 import type { BatchItemOutcome } from "../../core/use-cases/create-jobs";
 import { statusOf } from "./error-middleware";
 
@@ -37,7 +38,14 @@ function itemResponse(outcome: BatchItemOutcome): CreateJobsItemResponse {
       const field = inner === undefined || inner === "body" ? `jobs.${index}` : `jobs.${index}.${inner}`;
       const said =
         inner !== undefined && message.startsWith(`${inner}: `) ? message.slice(inner.length + 2) : message;
-      return { index, status, error: { code, message: `${field}: ${said}`, field } };
+      const retryAfter =
+        outcome.error instanceof QuotaExceededError ? outcome.error.retryAfterSeconds : undefined;
+      return {
+        index,
+        status,
+        error: { code, message: `${field}: ${said}`, field },
+        ...(retryAfter === undefined ? {} : { retryAfter }),
+      };
     }
   }
   return {

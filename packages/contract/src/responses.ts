@@ -189,6 +189,11 @@ export const createJobsItemResponse = z
     error: errorResponse.shape.error
       .optional()
       .meta({ description: "Why this item was refused; field names it as jobs.<index>.<field>" }),
+    retryAfter: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "A quota's 429: seconds to wait before sending this item again" }),
   })
   .meta({ id: "CreateJobsItem" });
 export type CreateJobsItemResponse = z.output<typeof createJobsItemResponse>;
