@@ -1,36 +1,59 @@
 import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
 
-/** How often a batch's items refused by a quota (429) are sent again before their 429 stands. */
-const QUOTA_ROUNDS = 10;
+/** Rounds in a row in which every item sent was refused again, before their 429s stand. */
+const STALLED_ROUNDS = 5;
+
+/** The one refusal that waiting clears: the creates-per-second quota (not active jobs, not types). */
+const isRateRefusal = (item: CreateJobsItemResponse) =>
+  item.status === 429 && item.error?.field?.endsWith(".quota.createsPerSecond") === true;
 
 /**
  * Sends up to 100 create bodies as one bulk create (POST /api/v1/jobs/batch) and sends the
- * items a tenant quota refused (429: nothing was stored) again after their `retryAfter`, so a
- * large import keeps to the creates-per-second quota by itself. Returns a result per body, in
- * order, its `index` the body's.
+ * items the creates-per-second quota refused (nothing of them was stored) again after their
+ * `retryAfter`, for as long as the rounds make progress, so a large import keeps to the quota
+ * by itself. Returns a result per body, in order, its index (and error's `jobs.<index>`) the
+ * body's; a body the answer left out is a 500 of its own.
  */
 export async function createBatch(
   send: (jobs: readonly unknown[]) => Promise<CreateJobsResponse>,
   jobs: readonly unknown[],
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((done) => setTimeout(done, ms)),
 ): Promise<CreateJobsItemResponse[]> {
-  const results: CreateJobsItemResponse[] = new Array(jobs.length);
+  const results: CreateJobsItemResponse[] = jobs.map((_, index) => ({
+    index,
+    status: 500,
+    error: { code: "NoAnswer", message: `jobs.${index}: the answer did not include this item` },
+  }));
   let pending = jobs.map((_, i) => i);
-  for (let round = 1; pending.length > 0; round++) {
+  let stalled = 0;
+  while (pending.length > 0) {
     const answer = await send(pending.map((i) => jobs[i]));
     const again: number[] = [];
     let waitSeconds = 0;
     for (const item of answer.results) {
       const index = pending[item.index];
       if (index === undefined) continue;
-      results[index] = { ...item, index };
-      if (item.status === 429 && round < QUOTA_ROUNDS) {
+      results[index] = renumbered(item, index);
+      if (isRateRefusal(item)) {
         again.push(index);
         waitSeconds = Math.max(waitSeconds, item.retryAfter ?? 1);
       }
     }
-    pending = again;
+    stalled = again.length === pending.length ? stalled + 1 : 0;
+    pending = stalled >= STALLED_ROUNDS ? [] : again;
     if (pending.length > 0) await sleep(waitSeconds * 1000);
   }
   return results;
+}
+
+/** An item answered in a resent subset, with its place in the whole batch. */
+function renumbered(item: CreateJobsItemResponse, index: number): CreateJobsItemResponse {
+  if (!item.error) return { ...item, index };
+  const at = (text: string) => text.replace(/^jobs\.\d+/, `jobs.${index}`);
+  const { field, message } = item.error;
+  return {
+    ...item,
+    index,
+    error: { ...item.error, message: at(message), ...(field ? { field: at(field) } : {}) },
+  };
 }

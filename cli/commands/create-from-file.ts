@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { CreateJobsResponse } from "@jobsched/contract";
+import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
 import { createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
 
@@ -7,90 +8,142 @@ import { type CliContext, CliError } from "../context";
 const BATCH_JOBS = 100;
 /** A batch's body stays under the API's 4 MiB, with room for the envelope. */
 const BATCH_BYTES = 3.5 * 1024 * 1024;
+/** Longest --idempotency-key: a line's key adds `#` and 27 characters, within the API's 256. */
+const MAX_KEY_LENGTH = 200;
 
 /** One line of the file: its number (from 1) and its job, or why it is not one. */
 type Line =
-  | { readonly number: number; readonly job: unknown }
+  | { readonly number: number; readonly job: unknown; readonly bytes: number }
   | { readonly number: number; readonly problem: string };
+
+/** A line's result, as printed (--json prints these objects). */
+interface LineResult {
+  readonly line: number;
+  readonly status: number;
+  readonly jobId?: string;
+  readonly nextRunAt?: string;
+  readonly error?: { readonly code: string; readonly message: string; readonly field?: string };
+}
 
 /**
  * `jobsched jobs create --file jobs.jsonl` (`-` reads standard input): one create body per line,
- * sent 100 at a time to POST /api/v1/jobs/batch. With --idempotency-key, a line without a key
- * of its own gets `<key>#<line number>`, so the same file sent again (after a failure half way,
- * say) creates only what is missing. Lines a quota refused are sent again after its wait
- * (createBatch). Prints a result per line; fails if any line failed.
+ * sent 100 at a time to POST /api/v1/jobs/batch. With --idempotency-key, a line without a key of
+ * its own gets `<key>#<digest of the line and which copy of it this is>`: the same file sent
+ * again (after a failure half way, or with lines added or removed) creates only what is
+ * missing. Lines a quota refused are sent again after its wait (createBatch); a batch whose
+ * request failed is an error on each of its lines, and the rest go on. Prints a result per
+ * line; fails if any line failed.
  */
 export async function createFromFile(
   cli: CliContext,
   file: string,
   idempotencyKey: string | undefined,
 ): Promise<void> {
+  if (idempotencyKey !== undefined && idempotencyKey.length > MAX_KEY_LENGTH)
+    throw new CliError(`--idempotency-key: at most ${MAX_KEY_LENGTH} characters`);
+  const name = file === "-" ? "standard input" : file;
   const lines = parseLines(readFileSync(file === "-" ? 0 : file, "utf8"), idempotencyKey);
-  if (lines.length === 0) throw new CliError(`${file}: no jobs (one JSON create body per line)`);
-  const results: Array<{ line: number; status: number; text: string }> = [];
+  if (lines.length === 0) throw new CliError(`${name}: no jobs (one JSON create body per line)`);
+  const results: LineResult[] = [];
+  const refuse = (line: number, message: string): LineResult => ({
+    line,
+    status: 400,
+    error: { code: "ValidationError", message },
+  });
+  const sendable: Array<Extract<Line, { job: unknown }>> = [];
   for (const line of lines) {
-    if ("problem" in line) results.push({ line: line.number, status: 400, text: line.problem });
+    if ("problem" in line) results.push(refuse(line.number, line.problem));
+    else if (line.bytes > BATCH_BYTES)
+      results.push(refuse(line.number, "larger than a bulk create takes (3.5 MiB)"));
+    else sendable.push(line);
   }
-  for (const batch of batchesOf(lines.filter((l): l is Extract<Line, { job: unknown }> => "job" in l))) {
-    const answered = await createBatch(
-      (jobs) => cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", { body: { jobs } }),
-      batch.map((l) => l.job),
-    );
-    for (const item of answered) {
-      const line = batch[item.index]?.number ?? -1;
-      const text = item.error
-        ? `${item.status} ${item.error.message.replace(/^jobs\.\d+\.?/, "")}`
-        : `${item.jobId}  ${item.status === 201 ? "created" : "existing"}  next run ${item.nextRunAt ?? "-"}`;
-      results.push({ line, status: item.status, text });
+  for (const batch of batchesOf(sendable)) {
+    try {
+      const answered = await createBatch(
+        (jobs) => cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", { body: { jobs } }),
+        batch.map((l) => l.job),
+      );
+      results.push(...answered.map((item, i) => lineResult(batch[i]?.number ?? 0, item)));
+    } catch (error) {
+      const message = `the batch's request failed: ${error instanceof Error ? error.message : String(error)}`;
+      for (const line of batch)
+        results.push({ line: line.number, status: 0, error: { code: "RequestFailed", message } });
     }
   }
   results.sort((a, b) => a.line - b.line);
-  const failed = results.filter((r) => r.status >= 400);
-  cli.print({ results, failed: failed.length }, (b) =>
-    b.results.map((r) => `line ${r.line}  ${r.text}`).join("\n"),
-  );
-  if (failed.length > 0) throw new CliError(`${failed.length} of ${results.length} lines failed (above)`);
+  const failed = results.filter((r) => r.error !== undefined).length;
+  cli.print({ results, failed }, (b) => b.results.map(humanLine).join("\n"));
+  if (failed > 0) throw new CliError(`${failed} of ${results.length} lines failed (above)`);
+}
+
+function lineResult(line: number, item: CreateJobsItemResponse): LineResult {
+  if (item.error) {
+    // The API names the item (`jobs.<index>`); the file's reader knows the line.
+    const strip = (text: string) => text.replace(/^jobs\.\d+\.?/, "").replace(/^: /, "");
+    const field = item.error.field === undefined ? undefined : strip(item.error.field);
+    return {
+      line,
+      status: item.status,
+      error: { code: item.error.code, message: strip(item.error.message), ...(field ? { field } : {}) },
+    };
+  }
+  return {
+    line,
+    status: item.status,
+    ...(item.jobId === undefined ? {} : { jobId: item.jobId }),
+    ...(item.nextRunAt === undefined ? {} : { nextRunAt: item.nextRunAt }),
+  };
+}
+
+function humanLine(r: LineResult): string {
+  if (r.error) return `line ${r.line}  ${r.status === 0 ? "failed" : r.status} ${r.error.message}`;
+  return `line ${r.line}  ${r.jobId}  ${r.status === 201 ? "created" : "existing"}  next run ${r.nextRunAt ?? "-"}`;
 }
 
 function parseLines(text: string, idempotencyKey: string | undefined): Line[] {
   const lines: Line[] = [];
-  text.split("\n").forEach((raw, i) => {
-    const number = i + 1;
-    if (raw.trim() === "") return;
-    let job: unknown;
-    try {
-      job = JSON.parse(raw);
-    } catch {
-      lines.push({ number, problem: "not valid JSON" });
-      return;
-    }
-    const keyless =
-      typeof job === "object" && job !== null && !Array.isArray(job) && !("idempotencyKey" in job);
-    lines.push({
-      number,
-      job:
-        idempotencyKey && keyless
-          ? { ...(job as object), idempotencyKey: `${idempotencyKey}#${number}` }
-          : job,
+  const copies = new Map<string, number>();
+  text
+    .replace(/^\uFEFF/, "")
+    .split("\n")
+    .forEach((raw, i) => {
+      const number = i + 1;
+      const source = raw.replace(/\r$/, "");
+      if (source.trim() === "") return;
+      let job: unknown;
+      try {
+        job = JSON.parse(source);
+      } catch {
+        lines.push({ number, problem: "not valid JSON" });
+        return;
+      }
+      const keyless =
+        typeof job === "object" && job !== null && !Array.isArray(job) && !("idempotencyKey" in job);
+      if (idempotencyKey !== undefined && keyless) {
+        // Which copy of this very line it is: two equal lines are two jobs, and stay two.
+        const copy = (copies.get(source) ?? 0) + 1;
+        copies.set(source, copy);
+        const digest = createHash("sha256").update(`${copy}\u0000${source}`).digest("base64url").slice(0, 27);
+        job = { ...(job as object), idempotencyKey: `${idempotencyKey}#${digest}` };
+      }
+      lines.push({ number, job, bytes: Buffer.byteLength(JSON.stringify(job), "utf8") + 1 });
     });
-  });
   return lines;
 }
 
-/** Batches of at most BATCH_JOBS lines and about BATCH_BYTES of JSON (a larger line goes alone). */
-function batchesOf<T extends { readonly job: unknown }>(lines: readonly T[]): T[][] {
+/** Batches of at most BATCH_JOBS lines and BATCH_BYTES of JSON. */
+function batchesOf<T extends { readonly bytes: number }>(lines: readonly T[]): T[][] {
   const batches: T[][] = [];
   let current: T[] = [];
   let bytes = 0;
   for (const line of lines) {
-    const size = Buffer.byteLength(JSON.stringify(line.job), "utf8") + 1;
-    if (current.length === BATCH_JOBS || (current.length > 0 && bytes + size > BATCH_BYTES)) {
+    if (current.length === BATCH_JOBS || (current.length > 0 && bytes + line.bytes > BATCH_BYTES)) {
       batches.push(current);
       current = [];
       bytes = 0;
     }
     current.push(line);
-    bytes += size;
+    bytes += line.bytes;
   }
   if (current.length > 0) batches.push(current);
   return batches;

@@ -28,7 +28,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .option("--idempotency-key <key>", "makes retrying the create safe")
     .option(
       "--file <jobs.jsonl>",
-      "create many: one JSON create body per line (- for standard input), sent 100 at a time; with --idempotency-key a line without a key gets <key>#<line>",
+      "create many: one JSON create body per line (- for standard input), sent 100 at a time; with --idempotency-key a line without a key gets one from the key and the line, so sending the file again is safe",
     )
     .action(async (o: Record<string, string | undefined>) => {
       if (o.file !== undefined) {

@@ -257,8 +257,8 @@ export type CreateJobRequest = z.output<typeof createJobRequest>;
 
 /** Most jobs in one bulk create (POST /api/v1/jobs/batch). */
 export const MAX_BATCH_JOBS = 100;
-/** Longest batch idempotency key: each item's key is `<key>#<index>`, within an item key's 256. */
-export const MAX_BATCH_KEY_LENGTH = 240;
+/** Longest batch idempotency key, as an item's (each item's key is a digest of it: batchItemKey). */
+export const MAX_BATCH_KEY_LENGTH = 256;
 
 /**
  * POST /api/v1/jobs/batch: each item is a create body of its own (createJobRequest), checked
@@ -272,7 +272,7 @@ export const createJobsRequest = z.strictObject({
     .meta({ description: `1-${MAX_BATCH_JOBS} jobs, each as POST /api/v1/jobs takes it` }),
   idempotencyKey: z.string().min(1).max(MAX_BATCH_KEY_LENGTH).optional().meta({
     description:
-      "Repeat the batch safely: an item without its own idempotencyKey gets `<key>#<index>`, so the same batch again creates nothing new",
+      "Repeat the batch safely: each item without a key of its own gets one derived from this key and its place, so the same batch sent again unchanged creates nothing new",
   }),
 });
 

@@ -66,7 +66,10 @@ export function createApiHandler(deps: HandlerDeps) {
     },
     "POST /api/v1/jobs/batch": async (event) => {
       const caller = callerOf(event, deps.tenantMapping);
-      return json(200, batchResponse(await createJobs(deps, caller, jsonBody(event, MAX_BATCH_BODY_BYTES))));
+      return json(
+        200,
+        batchResponse(await createJobs(deps, caller, jsonBody(event, MAX_BATCH_BODY_BYTES, false))),
+      );
     },
     "GET /api/v1/jobs": async (event) =>
       json(200, await listJobs(deps, callerOf(event, deps.tenantMapping), queryParameters(event))),

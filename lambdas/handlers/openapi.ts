@@ -33,6 +33,7 @@ import {
   heartbeatRequest,
   leaseRequest,
   listJobsQuery,
+  MAX_BATCH_JOBS,
   pageQuery,
   pauseRequest,
   triggerRequest,
@@ -101,7 +102,19 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
   "POST /api/v1/jobs/batch": {
     summary:
       "Schedule 1-100 jobs in one request (bulk create): each item is created as POST /api/v1/jobs would, with a result of its own",
-    request: { body: { content: { "application/json": { schema: createJobsRequest } } } },
+    request: {
+      body: {
+        content: {
+          // Documented with each item's schema; the API checks items one by one (a bad item is
+          // that item's 400, not the request's).
+          "application/json": {
+            schema: createJobsRequest.extend({
+              jobs: z.array(createJobRequest).min(1).max(MAX_BATCH_JOBS),
+            }),
+          },
+        },
+      },
+    },
     responses: {
       200: jsonContent(
         createJobsResponse,

@@ -26,7 +26,8 @@ describe("POST /api/v1/jobs/batch, on the emulators", () => {
   let api: ReturnType<typeof createApiHandler>;
 
   beforeAll(async () => {
-    stack = await createTestStack("bulk", { settings: { tenantCreatesPerSecond: 0 } });
+    // The default quotas: 200 creates a second per tenant.
+    stack = await createTestStack("bulk");
     api = createApiHandler(stack.deps);
   });
 
@@ -74,6 +75,26 @@ describe("POST /api/v1/jobs/batch, on the emulators", () => {
     listing.queryStringParameters = { type: "bulk.test", limit: "100" };
     const listed = await invoke(api, listing);
     expect((listed.body.jobs as unknown[]).length).toBe(99);
+  });
+
+  it("answers a value DynamoDB would refuse as its item's 400 (the edge leaves items to the use case)", async () => {
+    const answer = await invoke(
+      api,
+      httpEvent("POST /api/v1/jobs/batch", {
+        body: {
+          jobs: [
+            { ...jobs[0], payload: { n: 2 ** 60 } },
+            { ...jobs[1], payload: { ok: true } },
+          ],
+        },
+      }),
+    );
+    expect(answer.status).toBe(200);
+    const body = answer.body as unknown as BatchAnswer;
+    expect(body.results.map((r) => [r.status, r.error?.field])).toEqual([
+      [400, "jobs.0.payload.n"],
+      [201, undefined],
+    ]);
   });
 
   it("refuses a batch that is not one (no items, over 100, not a list) with a 400 and stores nothing", async () => {

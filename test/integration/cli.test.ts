@@ -94,7 +94,15 @@ describe("jobsched jobs create --file", () => {
     const folder = mkdtempSync(join(tmpdir(), "jobsched-bulk-"));
     const file = join(folder, "jobs.jsonl");
     writeFileSync(file, `${lines.join("\n")}\n`);
-    type Answer = { results: Array<{ line: number; status: number; text: string }>; failed: number };
+    type Answer = {
+      results: Array<{
+        line: number;
+        status: number;
+        jobId?: string;
+        error?: { message: string; field?: string };
+      }>;
+      failed: number;
+    };
     const send = async () => {
       const failure = await cli(
         "jobs",
@@ -111,11 +119,11 @@ describe("jobsched jobs create --file", () => {
     const first = await send();
     expect(first.failed).toBe(2);
     expect(first.results.map((r) => r.line)).toEqual(lines.map((_, i) => i + 1));
-    expect(first.results[20]).toMatchObject({ line: 21, status: 400, text: "not valid JSON" });
+    expect(first.results[20]).toMatchObject({ line: 21, status: 400, error: { message: "not valid JSON" } });
     expect(first.results[120]).toMatchObject({
       line: 121,
       status: 400,
-      text: expect.stringMatching(/^400 runAt: /),
+      error: { field: "runAt", message: expect.stringMatching(/^runAt: /) },
     });
     expect(first.results.filter((r) => r.status === 201)).toHaveLength(148);
 

@@ -18,6 +18,16 @@ export function batchResponse(outcomes: readonly BatchItemOutcome[]): CreateJobs
   };
 }
 
+/**
+ * An item's error message and field are cut to these lengths: they can echo the client's own
+ * keys (64 KiB each), and 100 such items must not pass Lambda's 6 MB response. The worst answer
+ * is then about 100 x 1.5 KiB.
+ */
+export const MAX_ITEM_MESSAGE_CHARS = 1_024;
+export const MAX_ITEM_FIELD_CHARS = 256;
+
+const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
 function itemResponse(outcome: BatchItemOutcome): CreateJobsItemResponse {
   const { index } = outcome;
   if ("result" in outcome) {
@@ -43,7 +53,11 @@ function itemResponse(outcome: BatchItemOutcome): CreateJobsItemResponse {
       return {
         index,
         status,
-        error: { code, message: `${field}: ${said}`, field },
+        error: {
+          code,
+          message: cut(`${field}: ${said}`, MAX_ITEM_MESSAGE_CHARS),
+          field: cut(field, MAX_ITEM_FIELD_CHARS),
+        },
         ...(retryAfter === undefined ? {} : { retryAfter }),
       };
     }

@@ -24,7 +24,12 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  * and the SDK can carry, nesting, keys), the body itself counting as level 0, so a payload is a
  * top-level attribute: one check at the edge, before any use case reads it.
  */
-export function jsonBody(event: HttpEvent, maxBytes = MAX_BODY_BYTES): unknown {
+export function jsonBody(
+  event: HttpEvent,
+  maxBytes = MAX_BODY_BYTES,
+  /** false: the use case checks its parts one by one (a bulk create's items). */
+  checkDocument = true,
+): unknown {
   if (event.body === undefined || event.body === "") return {};
   let text: string;
   if (event.isBase64Encoded) {
@@ -45,7 +50,7 @@ export function jsonBody(event: HttpEvent, maxBytes = MAX_BODY_BYTES): unknown {
   } catch {
     throw new ValidationError("body: not valid JSON", "body");
   }
-  const problem = documentProblem(body, 0);
+  const problem = checkDocument ? documentProblem(body, 0) : undefined;
   if (problem) {
     const field = problem.path.length === 0 ? "body" : problem.path.join(".");
     throw new ValidationError(`${field}: ${problem.message}`, field);
