@@ -15,21 +15,22 @@ const NOW = Date.parse("2026-12-02T09:00:00Z");
 const caller = { tenant: "t", principal: "p" };
 const inAnHour = formatInstant(NOW + 3_600_000);
 const good = (i: number) => ({ type: "x", payload: { i }, runAt: inAnHour });
+/** A bulk create by `caller` on `deps`, answered as the API answers it. */
+const bulk = async (deps: ReturnType<typeof memoryDeps>, body: unknown) =>
+  batchResponse(await createJobs(deps, caller, body));
 
 describe("bulk create (createJobs and its answer)", () => {
   it("answers each item in order: created, refused with its field under jobs.<index>, or not an object", async () => {
     const deps = memoryDeps(NOW);
-    const answer = batchResponse(
-      await createJobs(deps, caller, {
-        jobs: [
-          good(0),
-          { ...good(1), retry: { base: "soon" } },
-          "a string",
-          good(3),
-          { ...good(4), tpye: "x" },
-        ],
-      }),
-    );
+    const answer = await bulk(deps, {
+      jobs: [
+        good(0),
+        { ...good(1), retry: { base: "soon" } },
+        "a string",
+        good(3),
+        { ...good(4), tpye: "x" },
+      ],
+    });
     expect(answer).toMatchObject({ created: 2, existing: 0, failed: 3 });
     expect(answer.results.map((r) => [r.index, r.status, r.error?.field])).toEqual([
       [0, 201, undefined],
@@ -51,7 +52,7 @@ describe("bulk create (createJobs and its answer)", () => {
       if ((job.payload as { i?: number }).i === 1) throw new Error("throttled");
       return createJob(job);
     };
-    const answer = batchResponse(await createJobs(deps, caller, { jobs: [good(0), good(1), good(2)] }));
+    const answer = await bulk(deps, { jobs: [good(0), good(1), good(2)] });
     expect(answer.results.map((r) => r.status)).toEqual([201, 500, 201]);
     expect(answer.results[1]?.error).toEqual({
       code: "InternalError",
@@ -64,8 +65,8 @@ describe("bulk create (createJobs and its answer)", () => {
   it("a batch key gives keyless items `<key>#<index>`; an item's own key stands", async () => {
     const deps = memoryDeps(NOW);
     const body = { idempotencyKey: "b1", jobs: [good(0), { ...good(1), idempotencyKey: "own" }] };
-    const first = batchResponse(await createJobs(deps, caller, body));
-    const again = batchResponse(await createJobs(deps, caller, body));
+    const first = await bulk(deps, body);
+    const again = await bulk(deps, body);
     expect(first).toMatchObject({ created: 2, existing: 0 });
     expect(again).toMatchObject({ created: 0, existing: 2 });
     expect(again.results.map((r) => r.jobId)).toEqual(first.results.map((r) => r.jobId));
@@ -155,7 +156,7 @@ describe("createBatch (the CLI's and bench's bulk sender)", () => {
 
   it("a quota's refusal carries retryAfter in the batch answer", async () => {
     const deps = memoryDeps(NOW, { tenantCreatesPerSecond: 2 });
-    const answer = batchResponse(await createJobs(deps, caller, { jobs: [good(0), good(1), good(2)] }));
+    const answer = await bulk(deps, { jobs: [good(0), good(1), good(2)] });
     expect(answer.results.map((r) => r.status)).toEqual([201, 201, 429]);
     expect(answer.results[2]?.retryAfter).toBeGreaterThanOrEqual(1);
     expect(answer.results[2]?.error?.field).toBe("jobs.2.quota.createsPerSecond");
@@ -165,17 +166,15 @@ describe("createBatch (the CLI's and bench's bulk sender)", () => {
 describe("bulk create: one item's bad value is that item's", () => {
   it("a value DynamoDB would refuse (a number past 2^53, a lone surrogate, an empty key) fails its item only", async () => {
     const deps = memoryDeps(NOW);
-    const answer = batchResponse(
-      await createJobs(deps, caller, {
-        jobs: [
-          good(0),
-          { ...good(1), payload: { n: 2 ** 60 } },
-          { ...good(2), payload: { s: "\ud800" } },
-          { ...good(3), payload: { "": 1 } },
-          good(4),
-        ],
-      }),
-    );
+    const answer = await bulk(deps, {
+      jobs: [
+        good(0),
+        { ...good(1), payload: { n: 2 ** 60 } },
+        { ...good(2), payload: { s: "\ud800" } },
+        { ...good(3), payload: { "": 1 } },
+        good(4),
+      ],
+    });
     expect(answer.results.map((r) => [r.status, r.error?.field])).toEqual([
       [201, undefined],
       [400, "jobs.1.payload.n"],
@@ -190,18 +189,16 @@ describe("bulk create: one item's bad value is that item's", () => {
     const deps = memoryDeps(NOW);
     let deep: unknown = 1;
     for (let i = 0; i < 30; i++) deep = { d: deep };
-    const answer = batchResponse(await createJobs(deps, caller, { jobs: [{ ...good(0), payload: deep }] }));
+    const answer = await bulk(deps, { jobs: [{ ...good(0), payload: deep }] });
     expect(answer.results[0]?.status).toBe(201);
   });
 
   it("an answer stays small when items echo huge keys: messages and fields are cut", async () => {
     const deps = memoryDeps(NOW);
     const huge = "k".repeat(65_000);
-    const answer = batchResponse(
-      await createJobs(deps, caller, {
-        jobs: Array.from({ length: 100 }, (_, i) => ({ ...good(i), [huge]: 1 })),
-      }),
-    );
+    const answer = await bulk(deps, {
+      jobs: Array.from({ length: 100 }, (_, i) => ({ ...good(i), [huge]: 1 })),
+    });
     expect(answer.failed).toBe(100);
     for (const item of answer.results) {
       expect(item.error?.message.length).toBeLessThanOrEqual(MAX_ITEM_MESSAGE_CHARS);
