@@ -1,5 +1,10 @@
 import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
 
+/** Items a batch carries: the API's limit. */
+export const BATCH_JOBS = 100;
+/** A batch's body stays under the API's 4 MiB, with room for the envelope. */
+export const BATCH_BYTES = 3.5 * 1024 * 1024;
+
 /** Rounds in a row in which every item sent was refused again, before their 429s stand. */
 const STALLED_ROUNDS = 5;
 
@@ -56,4 +61,22 @@ function renumbered(item: CreateJobsItemResponse, index: number): CreateJobsItem
     index,
     error: { ...item.error, message: at(message), ...(field ? { field: at(field) } : {}) },
   };
+}
+
+/** Batches of at most BATCH_JOBS items and BATCH_BYTES of JSON, in order. */
+export function batchesOf<T extends { readonly bytes: number }>(items: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    if (current.length === BATCH_JOBS || (current.length > 0 && bytes + item.bytes > BATCH_BYTES)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += item.bytes;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }

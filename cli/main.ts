@@ -17,6 +17,7 @@ import { Command, CommanderError, Option } from "commander";
 import { ValidationError } from "../lambdas/core/errors";
 import { consoleCommand } from "./commands/console";
 import { dlqCommand } from "./commands/dlq";
+import { exportCommand } from "./commands/export";
 import { importCommand } from "./commands/import";
 import { jobsCommand } from "./commands/jobs";
 import { previewCommand } from "./commands/preview";
@@ -48,6 +49,7 @@ export function buildProgram(out: Out, exitCodes: { code: number }) {
     consoleCommand,
     webhookSecretCommand,
     importCommand,
+    exportCommand,
   ]) {
     command(program, cli);
   }

@@ -49,9 +49,13 @@ export function createTableInput(
   };
 }
 
-export async function ensureTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+export async function ensureTable(
+  dynamodb: DynamoDBClient,
+  tableName: string,
+  table: TableDefinition = JOBS_TABLE,
+): Promise<void> {
   try {
-    await dynamodb.send(new CreateTableCommand(createTableInput(tableName)));
+    await dynamodb.send(new CreateTableCommand(createTableInput(tableName, table)));
   } catch (error) {
     if (!(error instanceof ResourceInUseException) && (error as Error).name !== "ResourceInUseException")
       throw error;
@@ -107,6 +111,8 @@ export async function bootstrapStack(options: {
   /** Physical queue names are `<prefix>-<logical name>`; default: the table name. */
   readonly queuePrefix?: string;
   readonly settings: SchedulerSettings;
+  /** The table's layout: today's (JOBS_TABLE) unless a test builds an older one. */
+  readonly table?: TableDefinition;
 }): Promise<RuntimeConfig> {
   const base = {
     region: "us-east-1",
@@ -115,7 +121,7 @@ export async function bootstrapStack(options: {
     sqsEndpoint: options.sqsEndpoint,
     settings: options.settings,
   };
-  await ensureTable(createDynamoClient(base), base.tableName);
+  await ensureTable(createDynamoClient(base), base.tableName, options.table);
   const queueUrls = await ensureQueues(createSqsClient(base), options.queuePrefix ?? options.tableName);
   return {
     ...base,

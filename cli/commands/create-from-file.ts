@@ -1,13 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
-import { createBatch } from "../bulk-create";
+import { BATCH_BYTES, batchesOf, createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
 
-/** Items a batch carries: the API's limit. */
-const BATCH_JOBS = 100;
-/** A batch's body stays under the API's 4 MiB, with room for the envelope. */
-const BATCH_BYTES = 3.5 * 1024 * 1024;
 /** Longest --idempotency-key: a line's key adds `#` and 27 characters, within the API's 256. */
 const MAX_KEY_LENGTH = 200;
 
@@ -129,22 +125,4 @@ function parseLines(text: string, idempotencyKey: string | undefined): Line[] {
       lines.push({ number, job, bytes: Buffer.byteLength(JSON.stringify(job), "utf8") + 1 });
     });
   return lines;
-}
-
-/** Batches of at most BATCH_JOBS lines and BATCH_BYTES of JSON. */
-function batchesOf<T extends { readonly bytes: number }>(lines: readonly T[]): T[][] {
-  const batches: T[][] = [];
-  let current: T[] = [];
-  let bytes = 0;
-  for (const line of lines) {
-    if (current.length === BATCH_JOBS || (current.length > 0 && bytes + line.bytes > BATCH_BYTES)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(line);
-    bytes += line.bytes;
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
 }

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { CliContext } from "../context";
 import { type ImportRow, importSchedules } from "../import/import-schedules";
 import { table } from "../tables";
+import { importJobs } from "./import-jobs";
 
 /** `jobsched import eventbridge-scheduler`: jobs from the account's EventBridge schedules. */
 export function importCommand(
@@ -11,7 +12,15 @@ export function importCommand(
   schedulerFor: (region: string, cli: CliContext) => SchedulerClient = (region, c) =>
     new SchedulerClient({ region, credentials: c.credentials() }),
 ): void {
-  const imports = program.command("import").description("bring schedules over from another scheduler");
+  const imports = program
+    .command("import")
+    .description("bring jobs over from a jobsched export, or schedules from another scheduler");
+  imports
+    .command("jobs <file>")
+    .description(
+      "create the active and paused jobs of a jobsched export here (- reads standard input); a second run creates nothing",
+    )
+    .action(async (file: string) => importJobs(cli, file));
   imports
     .command("eventbridge-scheduler")
     .description(

@@ -32,7 +32,7 @@ export type JobDefinition = Pick<
 >;
 
 /** The request fields that define a job (all of a create's but `type` and `idempotencyKey`). */
-export type DefinitionRequest = Omit<CreateJobRequest, "type" | "idempotencyKey">;
+export type DefinitionRequest = Omit<CreateJobRequest, "type" | "idempotencyKey" | "importedFrom">;
 
 /** Whose job it is: a Lambda or SQS target's role must be the tenant's own (decision 0035). */
 export interface JobOwner {
@@ -43,12 +43,13 @@ export interface JobOwner {
 export function definitionFromRequest(
   settings: SchedulerSettings,
   request: DefinitionRequest,
-  jobId: string,
+  /** What draws the jitter offsets: the job's id, or the id it was imported from (jitterSeedOf). */
+  jitterSeed: string,
   owner: JobOwner,
 ): JobDefinition {
   const schedule = scheduleFromFields({
     jitter: request.jitter,
-    jitterSeed: jobId,
+    jitterSeed,
     runAt: request.runAt,
     cron: request.cron,
     timeZone: request.timeZone,
@@ -161,4 +162,12 @@ function scheduleRequestFields(schedule: Schedule): Record<string, unknown> {
     timeZone: schedule.timeZone,
     ...(schedule.dstPolicy === undefined ? {} : { dstPolicy: schedule.dstPolicy }),
   };
+}
+
+/** A job's jitter offsets are drawn from its id, or from the id it had before an import. */
+export function jitterSeedOf(job: {
+  readonly jobId: string;
+  readonly importedFrom?: string | undefined;
+}): string {
+  return job.importedFrom ?? job.jobId;
 }

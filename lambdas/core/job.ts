@@ -54,6 +54,8 @@ export interface Job {
   readonly retry: BackoffPolicy;
   readonly leaseSeconds: number;
   readonly idempotencyKey: string | undefined;
+  /** The job's id in the deployment it was exported from (jobsched import jobs), if imported. */
+  readonly importedFrom?: string | undefined;
   /** Hash of the create request, to tell a retry from a conflicting reuse of the key. */
   readonly requestHash: string;
   readonly createdAt: number;

@@ -251,6 +251,17 @@ export const createJobRequest = z
       description:
         "How long a worker holds a run between heartbeats (default 30; at most 42600, SQS's 12 hours less room for the lead)",
     }),
+    importedFrom: z
+      .string()
+      .regex(
+        /^j_[0-9a-z]{20}$/,
+        "must be a job id (j_ and 20 characters), the job's id where it was exported",
+      )
+      .optional()
+      .meta({
+        description:
+          "The job's id in the deployment it was exported from (jobsched import jobs): its jitter offsets stay those of that id, so its next runs are kept; shown on the job",
+      }),
   })
   .meta({ id: "CreateJobRequest" });
 export type CreateJobRequest = z.output<typeof createJobRequest>;

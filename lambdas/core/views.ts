@@ -93,6 +93,7 @@ export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
     retry: { base: isoDuration(job.retry.baseMs), cap: isoDuration(job.retry.capMs) },
     leaseSeconds: job.leaseSeconds,
     idempotencyKey: job.idempotencyKey,
+    importedFrom: job.importedFrom,
     createdBy: job.createdBy,
     version: job.version,
     pauseReason: job.status === JobStatus.Paused ? job.audit.at(-1)?.reason : undefined,

@@ -7,6 +7,7 @@ import type { RuntimeConfig } from "../../lambdas/adapters/environment";
 import { createSchedulerDeps, type HandlerDeps } from "../../lambdas/adapters/scheduler-deps";
 import type { Clock } from "../../lambdas/core/clock";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
+import type { TableDefinition } from "../../lambdas/definitions/table";
 import type { WorkerBindings } from "../../lambdas/definitions/worker-bindings";
 import { bootstrapStack, ensureQueues } from "../../local/bootstrap";
 import { loadLocalCredentials } from "../../local/local-credentials";
@@ -37,6 +38,8 @@ export async function createTestStack(
     settings?: Partial<SchedulerSettings>;
     sqsEndpoint?: string;
     workerBindings?: WorkerBindings;
+    /** An older layout of the table (the upgrade test); default today's. */
+    table?: TableDefinition;
   } = {},
 ): Promise<TestStack> {
   const unique = `${name}-${randomBytes(4).toString("hex")}`;
@@ -45,6 +48,7 @@ export async function createTestStack(
     sqsEndpoint: options.sqsEndpoint ?? inject("sqsEndpoint"),
     tableName: `test-${unique}`,
     settings: { ...LOCAL_SETTINGS, ...options.settings },
+    ...(options.table ? { table: options.table } : {}),
   });
   // SQS held to AWS's limits; the dev credentials' worker bindings, as the local runtime has them.
   const sqs = withSqsLimits(createSqsClient(config));

@@ -50,6 +50,7 @@ const jobItemSchema = z.object({
   retry: z.object({ baseMs: z.number(), capMs: z.number() }),
   leaseSeconds: z.number(),
   idempotencyKey: z.string().optional(),
+  importedFrom: z.string().optional(),
   requestHash: z.string(),
   createdAt: z.number(),
   createdBy: z.string(),

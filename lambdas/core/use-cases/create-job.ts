@@ -102,7 +102,7 @@ function buildJob(
     request.idempotencyKey === undefined
       ? newJobId(deps.randomBytes)
       : jobIdForIdempotencyKey(caller.tenant, request.idempotencyKey);
-  const definition = definitionFromRequest(deps.settings, request, jobId, {
+  const definition = definitionFromRequest(deps.settings, request, request.importedFrom ?? jobId, {
     tenant: caller.tenant,
     tenantAccounts: deps.tenantAccounts,
   });
@@ -122,6 +122,7 @@ function buildJob(
     status: JobStatus.Active,
     nextRunAt,
     idempotencyKey: request.idempotencyKey,
+    ...(request.importedFrom === undefined ? {} : { importedFrom: request.importedFrom }),
     requestHash,
     createdAt: now,
     createdBy: caller.principal,

@@ -4,7 +4,7 @@ import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError, PreconditionFailedError, ValidationError } from "../errors";
 import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
-import { definitionFromRequest, requestFieldsOf } from "../job-definition";
+import { definitionFromRequest, jitterSeedOf, requestFieldsOf } from "../job-definition";
 import { missedRun } from "../lifecycle/creation";
 import { MissedRunPolicy, planRuns } from "../missed-runs";
 import { previewRuns } from "../schedule/preview";
@@ -83,7 +83,7 @@ export async function updateJob(
     }
     const merged = merge(before, patch);
     const request = parseWith(createJobRequest, job.target ? merged : { ...merged, type: job.type });
-    const definition = definitionFromRequest(deps.settings, request, job.jobId, {
+    const definition = definitionFromRequest(deps.settings, request, jitterSeedOf(job), {
       tenant: job.tenant,
       tenantAccounts: deps.tenantAccounts,
     });

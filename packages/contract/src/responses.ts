@@ -127,6 +127,10 @@ export const jobResponse = z
     retry: z.object({ base: z.string(), cap: z.string() }),
     leaseSeconds: z.int(),
     idempotencyKey: z.string().optional(),
+    importedFrom: z
+      .string()
+      .optional()
+      .meta({ description: "The job's id in the deployment it was exported from, if it was imported" }),
     createdBy: z.string(),
     version: z.int().meta({
       description:

@@ -1,0 +1,111 @@
+import { readFileSync } from "node:fs";
+import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
+import { batchesOf, createBatch } from "../bulk-create";
+import { type CliContext, CliError } from "../context";
+import { type ImportStep, importStep } from "../export/import-plan";
+
+/** A line's result, as printed (--json prints these objects). */
+export interface ImportLineResult {
+  readonly line: number;
+  /** The job's id in the export. */
+  readonly jobId?: string;
+  readonly result: "created" | "existing" | "skipped" | "failed";
+  /** The job's id here (the same when the job had an idempotency key of its own). */
+  readonly newJobId?: string;
+  readonly paused?: boolean;
+  readonly nextRunAt?: string;
+  readonly reason?: string;
+}
+
+type Create = Extract<ImportStep, { kind: "create" }> & { readonly bytes: number };
+
+/**
+ * `jobsched import jobs jobs.jsonl` (`-` reads standard input): the jobs of a `jobsched export`,
+ * created here through bulk create (100 to a request, quota refusals sent again after their
+ * wait) and paused again where they were paused. Idempotent: each job's key is its own or
+ * `import:<its id>`, so the same file again (after a failure half way) creates only what is
+ * missing. Prints a result per line; fails if any line failed.
+ */
+export async function importJobs(cli: CliContext, file: string): Promise<void> {
+  const text = readFileSync(file === "-" ? 0 : file, "utf8").replace(/^\uFEFF/, "");
+  const now = Date.now();
+  const results: ImportLineResult[] = [];
+  const creates: Create[] = [];
+  text.split("\n").forEach((raw, i) => {
+    const source = raw.replace(/\r$/, "");
+    if (source.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(source);
+    } catch {
+      results.push({ line: i + 1, result: "failed", reason: "not valid JSON" });
+      return;
+    }
+    const step = importStep(i + 1, value, now);
+    if (step.kind === "invalid") results.push({ line: step.line, result: "failed", reason: step.problem });
+    else if (step.kind === "skip")
+      results.push({ line: step.line, jobId: step.jobId, result: "skipped", reason: step.reason });
+    else creates.push({ ...step, bytes: Buffer.byteLength(JSON.stringify(step.body), "utf8") + 1 });
+  });
+  if (results.length === 0 && creates.length === 0)
+    throw new CliError(`${file === "-" ? "standard input" : file}: no jobs (the lines of jobsched export)`);
+
+  for (const batch of batchesOf(creates)) {
+    let answers: CreateJobsItemResponse[];
+    try {
+      answers = await createBatch(
+        (jobs) => cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", { body: { jobs } }),
+        batch.map((step) => step.body),
+      );
+    } catch (error) {
+      const reason = `the batch's request failed: ${error instanceof Error ? error.message : String(error)}`;
+      for (const step of batch)
+        results.push({ line: step.line, jobId: step.jobId, result: "failed", reason });
+      continue;
+    }
+    for (const [i, step] of batch.entries()) results.push(await finish(cli, step, answers[i]));
+  }
+  results.sort((a, b) => a.line - b.line);
+  const failed = results.filter((r) => r.result === "failed").length;
+  cli.print({ results, failed }, (b) => b.results.map(humanLine).join("\n"));
+  if (failed > 0) throw new CliError(`${failed} of ${results.length} lines failed (above)`);
+}
+
+/** A created (or found) job, paused again if it was paused. */
+async function finish(
+  cli: CliContext,
+  step: Create,
+  answer: CreateJobsItemResponse | undefined,
+): Promise<ImportLineResult> {
+  const base = { line: step.line, jobId: step.jobId };
+  if (answer === undefined || answer.error || answer.jobId === undefined) {
+    const message = answer?.error?.message.replace(/^jobs\.\d+\.?/, "").replace(/^: /, "");
+    return { ...base, result: "failed", reason: message ?? "no answer for this job" };
+  }
+  const result = answer.status === 201 ? "created" : "existing";
+  const found = {
+    ...base,
+    result,
+    newJobId: answer.jobId,
+    ...(step.note ? { reason: step.note } : {}),
+  } as const;
+  if (!step.pause) return { ...found, ...(answer.nextRunAt ? { nextRunAt: answer.nextRunAt } : {}) };
+  // Also on a second import, should the first have stopped between the create and the pause.
+  const paused = await cli.signedFetch()("POST", `/api/v1/jobs/${encodeURIComponent(answer.jobId)}/pause`, {
+    body: step.pause,
+  });
+  if (paused.status !== 200)
+    return {
+      ...found,
+      result: "failed",
+      reason: `created, but not paused again: ${JSON.stringify(paused.body)}`,
+    };
+  return { ...found, paused: true };
+}
+
+function humanLine(r: ImportLineResult): string {
+  const what = r.result + (r.paused ? " (paused)" : "");
+  const next = r.nextRunAt ? `  next run ${r.nextRunAt}` : "";
+  const reason = r.reason ? `  ${r.reason}` : "";
+  return `line ${r.line}  ${r.jobId ?? "-"}  ${what}${r.newJobId && r.newJobId !== r.jobId ? ` as ${r.newJobId}` : ""}${next}${reason}`;
+}
