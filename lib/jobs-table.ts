@@ -30,8 +30,9 @@ export class JobsTable extends Construct {
         indexName: index.name,
         partitionKey: attribute(index.partitionKey),
         sortKey: attribute(index.sortKey),
-        projectionType: ProjectionType.INCLUDE,
-        nonKeyAttributes: [...index.projectedAttributes],
+        ...(index.projectedAttributes.length === 0
+          ? { projectionType: ProjectionType.KEYS_ONLY }
+          : { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...index.projectedAttributes] }),
       })),
     });
   }

@@ -44,7 +44,10 @@ export function createTableInput(
         { AttributeName: index.partitionKey.name, KeyType: "HASH" },
         { AttributeName: index.sortKey.name, KeyType: "RANGE" },
       ],
-      Projection: { ProjectionType: "INCLUDE", NonKeyAttributes: [...index.projectedAttributes] },
+      Projection:
+        index.projectedAttributes.length === 0
+          ? { ProjectionType: "KEYS_ONLY" }
+          : { ProjectionType: "INCLUDE", NonKeyAttributes: [...index.projectedAttributes] },
     })),
   };
 }

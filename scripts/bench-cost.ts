@@ -2,7 +2,7 @@
  * bench-cost: a realistic mix run end to end on the local stack, every AWS request counted,
  * priced at list prices per million runs.
  *
- *   npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push|bulk]
+ *   npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push|bulk|recurring]
  *                                 [--max-usd N]
  *
  * Lambda time is printed as measured (an upper bound: the emulators answer far slower than
@@ -35,6 +35,9 @@
  * `--mix bulk` (issue 28): the pull mix, its one-off jobs created 100 to a request through
  * POST /api/v1/jobs/batch (decision 0040), so the API's requests and Lambda time per job drop;
  * the stored writes are the same.
+ *
+ * `--mix recurring` (issue 28): only every-minute cron jobs on workers (200 for 10 minutes unless
+ * --recurring and --minutes say more; no one-off jobs), target $3.00 a million runs.
  */
 import "../local/runtime-env";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -71,9 +74,9 @@ import { createInvocationTimer, TYPICAL_LATENCY_MS } from "./emulator-latency";
 
 const { values } = parseArgs({
   options: {
-    jobs: { type: "string", default: "2000" },
-    recurring: { type: "string", default: "20" },
-    minutes: { type: "string", default: "3" },
+    jobs: { type: "string" },
+    recurring: { type: "string" },
+    minutes: { type: "string" },
     mix: { type: "string", default: "pull" },
     "max-usd": { type: "string" },
     help: { type: "boolean" },
@@ -81,15 +84,25 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log(
-    "usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push|bulk] [--max-usd N]",
+    "usage: npx tsx scripts/bench-cost.ts [--jobs 2000] [--recurring 20] [--minutes 3] [--mix pull|push|bulk|recurring] [--max-usd N]\n       --mix recurring: only every-minute crons, at least 200 for at least 10 minutes",
   );
   process.exit(0);
 }
-const jobCount = Number(values.jobs);
-const recurringCount = Number(values.recurring);
-const minutes = Number(values.minutes);
-if (values.mix !== "pull" && values.mix !== "push" && values.mix !== "bulk") {
-  console.error("--mix: pull (workers), push (targets) or bulk (pull, its jobs created 100 a request)");
+if (values.mix !== "pull" && values.mix !== "push" && values.mix !== "bulk" && values.mix !== "recurring") {
+  console.error(
+    "--mix: pull (workers), push (targets), bulk (pull, its jobs created 100 a request) or recurring (every-minute crons only)",
+  );
+  process.exit(2);
+}
+/** `--mix recurring`: every-minute crons only, at least 200 of them for at least 10 minutes. */
+const recurringOnly = values.mix === "recurring";
+const jobCount = Number(values.jobs ?? (recurringOnly ? "0" : "2000"));
+const recurringCount = Number(values.recurring ?? (recurringOnly ? "200" : "20"));
+const minutes = Number(values.minutes ?? (recurringOnly ? "10" : "3"));
+if (recurringOnly && (jobCount !== 0 || recurringCount < 200 || minutes < 10)) {
+  console.error(
+    "--mix recurring: no one-off jobs (--jobs 0), --recurring at least 200, --minutes at least 10",
+  );
   process.exit(2);
 }
 const push = values.mix === "push";
@@ -100,7 +113,7 @@ const bulk = values.mix === "bulk";
  * DynamoDB bills them (index entries included), withdrawing the $5.00 / $3.00 set on the
  * emulator's table-only units.
  */
-const TARGET_USD = { pull: 8.0, push: 8.0, bulk: 8.0 } as const;
+const TARGET_USD = { pull: 8.0, push: 8.0, bulk: 8.0, recurring: 3.0 } as const;
 const targetUsd = values["max-usd"] === undefined ? TARGET_USD[values.mix] : Number(values["max-usd"]);
 if (!Number.isFinite(targetUsd)) {
   console.error("--max-usd: a number of dollars per million runs");

@@ -16,7 +16,11 @@ export interface IndexDefinition {
   readonly name: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey: KeyAttribute;
-  /** Attributes copied into the index besides the keys (projection INCLUDE). */
+  /**
+   * Attributes copied into the index besides the keys (projection INCLUDE; none: KEYS_ONLY).
+   * Each is rewritten in the index whenever it changes on the item, at a write unit a change:
+   * project only what a query filters on and what changes rarely (decision 0041).
+   */
   readonly projectedAttributes: readonly string[];
 }
 
@@ -38,9 +42,12 @@ export interface TableDefinition {
  *
  * due-index (sparse): jobs that still have a run to create, keyed by `<hour bucket>#<shard>`
  * and ordered by the due time, so a sweep reads only what is due.
- * repair-index (sparse): runs that are not finished, keyed by a repair partition and ordered
- * by the time the repair pass should look at them again.
- * tenant-index: jobs (only jobs carry `jobTenant`) by tenant, newest first, for listing.
+ * repair-index (sparse, keys only): runs that are not finished, keyed by a repair partition and
+ * ordered by the time the repair pass should look at them again; the pass reads the few it finds
+ * due, so a lease, a heartbeat or a completion never rewrites the entry (decision 0041).
+ * tenant-index: jobs (and their label pointers) by tenant, newest first, for listing; it holds
+ * the keys, status and type only, so a job's advance never rewrites it, only its create and a
+ * status change (decision 0041).
  * dead-letter-index (sparse): dead-lettered runs (only they carry `deadTenant`) by tenant,
  * most recent first: the dead-letter queue's listing, replay and depth.
  */
@@ -69,22 +76,13 @@ export const JOBS_TABLE = {
       name: "repair-index",
       partitionKey: { name: "repairKey", type: "S" },
       sortKey: { name: "checkAt", type: "N" },
-      projectedAttributes: [
-        "runId",
-        "jobId",
-        "tenant",
-        "type",
-        "status",
-        "scheduledFor",
-        "leaseExpiresAt",
-        "retryAt",
-      ],
+      projectedAttributes: [],
     },
     {
       name: "tenant-index",
       partitionKey: { name: "jobTenant", type: "S" },
       sortKey: { name: "createdAt", type: "N" },
-      projectedAttributes: ["jobId", "type", "status", "schedule", "nextRunAt", "updatedAt"],
+      projectedAttributes: ["type", "status"],
     },
     {
       name: "dead-letter-index",

@@ -43,16 +43,52 @@ describe("DynamoTenantQuotas", () => {
       Key: { pk: "QUOTA#a", sk: "COUNTS" },
       UpdateExpression: "SET #second = :second, #creates = :one ADD activeJobs :one",
       ConditionExpression:
-        "(attribute_not_exists(activeJobs) OR activeJobs < :max) AND (attribute_not_exists(#second) OR #second < :second)",
+        "(attribute_not_exists(activeJobs) OR activeJobs <= :max) AND (attribute_not_exists(#second) OR #second < :second)",
     });
     expect(adding).toMatchObject({
       UpdateExpression: "ADD #creates :one, activeJobs :one",
       ConditionExpression:
-        "(attribute_not_exists(activeJobs) OR activeJobs < :max) AND #second = :second AND #creates < :rate",
-      ExpressionAttributeValues: { ":rate": 2, ":max": 10, ":second": SECOND, ":one": 1 },
+        "(attribute_not_exists(activeJobs) OR activeJobs <= :max) AND #second = :second AND #creates <= :rate",
+      // Room for one more: creates + 1 <= 2, activeJobs + 1 <= 10.
+      ExpressionAttributeValues: { ":rate": 1, ":max": 9, ":second": SECOND, ":one": 1 },
     });
     expect(updates()).toHaveLength(3); // the type is remembered: written once
     expectValidExpressions();
+  });
+
+  it("counts a busy second's creates in growing blocks, and the next second starts at what the last one used", async () => {
+    db.on(UpdateCommand).resolves({});
+    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const quotas = new DynamoTenantQuotas(client, "t", roomy);
+    for (let i = 0; i < 50; i++) expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    const blocks = () =>
+      updates()
+        .filter((u) => u.Key?.sk === "COUNTS")
+        .map((u) => u.ExpressionAttributeValues?.[":one"]);
+    // Each block as large as the creates admitted so far this second, at most 25.
+    expect(blocks()).toEqual([1, 1, 2, 4, 8, 16, 25]);
+    const counts = updates().filter((u) => u.Key?.sk === "COUNTS");
+    expect(counts.at(-1)?.ExpressionAttributeValues).toMatchObject({ ":rate": 175, ":max": 975 });
+    db.resetHistory();
+    expect(await quotas.admitCreate("a", "x", NOW + 1_000)).toEqual({ admitted: true });
+    expect(blocks()).toEqual([25]);
+    expectValidExpressions();
+  });
+
+  it("takes one token when a whole block does not fit the second's rate", async () => {
+    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    db.on(UpdateCommand).resolves({});
+    db.on(UpdateCommand, {
+      Key: { pk: "QUOTA#a", sk: "COUNTS" },
+      ExpressionAttributeValues: { ":one": 2 },
+    }).rejects(conditionFailed());
+    const quotas = new DynamoTenantQuotas(client, "t", roomy);
+    for (let i = 0; i < 3; i++) expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    const sizes = updates()
+      .filter((u) => u.Key?.sk === "COUNTS")
+      .map((u) => u.ExpressionAttributeValues?.[":one"]);
+    // The third create asks for 2 (refused both ways), then takes 1.
+    expect(sizes).toEqual([1, 1, 2, 2, 1]);
   });
 
   it("refuses for the rate when this second's count is full, with Retry-After 1", async () => {

@@ -1,5 +1,4 @@
 import {
-  BatchGetCommand,
   BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -10,16 +9,9 @@ import {
 import type { DueJob, Job, JobSummary } from "../../core/job";
 import type { JobFilter, JobStore, Page } from "../../core/ports";
 import { DUE_INDEX, TENANT_INDEX } from "../../definitions/table";
+import { batchGetItems } from "./batch-get";
 import { applied, putIfAbsent } from "./conditions";
-import {
-  dueAttributes,
-  fromDueItem,
-  fromJobItem,
-  fromSummaryItem,
-  JOB_SK,
-  jobPk,
-  toJobItem,
-} from "./job-item";
+import { dueAttributes, fromDueItem, fromJobItem, JOB_SK, jobIdOfPk, jobPk, toJobItem } from "./job-item";
 import { LABEL_SK_PREFIX, labelItems, labelPartition } from "./label-items";
 import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
 
@@ -71,24 +63,9 @@ export class DynamoJobStore implements JobStore {
   }
 
   async getJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>> {
-    const jobs = new Map<string, Job>();
-    const unique = [...new Set(jobIds)];
-    for (let start = 0; start < unique.length; start += 100) {
-      let keys: Record<string, unknown>[] = unique
-        .slice(start, start + 100)
-        .map((id) => ({ pk: jobPk(id), sk: JOB_SK }));
-      while (keys.length > 0) {
-        const result = await this.db.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of result.Responses?.[this.tableName] ?? []) {
-          const job = fromJobItem(item);
-          jobs.set(job.jobId, job);
-        }
-        keys = (result.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as Record<string, unknown>[];
-      }
-    }
-    return jobs;
+    const keys = [...new Set(jobIds)].map((id) => ({ pk: jobPk(id), sk: JOB_SK }));
+    const items = await batchGetItems(this.db, this.tableName, keys, true);
+    return new Map(items.map(fromJobItem).map((job) => [job.jobId, job]));
   }
 
   async queryDue(
@@ -201,6 +178,14 @@ export class DynamoJobStore implements JobStore {
     );
   }
 
+  /**
+   * A page of the tenant's jobs, newest first: the keys from the tenant index (its own entries,
+   * or a label's pointer items), then the jobs read in one batch and checked against the filter
+   * (tenant, every label, status, type) on the job items themselves. The index holds only the
+   * keys, status and type (decision 0041): the listing's other fields change as jobs advance,
+   * and a projected copy would be rewritten at each advance. The status and type filter runs in
+   * the index too, where the entries are the tenant's own, so a filtered page reads few jobs.
+   */
   async listJobs(
     tenant: string,
     filter: JobFilter,
@@ -208,86 +193,52 @@ export class DynamoJobStore implements JobStore {
     cursor?: string,
   ): Promise<Page<JobSummary>> {
     const [first] = filter.labels ?? [];
-    if (first) return this.listJobsByLabel(tenant, first, filter, limit, cursor);
-    const filters = [
-      ...(filter.status === undefined ? [] : ["#status = :status"]),
-      ...(filter.type === undefined ? [] : ["#type = :type"]),
-    ];
+    const partition = first ? labelPartition(tenant, first[0], first[1]) : tenant;
+    const indexFilter = first
+      ? undefined
+      : [
+          ...(filter.status === undefined ? [] : ["#status = :status"]),
+          ...(filter.type === undefined ? [] : ["#type = :type"]),
+        ].join(" AND ") || undefined;
     const items: JobSummary[] = [];
     let startKey = decodeCursor(
       cursor,
       keyShapeOf(TENANT_INDEX),
-      (key) => key.jobTenant === tenant && typeof key.createdAt === "number",
-    );
-    // With a filter a page may match fewer than asked for: read on, a bounded number of times.
-    for (let round = 0; round < 10; round++) {
-      const result = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: TENANT_INDEX.name,
-          KeyConditionExpression: "jobTenant = :tenant",
-          ...(filters.length === 0
-            ? {}
-            : {
-                FilterExpression: filters.join(" AND "),
-                ExpressionAttributeNames: {
-                  ...(filter.status === undefined ? {} : { "#status": "status" }),
-                  ...(filter.type === undefined ? {} : { "#type": "type" }),
-                },
-              }),
-          ExpressionAttributeValues: {
-            ":tenant": tenant,
-            ...(filter.status === undefined ? {} : { ":status": filter.status }),
-            ...(filter.type === undefined ? {} : { ":type": filter.type }),
-          },
-          ScanIndexForward: false,
-          Limit: limit - items.length,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      items.push(...(result.Items ?? []).map(fromSummaryItem));
-      startKey = result.LastEvaluatedKey;
-      if (items.length >= limit || startKey === undefined) break;
-    }
-    return { items, cursor: encodeCursor(startKey) };
-  }
-
-  /**
-   * A label listing: the pointers of the first label, newest first, then their jobs read in one
-   * batch and checked (tenant, every label, status, type) against the job items themselves.
-   */
-  private async listJobsByLabel(
-    tenant: string,
-    [key, value]: readonly [string, string],
-    filter: JobFilter,
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<JobSummary>> {
-    const partition = labelPartition(tenant, key, value);
-    const items: JobSummary[] = [];
-    let startKey = decodeCursor(
-      cursor,
-      keyShapeOf(TENANT_INDEX),
-      (k) => k.jobTenant === partition && typeof k.createdAt === "number",
+      (key) => key.jobTenant === partition && typeof key.createdAt === "number",
     );
     const matches = (job: Job) =>
       job.tenant === tenant &&
       (filter.labels ?? []).every(([k, v]) => job.labels?.[k] === v) &&
       (filter.status === undefined || job.status === filter.status) &&
       (filter.type === undefined || job.type === filter.type);
+    // With a filter a page may match fewer than asked for: read on, a bounded number of times.
     for (let round = 0; round < 10; round++) {
       const result = await this.db.send(
         new QueryCommand({
           TableName: this.tableName,
           IndexName: TENANT_INDEX.name,
           KeyConditionExpression: "jobTenant = :partition",
-          ExpressionAttributeValues: { ":partition": partition },
+          ...(indexFilter === undefined
+            ? {}
+            : {
+                FilterExpression: indexFilter,
+                ExpressionAttributeNames: {
+                  ...(filter.status === undefined ? {} : { "#status": "status" }),
+                  ...(filter.type === undefined ? {} : { "#type": "type" }),
+                },
+              }),
+          ExpressionAttributeValues: {
+            ":partition": partition,
+            ...(indexFilter !== undefined && filter.status !== undefined ? { ":status": filter.status } : {}),
+            ...(indexFilter !== undefined && filter.type !== undefined ? { ":type": filter.type } : {}),
+          },
           ScanIndexForward: false,
           Limit: limit - items.length,
           ExclusiveStartKey: startKey,
         }),
       );
-      const ids = (result.Items ?? []).map((item) => String(item.jobId));
+      // The index holds no job id: a job's and its label pointers' partition key names it.
+      const ids = (result.Items ?? []).map((item) => jobIdOfPk(item.pk));
       const jobs = await this.getJobs(ids);
       for (const id of ids) {
         const job = jobs.get(id);

@@ -17,6 +17,7 @@ import type {
 } from "../../core/ports";
 import type { Run } from "../../core/run";
 import { DEAD_LETTER_INDEX, JOBS_TABLE, REPAIR_INDEX } from "../../definitions/table";
+import { batchGetItems } from "./batch-get";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { jobPk } from "./job-item";
 import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
@@ -553,7 +554,18 @@ export class DynamoRunStore implements RunStore {
         Limit: limit,
       }),
     );
-    return { items: (result.Items ?? []).map(fromRepairItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+    // The index holds keys only (decision 0041): the candidates' runs are read whole, strongly
+    // consistent; one that left the index since (it finished) is not a candidate any more.
+    const keys = (result.Items ?? []).map((item) => ({ pk: item.pk, sk: item.sk }));
+    const runs = await batchGetItems(this.db, this.tableName, keys, true);
+    const order = new Map(keys.map((key, i) => [`${key.pk}\u0000${key.sk}`, i]));
+    const items = runs
+      .filter(
+        (run) => run.repairKey === repairKey && typeof run.checkAt === "number" && run.checkAt <= before,
+      )
+      .sort((a, b) => (order.get(`${a.pk}\u0000${a.sk}`) ?? 0) - (order.get(`${b.pk}\u0000${b.sk}`) ?? 0))
+      .map(fromRepairItem);
+    return { items, cursor: encodeCursor(result.LastEvaluatedKey) };
   }
 
   async rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean> {

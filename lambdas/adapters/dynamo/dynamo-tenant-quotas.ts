@@ -4,6 +4,13 @@ import type { SchedulerSettings } from "../../definitions/settings";
 import { TENANT_INDEX } from "../../definitions/table";
 import { applied, isConditionFailure } from "./conditions";
 
+/**
+ * Most creates a process counts in one write (a block of this second's tokens, decision 0041).
+ * A block is as large as the creates the process admitted for the tenant in its last second,
+ * within this bound, so a steady stream costs a count write every 25 creates, and one create
+ * now and then one write each.
+ */
+export const MAX_TOKEN_BLOCK = 25;
 /** A count that refused a create is recounted from the jobs at most this often per tenant. */
 export const RECOUNT_EVERY_MS = 10 * 60_000;
 /** When a tenant at its active-jobs quota may try again (jobs end, or a recount finds fewer). */
@@ -23,6 +30,11 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
  *   a process that still remembers it then admits it without writing it again, for at most
  *   KNOWN_TYPES_MS, the one way the types count can err on the lenient side.
  *
+ * A process counts creates in blocks (MAX_TOKEN_BLOCK): one write takes several of this second's
+ * tokens and counts as many active jobs, and the process admits creates from the block until
+ * the second ends. Tokens a block took and the second did not use stay counted: the rate errs
+ * only on the strict side, and the active-jobs count too, until its next recount.
+ *
  * Active jobs are not counted down when a job ends (that would be a write on every job's
  * last step, and a step that can be cut short): when the count would refuse a create, the
  * tenant's active and paused jobs are counted from the tenant index, at most every
@@ -32,8 +44,11 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
 export class DynamoTenantQuotas implements TenantQuotas {
   /** Per tenant, the types this process saw in its TYPES set, and when it read them. */
   private readonly knownTypes = new Map<string, { types: Set<string>; at: number }>();
-  /** The second of each tenant's last create here: a new second is likely a new window. */
-  private readonly lastSecond = new Map<string, number>();
+  /**
+   * Per tenant, the block this process holds: its second, the tokens left of it, and the
+   * creates admitted in that second (the size of the next block).
+   */
+  private readonly blocks = new Map<string, { second: number; left: number; used: number }>();
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -49,12 +64,25 @@ export class DynamoTenantQuotas implements TenantQuotas {
       return { admitted: true };
     }
     const second = Math.floor(now / 1000);
-    const newWindow = this.lastSecond.get(tenant) !== second;
-    this.lastSecond.set(tenant, second);
-    // Counted in this second's window, or opening a new one: try the likelier first.
+    const held = this.blocks.get(tenant);
+    if (held?.second === second && held.left > 0) {
+      held.left--;
+      held.used++;
+      return { admitted: true };
+    }
+    const newWindow = held?.second !== second;
+    const wanted = Math.min(MAX_TOKEN_BLOCK, Math.max(1, held?.used ?? 1));
+    // Counted in this second's window, or opening a new one: try the likelier first; a whole
+    // block first, one token if the block does not fit.
     const attempts = newWindow ? [true, false] : [false, true];
-    for (const opening of attempts) {
-      if (await this.count(tenant, second, opening)) return { admitted: true };
+    for (const size of wanted > 1 ? [wanted, 1] : [1]) {
+      for (const opening of attempts) {
+        if (await this.count(tenant, second, opening, size)) {
+          const used = held?.second === second ? held.used + 1 : 1;
+          this.blocks.set(tenant, { second, left: size - 1, used });
+          return { admitted: true };
+        }
+      }
     }
     return this.refusal(tenant, type, now);
   }
@@ -75,20 +103,22 @@ export class DynamoTenantQuotas implements TenantQuotas {
     );
   }
 
-  /** One conditional update that counts the create if every quota allows it. */
-  private async count(tenant: string, second: number, opening: boolean): Promise<boolean> {
+  /** One conditional update that counts `size` creates if every quota allows them all. */
+  private async count(tenant: string, second: number, opening: boolean, size = 1): Promise<boolean> {
     const rate = this.limits.tenantCreatesPerSecond;
     const max = this.limits.tenantMaxActiveJobs;
+    if ((rate > 0 && size > rate) || (max > 0 && size > max)) return false;
     const conditions: string[] = [];
-    const values: Record<string, number> = { ":one": 1 };
+    const values: Record<string, number> = { ":one": size };
     if (max > 0) {
-      conditions.push("(attribute_not_exists(activeJobs) OR activeJobs < :max)");
-      values[":max"] = max;
+      // Room for the whole block: activeJobs + size <= max.
+      conditions.push("(attribute_not_exists(activeJobs) OR activeJobs <= :max)");
+      values[":max"] = max - size;
     }
     if (rate > 0 && opening) conditions.push("(attribute_not_exists(#second) OR #second < :second)");
     if (rate > 0 && !opening) {
-      conditions.push("#second = :second AND #creates < :rate");
-      values[":rate"] = rate;
+      conditions.push("#second = :second AND #creates <= :rate");
+      values[":rate"] = rate - size;
     }
     if (opening || rate > 0) values[":second"] = second;
     // DynamoDB refuses names and values an expression does not use.

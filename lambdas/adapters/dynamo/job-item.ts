@@ -1,10 +1,12 @@
 import { targetResponse } from "@jobsched/contract";
 import { z } from "zod";
-import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../core/job";
+import { type DueJob, isFiledDue, type Job } from "../../core/job";
 import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
 
 /** How a job is laid out in the table (see definitions/table.ts), and back. */
 export const jobPk = (jobId: string) => `JOB#${jobId}`;
+/** The job id of an item under a job's partition (the job, its runs, its label pointers). */
+export const jobIdOfPk = (pk: unknown) => String(pk).slice("JOB#".length);
 export const JOB_SK = "JOB";
 
 const jitterSchema = z.object({ windowMs: z.number(), seed: z.string() }).optional();
@@ -80,16 +82,6 @@ const dueItemSchema = jobItemSchema
   })
   .extend({ nextRunAt: z.number() });
 
-const summaryItemSchema = jobItemSchema.pick({
-  jobId: true,
-  type: true,
-  status: true,
-  schedule: true,
-  nextRunAt: true,
-  createdAt: true,
-  updatedAt: true,
-});
-
 /** The due-index attributes for a job whose next run is `nextRunAt`, filed as of `now`. */
 export function dueAttributes(jobId: string, nextRunAt: number, now: number) {
   // Never file under a bucket older than the writer's clock: sweep cursors only move forward.
@@ -123,9 +115,4 @@ export function fromJobItem(item: Record<string, unknown>): Job {
 export function fromDueItem(item: Record<string, unknown>): DueJob {
   const parsed = dueItemSchema.parse(item);
   return { ...parsed, maxLatenessMs: parsed.maxLatenessMs };
-}
-
-export function fromSummaryItem(item: Record<string, unknown>): JobSummary {
-  const parsed = summaryItemSchema.parse(item);
-  return { ...parsed, nextRunAt: parsed.nextRunAt };
 }

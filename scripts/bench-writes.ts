@@ -1,0 +1,212 @@
+/**
+ * bench-writes: the write units of each step of a run, by DynamoDB's rules (the table's and every
+ * index's, capacity-meter.ts), on the real handlers and adapters against dynalite. Deterministic:
+ * no worker loop, no timing; the scheduler's clock is moved to each run's second.
+ *
+ *   npx tsx scripts/bench-writes.ts [--max-one-off N] [--max-cron N]
+ *
+ * Prints each step of a one-off worker run that succeeds at once, and of an every-minute cron's
+ * runs after its first (its steady state: the sweep's advance, the run, the lease, the
+ * completion). Exits non-zero if a one-off run costs more than --max-one-off write units (issue
+ * 28: 6) or a cron run more than --max-cron (4).
+ */
+import "../local/runtime-env";
+import { parseArgs } from "node:util";
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
+import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
+import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { SHARDS_PER_GROUP, shardOf } from "../lambdas/core/keys";
+import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
+import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
+import { JOBS_TABLE } from "../lambdas/definitions/table";
+import { createApiHandler } from "../lambdas/handlers/api";
+import { createInternalHandler } from "../lambdas/handlers/internal";
+import { loadLocalCredentials } from "../local/local-credentials";
+import { httpEvent, invoke, TEST_WORKER_BINDINGS, workerEvent } from "../test/support/http-event";
+import { OffsetClock } from "../test/support/offset-clock";
+import { startBenchStack } from "./bench-support";
+import { atMost, reportVerdict } from "./bench-verdict";
+
+const { values } = parseArgs({
+  options: {
+    "max-one-off": { type: "string", default: "6" },
+    "max-cron": { type: "string", default: "4" },
+    help: { type: "boolean" },
+  },
+});
+if (values.help) {
+  console.log("usage: npx tsx scripts/bench-writes.ts [--max-one-off 6] [--max-cron 4]");
+  process.exit(0);
+}
+
+// The cloud's settings, but a sweep lookahead under a minute: the bench moves the scheduler's
+// clock, not SQS's, so a run must be queued with no delay to be leased at once, and a 90 s
+// lookahead would also queue an every-minute cron's next run, delayed in real time. The writes a
+// run costs do not depend on how far ahead it was created.
+const stack = await startBenchStack(`bench-writes-${Date.now()}`, {
+  sameProcess: true,
+  settings: { ...CLOUD_SETTINGS, leasesPerSecond: LOCAL_SETTINGS.leasesPerSecond, lookaheadSeconds: 30 },
+});
+const { config } = stack;
+const dynamoClient = createDynamoClient(config);
+const imageClient = createDynamoClient(config);
+const capacity = meterCapacity(dynamoClient, {
+  table: JOBS_TABLE,
+  read: async (key) =>
+    (
+      await imageClient.send(
+        new GetItemCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }),
+      )
+    ).Item,
+});
+const db = DynamoDBDocumentClient.from(dynamoClient, {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+});
+const clock = new OffsetClock();
+const workerBindings = new Map([...loadLocalCredentials().workerBindings, ...TEST_WORKER_BINDINGS]);
+const deps = {
+  ...createSchedulerDeps({ ...config, workerBindings }, db, createSqsClient(config)),
+  clock,
+};
+const api = createApiHandler(deps);
+const internal = createInternalHandler(deps);
+
+interface Step {
+  readonly step: string;
+  readonly wru: number;
+  readonly index: number;
+  /** DynamoDB calls by command (writes and reads), to tell which writes the step made. */
+  readonly calls: string;
+}
+
+/** Runs `action` and records the write units it cost (table and indexes). */
+async function measured(steps: Step[], step: string, action: () => Promise<void>): Promise<void> {
+  capacity.reset();
+  await action();
+  const calls = Object.entries(capacity.calls())
+    .map(([command, count]) => `${command.replace(/Command$/, "")} ${count}`)
+    .join(", ");
+  steps.push({ step, wru: capacity.writes(), index: capacity.indexWrites(), calls });
+}
+
+function expectStatus(answer: { status: number; body: unknown }, status: number, what: string) {
+  if (answer.status !== status) throw new Error(`${what}: ${answer.status} ${JSON.stringify(answer.body)}`);
+}
+
+/**
+ * Moves the clock to 2 s before `dueAt`, sweeps the job's group, leases the job's due runs and completes them; returns how many ran.
+ */
+async function runDue(steps: Step[], jobId: string, type: string, dueAt: number, label: string) {
+  clock.offsetMs = dueAt - 2_000 - Date.now();
+  await measured(steps, `${label}: sweep (runs created, job advanced)`, async () => {
+    await sweepGroup(deps, Math.floor(shardOf(jobId) / SHARDS_PER_GROUP));
+  });
+  let leases: Array<{ runId: string; fence: number; jobId: string }> = [];
+  await measured(steps, `${label}: lease`, async () => {
+    const answer = await invoke(
+      internal,
+      workerEvent("POST /internal/leases", {
+        body: { workerId: "w-1", types: [type], max: 10, waitSeconds: 5 },
+      }),
+    );
+    expectStatus(answer, 200, "lease");
+    leases = (answer.body as unknown as typeof leases).filter((l) => l.jobId === jobId);
+    if (leases.length === 0) throw new Error(`${label}: no run leased: ${JSON.stringify(answer.body)}`);
+  });
+  await measured(steps, `${label}: completion`, async () => {
+    for (const lease of leases) {
+      const answer = await invoke(
+        internal,
+        workerEvent("POST /internal/leases/{runId}/complete", {
+          pathParameters: { runId: lease.runId },
+          body: { fence: lease.fence, result: "succeeded" },
+        }),
+      );
+      expectStatus(answer, 200, "complete");
+    }
+  });
+  return leases.length;
+}
+
+// A warm-up: the first job of a tenant and type records the type (quota) and the sweep creates
+// the type's lane; a steady deployment has both. One job of each type runs first, unmeasured.
+for (const [type, at] of [
+  ["writes.once", 120_000],
+  ["writes.cron", 180_000],
+] as const) {
+  const warmAt = Math.ceil((clock.now() + at) / 1000) * 1000;
+  const answer = await invoke(
+    api,
+    httpEvent("POST /api/v1/jobs", { body: { type, runAt: new Date(warmAt).toISOString() } }),
+  );
+  expectStatus(answer, 201, "warm-up create");
+  await runDue([], String(answer.body.jobId), type, warmAt, "warm-up");
+}
+
+// A one-off worker run that succeeds at once: created 5 minutes ahead, beyond the sweep's
+// lookahead, so the sweep creates its run (as for most jobs; a near-term one the API fires).
+const oneOff: Step[] = [];
+const runAt = Math.ceil((clock.now() + 300_000) / 1000) * 1000;
+let oneOffId = "";
+await measured(oneOff, "one-off: create (POST /api/v1/jobs)", async () => {
+  const answer = await invoke(
+    api,
+    httpEvent("POST /api/v1/jobs", { body: { type: "writes.once", runAt: new Date(runAt).toISOString() } }),
+  );
+  expectStatus(answer, 201, "create");
+  oneOffId = String(answer.body.jobId);
+});
+if ((await runDue(oneOff, oneOffId, "writes.once", runAt, "one-off")) !== 1)
+  throw new Error("one-off: not one run");
+
+// An every-minute cron from a minute 10 minutes ahead (left to the sweep): its first run, then
+// minutes 2 to 4, the steady state.
+
+const cron: Step[] = [];
+let cronId = "";
+let next = 0;
+await measured(cron, "cron: create", async () => {
+  const answer = await invoke(
+    api,
+    httpEvent("POST /api/v1/jobs", {
+      body: {
+        type: "writes.cron",
+        cron: "* * * * *",
+        startAt: new Date(Math.ceil((clock.now() + 600_000) / 60_000) * 60_000).toISOString(),
+      },
+    }),
+  );
+  expectStatus(answer, 201, "create");
+  cronId = String(answer.body.jobId);
+  next = Date.parse(String(answer.body.nextRunAt));
+});
+await runDue(cron, cronId, "writes.cron", next, "cron minute 1");
+let steadyRuns = 0;
+for (let minute = 2; minute <= 4; minute++)
+  steadyRuns += await runDue(
+    cron,
+    cronId,
+    "writes.cron",
+    next + (minute - 1) * 60_000,
+    `cron minute ${minute}`,
+  );
+
+const total = (steps: readonly Step[], prefix: string) =>
+  steps.filter((s) => s.step.startsWith(prefix)).reduce((sum, s) => sum + s.wru, 0);
+console.log("step | WRU | of it, index entries | DynamoDB calls");
+for (const s of [...oneOff, ...cron])
+  console.log(`${s.step} | ${s.wru.toFixed(1)} | ${s.index.toFixed(1)} | ${s.calls}`);
+const oneOffRun = total(oneOff, "one-off");
+const cronRun =
+  (total(cron, "cron minute 2") + total(cron, "cron minute 3") + total(cron, "cron minute 4")) / steadyRuns;
+console.log(`a one-off worker run that succeeds at once: ${oneOffRun.toFixed(1)} WRU (create to completion)`);
+console.log(
+  `an every-minute cron's run (steady state, minutes 2-4, ${steadyRuns} runs): ${cronRun.toFixed(1)} WRU`,
+);
+await stack.close();
+reportVerdict([
+  atMost("one-off run, WRU", oneOffRun, Number(values["max-one-off"]), (n) => n.toFixed(1)),
+  atMost("every-minute cron run, WRU", cronRun, Number(values["max-cron"]), (n) => n.toFixed(1)),
+]);
