@@ -38,6 +38,12 @@
  *
  * `--mix recurring` (issue 28): only every-minute cron jobs on workers (200 for 10 minutes unless
  * --recurring and --minutes say more; no one-off jobs), target $3.00 a million runs.
+ *
+ * `--mix idle` (issue 28): no job at all, `--workers` idle SDK workers (default 4; 0 too) asking
+ * for work, for --minutes (default 3). Prints what the deployment costs a month at the defaults,
+ * by component: the tick, the sweep of every shard, the event sources' polling (modelled: AWS
+ * polls an SQS event source with 5 long-polling pollers, ESM_POLLERS), and the worker-facing
+ * function billed while the workers' lease requests wait. Target $5.00 a month with 4 workers.
  */
 import "../local/runtime-env";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -78,6 +84,7 @@ const { values } = parseArgs({
     recurring: { type: "string" },
     minutes: { type: "string" },
     mix: { type: "string", default: "pull" },
+    workers: { type: "string" },
     "max-usd": { type: "string" },
     help: { type: "boolean" },
   },
@@ -88,33 +95,45 @@ if (values.help) {
   );
   process.exit(0);
 }
-if (values.mix !== "pull" && values.mix !== "push" && values.mix !== "bulk" && values.mix !== "recurring") {
+if (!["pull", "push", "bulk", "recurring", "idle"].includes(values.mix)) {
   console.error(
-    "--mix: pull (workers), push (targets), bulk (pull, its jobs created 100 a request) or recurring (every-minute crons only)",
+    "--mix: pull (workers), push (targets), bulk (pull, its jobs created 100 a request), recurring (every-minute crons only) or idle (no jobs)",
   );
+  process.exit(2);
+}
+const mix = values.mix as "pull" | "push" | "bulk" | "recurring" | "idle";
+/** `--mix idle`: no jobs; what the deployment costs a month with `--workers` idle workers. */
+const idle = mix === "idle";
+const workerCount = Number(values.workers ?? "4");
+if (!Number.isInteger(workerCount) || workerCount < 0 || (!idle && values.workers !== undefined)) {
+  console.error("--workers: a whole number of idle workers, with --mix idle only");
   process.exit(2);
 }
 /** `--mix recurring`: every-minute crons only, at least 200 of them for at least 10 minutes. */
 const recurringOnly = values.mix === "recurring";
-const jobCount = Number(values.jobs ?? (recurringOnly ? "0" : "2000"));
-const recurringCount = Number(values.recurring ?? (recurringOnly ? "200" : "20"));
+const jobCount = Number(values.jobs ?? (recurringOnly || idle ? "0" : "2000"));
+const recurringCount = Number(values.recurring ?? (recurringOnly ? "200" : idle ? "0" : "20"));
 const minutes = Number(values.minutes ?? (recurringOnly ? "10" : "3"));
+if (idle && (jobCount !== 0 || recurringCount !== 0)) {
+  console.error("--mix idle: no jobs (--jobs 0 --recurring 0)");
+  process.exit(2);
+}
 if (recurringOnly && (jobCount !== 0 || recurringCount < 200 || minutes < 10)) {
   console.error(
     "--mix recurring: no one-off jobs (--jobs 0), --recurring at least 200, --minutes at least 10",
   );
   process.exit(2);
 }
-const push = values.mix === "push";
+const push = mix === "push";
 /** `--mix bulk`: the pull mix, its one-off jobs created 100 at a time (POST /api/v1/jobs/batch). */
-const bulk = values.mix === "bulk";
+const bulk = mix === "bulk";
 /**
  * Each mix's target, USD per million runs on-demand: issue 28 restated them on write units as
  * DynamoDB bills them (index entries included), withdrawing the $5.00 / $3.00 set on the
  * emulator's table-only units.
  */
-const TARGET_USD = { pull: 8.0, push: 8.0, bulk: 8.0, recurring: 3.0 } as const;
-const targetUsd = values["max-usd"] === undefined ? TARGET_USD[values.mix] : Number(values["max-usd"]);
+const TARGET_USD = { pull: 8.0, push: 8.0, bulk: 8.0, recurring: 3.0, idle: 5.0 } as const;
+const targetUsd = values["max-usd"] === undefined ? TARGET_USD[mix] : Number(values["max-usd"]);
 if (!Number.isFinite(targetUsd)) {
   console.error("--max-usd: a number of dollars per million runs");
   process.exit(2);
@@ -134,6 +153,13 @@ const PRICE = {
   dynamoRcuHour: 0.00013,
   eventBridgeRuleInvocation: 0, // scheduled rules on the default bus are free
 };
+/**
+ * AWS polls an SQS event source mapping with 5 pollers to begin with, each long-polling up to
+ * 20 s (Lambda's documentation, "Using Lambda with Amazon SQS", scaling behaviour); the stack has
+ * two (the sweep queue and the push queue; lib/scheduler-functions.ts).
+ */
+const ESM_POLLERS = 5;
+const ESM_QUEUES = 2;
 /** GB of each function, as the stack configures it. */
 const MEMORY_GB = {
   api: FUNCTION_MEMORY_MB.api / 1024,
@@ -296,14 +322,14 @@ for (let i = 0; i < recurringCount; i++) {
   if (response.status !== 201) throw new Error(`create answered ${response.status}`);
 }
 console.log(
-  `created ${jobCount} one-off jobs and ${recurringCount} every-minute jobs (${values.mix}) in ${Date.now() - started} ms`,
+  `created ${jobCount} one-off jobs and ${recurringCount} every-minute jobs (${mix}) in ${Date.now() - started} ms`,
 );
 
 // Pull: four workers over signed HTTP, the SDK's heartbeats and retries included.
 const workerCredential = credentials.first("worker");
 const workers = push
   ? []
-  : Array.from({ length: 4 }, (_, w) =>
+  : Array.from({ length: idle ? workerCount : 4 }, (_, w) =>
       createWorker({
         endpoint: gateway.url,
         region: credentials.region,
@@ -392,6 +418,12 @@ await pushed?.stop();
 await ticker.stop();
 await sweeper.stop();
 
+if (idle) {
+  reportIdle(Date.now() - started);
+  await new Promise<void>((done) => gateway.server.close(() => done()));
+  await stack.close();
+  process.exit(process.exitCode ?? 0);
+}
 const runs = outcomes.succeeded;
 if (runs === 0) {
   // A bench that ran nothing must not print a price (it once did, after worker bindings came).
@@ -484,7 +516,7 @@ console.log(
 );
 const exitCode = reportVerdict([
   atMost(
-    `total per million runs on-demand (Lambda time at AWS latencies), ${values.mix} mix, USD`,
+    `total per million runs on-demand (Lambda time at AWS latencies), ${mix} mix, USD`,
     total,
     targetUsd,
     (n) => `$${n.toFixed(2)}`,
@@ -493,3 +525,50 @@ const exitCode = reportVerdict([
 await new Promise<void>((done) => gateway.server.close(() => done()));
 await stack.close();
 process.exit(exitCode);
+
+/**
+ * An idle deployment's month, by component, from what `elapsedMs` of it cost here. The tick
+ * fires every minute whether or not anything is stored; each tick's sweep queries every shard
+ * (read units) on the sweeper; SQS event sources (the sweep and push queues) are polled by AWS
+ * whether or not messages come, which the local event source does not imitate, so that line is
+ * modelled (ESM_POLLERS); the workers' lease requests are API requests, function invocations
+ * and function time while each request waits for work.
+ */
+function reportIdle(elapsedMs: number): void {
+  const month = (30 * 24 * 3_600_000) / elapsedMs;
+  const gbs = (name: keyof typeof MEMORY_GB) => (lambdas[name].awsMs * MEMORY_GB[name]) / 1000;
+  const sweeperSqs = Object.values(sqsCalls).reduce((sum, n) => sum + n, 0);
+  const components = {
+    "tick (EventBridge rule, free; Lambda requests)": 43_200 * PRICE.lambdaRequest,
+    "DynamoDB reads (sweep queries, lane lookups)": capacity.reads() * month * PRICE.dynamoReadUnit,
+    "DynamoDB writes (sweep cursors)": capacity.writes() * month * PRICE.dynamoWriteUnit,
+    "sweep: Lambda requests and GB-s":
+      month * (lambdas.sweeper.invocations * PRICE.lambdaRequest + gbs("sweeper") * PRICE.lambdaGbSecondArm),
+    "SQS: the tick's and lease requests' calls": sweeperSqs * month * PRICE.sqsRequest,
+    [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
+      ESM_POLLERS * ESM_QUEUES * ((30 * 86_400) / 20) * PRICE.sqsRequest,
+    "workers' lease requests: HTTP API": lambdas.internal.invocations * month * PRICE.httpApiRequest,
+    "workers' lease requests: Lambda requests": lambdas.internal.invocations * month * PRICE.lambdaRequest,
+    "workers' lease requests: Lambda GB-s while waiting": gbs("internal") * month * PRICE.lambdaGbSecondArm,
+  };
+  const total = Object.values(components).reduce((sum, usd) => sum + usd, 0);
+  console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
+  console.log(
+    `idle for ${(elapsedMs / 60_000).toFixed(1)} min with ${workerCount} idle workers: ${lambdas.internal.invocations} lease requests ` +
+      `(${(lambdas.internal.awsMs / Math.max(1, lambdas.internal.invocations)).toFixed(0)} ms each at AWS latencies), ` +
+      `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU, ${capacity.writes().toFixed(0)} WRU, ` +
+      `SQS ${JSON.stringify(sqsCalls)}`,
+  );
+  console.log("cost a month at the defaults, on-demand list prices (Lambda time at AWS latencies):");
+  for (const [name, usd] of Object.entries(components))
+    console.log(`  ${name.padEnd(80)} $${usd.toFixed(2)}`);
+  console.log(`  ${"total".padEnd(80)} $${total.toFixed(2)}`);
+  reportVerdict([
+    atMost(
+      `idle deployment a month, ${workerCount} idle workers, USD`,
+      total,
+      targetUsd,
+      (n) => `$${n.toFixed(2)}`,
+    ),
+  ]);
+}

@@ -77,11 +77,11 @@ export interface ComponentLoad {
 }
 
 /**
- * Write units per run, per step, read off the code (one-KB items unless said):
+ * Write units per run, per step, read off the code (one-KB items unless said; decision 0041):
  * - sweep: run put (1) + its repair-index entry (1); job advance (jobKb) + due-index move
- *   (delete + put: 2) + tenant-index update (nextRunAt and updatedAt are projected: 1);
- * - lease: run update (1) + its repair-index entry (1: the key is left alone, but status and
- *   leaseExpiresAt are projected, and DynamoDB charges an index for a projected change);
+ *   (delete + put: 2); the tenant index holds keys, status and type only, so an advance does
+ *   not touch it;
+ * - lease: run update (1); the repair index holds keys only, so a lease does not touch it;
  * - completion: run update (1) + repair-index delete (1).
  * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
  * Reads per run: the lease step's BatchGet of the job (strongly consistent: jobKb / 4 KB,
@@ -90,8 +90,8 @@ export interface ComponentLoad {
 export function writeUnitsPerRun(jobKb: number) {
   const jobWrite = Math.max(1, Math.ceil(jobKb));
   return {
-    sweep: 1 + 1 + jobWrite + 2 + 1,
-    lease: 1 + 1,
+    sweep: 1 + 1 + jobWrite + 2,
+    lease: 1,
     completion: 1 + 1,
     leaseReads: Math.max(1, Math.ceil(jobKb / 4)),
     sweepReads: 0.075,
@@ -172,17 +172,25 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: repair-index key",
       quota: `partition WRU/s (${REPAIR_PARTITIONS} keys)`,
       limit: QUOTAS.partitionWru,
-      load: Math.max(sweepRate, (runs * units.lease) / 2 / leaseWindow, completedRuns) / REPAIR_PARTITIONS,
+      load: Math.max(sweepRate, completedRuns) / REPAIR_PARTITIONS,
       raise: "design change",
-      note: `every run put, lease and completion writes one of ${REPAIR_PARTITIONS} repair keys`,
+      note: `every run put and completion writes one of ${REPAIR_PARTITIONS} repair keys (a lease none: keys only)`,
     },
     {
       component: "DynamoDB: tenant-index key",
       quota: "partition WRU/s (one key a tenant)",
       limit: QUOTAS.partitionWru,
-      load: sweepRate / tenants,
+      load: 0,
       raise: "design change",
-      note: "every job advance rewrites its tenant-index entry (nextRunAt, updatedAt projected)",
+      note: "written at a job's create and status changes only (decision 0041): a recurring job's firing writes none",
+    },
+    {
+      component: "DynamoDB: tenant-index key, one-off jobs",
+      quota: "partition WRU/s (one key a tenant)",
+      limit: QUOTAS.partitionWru,
+      load: completedRuns / tenants,
+      raise: "design change",
+      note: "were the spike's runs one-off jobs, each job's end (status completed) rewrites its tenant-index entry as the runs complete",
     },
     {
       component: "DynamoDB: due-index shard key",
