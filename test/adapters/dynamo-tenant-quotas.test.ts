@@ -75,6 +75,19 @@ describe("DynamoTenantQuotas", () => {
     expectValidExpressions();
   });
 
+  it("shares one block between creates side by side: one write at a time per tenant", async () => {
+    db.on(UpdateCommand).resolves({});
+    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const quotas = new DynamoTenantQuotas(client, "t", roomy);
+    await quotas.admitCreate("a", "x", NOW); // the type, recorded once
+    db.resetHistory();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => quotas.admitCreate("a", "x", NOW)));
+    expect(answers.every((a) => a.admitted)).toBe(true);
+    const sizes = updates().map((u) => u.ExpressionAttributeValues?.[":one"]);
+    // 1 (the first create) + 1 + 2 + 4 + 8 + 16 tokens: 31 >= 21, in 5 writes, never one per create.
+    expect(sizes).toEqual([1, 2, 4, 8, 16]);
+  });
+
   it("takes one token when a whole block does not fit the second's rate", async () => {
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
     db.on(UpdateCommand).resolves({});

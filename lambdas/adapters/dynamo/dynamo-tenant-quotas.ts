@@ -49,6 +49,8 @@ export class DynamoTenantQuotas implements TenantQuotas {
    * creates admitted in that second (the size of the next block).
    */
   private readonly blocks = new Map<string, { second: number; left: number; used: number }>();
+  /** Per tenant, the block being taken now: a create that finds no token waits for it. */
+  private readonly taking = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -64,27 +66,46 @@ export class DynamoTenantQuotas implements TenantQuotas {
       return { admitted: true };
     }
     const second = Math.floor(now / 1000);
-    const held = this.blocks.get(tenant);
-    if (held?.second === second && held.left > 0) {
-      held.left--;
-      held.used++;
-      return { admitted: true };
+    // A token of the block held, or the block being taken: one write at a time per tenant, so
+    // creates side by side (a bulk create's) share a block instead of each taking one.
+    for (;;) {
+      const held = this.blocks.get(tenant);
+      if (held?.second === second && held.left > 0) {
+        held.left--;
+        held.used++;
+        return { admitted: true };
+      }
+      const taking = this.taking.get(tenant);
+      if (!taking) break;
+      await taking;
     }
-    const newWindow = held?.second !== second;
+    let taken: () => void = () => undefined;
+    this.taking.set(tenant, new Promise<void>((done) => (taken = done)));
+    try {
+      if (await this.takeBlock(tenant, second)) return { admitted: true };
+    } finally {
+      this.taking.delete(tenant);
+      taken();
+    }
+    return this.refusal(tenant, type, now);
+  }
+
+  /** Takes a block of this second's tokens (one of them this create's), or one token if it does not fit. */
+  private async takeBlock(tenant: string, second: number): Promise<boolean> {
+    const held = this.blocks.get(tenant);
+    const usedThisSecond = held?.second === second ? held.used : 0;
     const wanted = Math.min(MAX_TOKEN_BLOCK, Math.max(1, held?.used ?? 1));
-    // Counted in this second's window, or opening a new one: try the likelier first; a whole
-    // block first, one token if the block does not fit.
-    const attempts = newWindow ? [true, false] : [false, true];
+    // Counted in this second's window, or opening a new one: try the likelier first.
+    const attempts = held?.second !== second ? [true, false] : [false, true];
     for (const size of wanted > 1 ? [wanted, 1] : [1]) {
       for (const opening of attempts) {
         if (await this.count(tenant, second, opening, size)) {
-          const used = held?.second === second ? held.used + 1 : 1;
-          this.blocks.set(tenant, { second, left: size - 1, used });
-          return { admitted: true };
+          this.blocks.set(tenant, { second, left: size - 1, used: usedThisSecond + 1 });
+          return true;
         }
       }
     }
-    return this.refusal(tenant, type, now);
+    return false;
   }
 
   async releaseCreate(tenant: string): Promise<void> {
