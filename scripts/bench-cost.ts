@@ -59,6 +59,7 @@ import { createBatch } from "../cli/bulk-create";
 import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
+import { runTick } from "../lambdas/core/use-cases/tick";
 import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { JOBS_TABLE } from "../lambdas/definitions/table";
@@ -163,6 +164,7 @@ const ESM_QUEUES = 2;
 /** GB of each function, as the stack configures it. */
 const MEMORY_GB = {
   api: FUNCTION_MEMORY_MB.api / 1024,
+  tick: FUNCTION_MEMORY_MB.tick / 1024,
   internal: FUNCTION_MEMORY_MB.internal / 1024,
   sweeper: FUNCTION_MEMORY_MB.sweeper / 1024,
   dispatcher: FUNCTION_MEMORY_MB.dispatcher / 1024,
@@ -410,6 +412,16 @@ async function startPushTargets() {
   };
 }
 
+if (idle) {
+  const ticks = await measureIdle();
+  await Promise.all(workers.map((w) => w.stop()));
+  await sweeper.stop();
+  reportIdle(ticks);
+  await new Promise<void>((done) => gateway.server.close(() => done()));
+  await stack.close();
+  process.exit(process.exitCode ?? 0);
+}
+
 await sleep(minutes * 60_000 + 20_000 - (Date.now() - started));
 
 lambdas.tick.invocations = Math.ceil((Date.now() - started) / (CLOUD_SETTINGS.tickSeconds * 1000));
@@ -418,12 +430,6 @@ await pushed?.stop();
 await ticker.stop();
 await sweeper.stop();
 
-if (idle) {
-  reportIdle(Date.now() - started);
-  await new Promise<void>((done) => gateway.server.close(() => done()));
-  await stack.close();
-  process.exit(process.exitCode ?? 0);
-}
 const runs = outcomes.succeeded;
 if (runs === 0) {
   // A bench that ran nothing must not print a price (it once did, after worker bindings came).
@@ -527,42 +533,84 @@ await stack.close();
 process.exit(exitCode);
 
 /**
- * An idle deployment's month, by component, from what `elapsedMs` of it cost here. The tick
- * fires every minute whether or not anything is stored; each tick's sweep queries every shard
- * (read units) on the sweeper; SQS event sources (the sweep and push queues) are polled by AWS
- * whether or not messages come, which the local event source does not imitate, so that line is
- * modelled (ESM_POLLERS); the workers' lease requests are API requests, function invocations
- * and function time while each request waits for work.
+ * The idle mix's measurement. With workers, one job of their type runs first, so their tenant's
+ * lane exists as in a deployment at rest between runs (an idle worker's lease request long-polls
+ * its lanes; with none it only waits). Then the meters start from zero and the tick runs every
+ * minute for --minutes minutes, timed as a Lambda (its SDK calls restated at AWS latencies), the
+ * sweeper taking its sweeps from the queue and the workers asking for work. Returns the ticks.
  */
-function reportIdle(elapsedMs: number): void {
-  const month = (30 * 24 * 3_600_000) / elapsedMs;
+async function measureIdle(): Promise<number> {
+  if (workerCount > 0) {
+    const warmUp = await call("POST", "/api/v1/jobs", {
+      body: { type: "cost", payload: { mode: "ok" }, runAt: new Date(Date.now() + 10_000).toISOString() },
+    });
+    if (warmUp.status !== 201) throw new Error(`warm-up create answered ${warmUp.status}`);
+    const until = Date.now() + 180_000;
+    while (outcomes.succeeded < 1 && Date.now() < until) await sleep(500);
+    if (outcomes.succeeded < 1) throw new Error("the warm-up run did not complete: no lane to idle on");
+    await sleep(5_000); // its completion and the job's end are written
+  }
+  await ticker.stop();
+  capacity.reset();
+  for (const calls of [sqsCalls, pollingCalls]) for (const name of Object.keys(calls)) delete calls[name];
+  for (const counter of Object.values(lambdas)) Object.assign(counter, { invocations: 0, ms: 0, awsMs: 0 });
+  const tick = metered(lambdas.tick, () => runTick(deps));
+  const ticks = Math.max(1, Math.round(minutes));
+  for (let i = 0; i < ticks; i++) {
+    const at = Date.now();
+    await tick();
+    await sleep(at + CLOUD_SETTINGS.tickSeconds * 1000 - Date.now());
+  }
+  return ticks;
+}
+
+/**
+ * An idle deployment's month, by component, from `ticks` minutes of it measured here (scaled by
+ * the 43,200 ticks of a 30-day month). The tick fires every minute whether or not anything is
+ * stored; each tick's sweep queries every shard (read units) on the sweeper; the event sources
+ * (the sweep and push queues) are polled by AWS whether or not messages come, which the local
+ * event source does not imitate, so that line is modelled (ESM_POLLERS); the workers' lease
+ * requests are API requests, function invocations, function time while each waits for work, and
+ * the long polls of their lanes.
+ */
+function reportIdle(ticks: number): void {
+  const month = 43_200 / ticks;
   const gbs = (name: keyof typeof MEMORY_GB) => (lambdas[name].awsMs * MEMORY_GB[name]) / 1000;
-  const sweeperSqs = Object.values(sqsCalls).reduce((sum, n) => sum + n, 0);
+  const sqsOf = (pattern: RegExp) =>
+    Object.entries(sqsCalls)
+      .filter(([name]) => pattern.test(name))
+      .reduce((sum, [, n]) => sum + n, 0);
+  const leaseSqs = sqsOf(/^(Receive|ChangeMessageVisibility|DeleteMessage)/);
+  const tickSqs = sqsOf(/.*/) - leaseSqs;
+  const lambdaCost = (name: keyof typeof MEMORY_GB) =>
+    month * (lambdas[name].invocations * PRICE.lambdaRequest + gbs(name) * PRICE.lambdaGbSecondArm);
   const components = {
-    "tick (EventBridge rule, free; Lambda requests)": 43_200 * PRICE.lambdaRequest,
-    "DynamoDB reads (sweep queries, lane lookups)": capacity.reads() * month * PRICE.dynamoReadUnit,
+    "tick: Lambda requests and GB-s (EventBridge's scheduled rule is free)": lambdaCost("tick"),
+    "sweep: Lambda requests and GB-s": lambdaCost("sweeper"),
+    "DynamoDB reads (sweep and repair queries, lease lookups)":
+      capacity.reads() * month * PRICE.dynamoReadUnit,
     "DynamoDB writes (sweep cursors)": capacity.writes() * month * PRICE.dynamoWriteUnit,
-    "sweep: Lambda requests and GB-s":
-      month * (lambdas.sweeper.invocations * PRICE.lambdaRequest + gbs("sweeper") * PRICE.lambdaGbSecondArm),
-    "SQS: the tick's and lease requests' calls": sweeperSqs * month * PRICE.sqsRequest,
+    "SQS: the tick's sends to the sweep queue": tickSqs * month * PRICE.sqsRequest,
     [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
       ESM_POLLERS * ESM_QUEUES * ((30 * 86_400) / 20) * PRICE.sqsRequest,
     "workers' lease requests: HTTP API": lambdas.internal.invocations * month * PRICE.httpApiRequest,
-    "workers' lease requests: Lambda requests": lambdas.internal.invocations * month * PRICE.lambdaRequest,
-    "workers' lease requests: Lambda GB-s while waiting": gbs("internal") * month * PRICE.lambdaGbSecondArm,
+    "workers' lease requests: Lambda requests and GB-s while waiting": lambdaCost("internal"),
+    "workers' lease requests: SQS long polls of their lanes": leaseSqs * month * PRICE.sqsRequest,
   };
   const total = Object.values(components).reduce((sum, usd) => sum + usd, 0);
   console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
   console.log(
-    `idle for ${(elapsedMs / 60_000).toFixed(1)} min with ${workerCount} idle workers: ${lambdas.internal.invocations} lease requests ` +
+    `idle for ${ticks} ticks (a minute each) with ${workerCount} idle workers: ${lambdas.internal.invocations} lease requests ` +
       `(${(lambdas.internal.awsMs / Math.max(1, lambdas.internal.invocations)).toFixed(0)} ms each at AWS latencies), ` +
       `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU, ${capacity.writes().toFixed(0)} WRU, ` +
       `SQS ${JSON.stringify(sqsCalls)}`,
   );
-  console.log("cost a month at the defaults, on-demand list prices (Lambda time at AWS latencies):");
+  console.log(
+    "cost a month (43,200 ticks) at the defaults, on-demand list prices (Lambda time at AWS latencies):",
+  );
   for (const [name, usd] of Object.entries(components))
-    console.log(`  ${name.padEnd(80)} $${usd.toFixed(2)}`);
-  console.log(`  ${"total".padEnd(80)} $${total.toFixed(2)}`);
+    console.log(`  ${name.padEnd(84)} $${usd.toFixed(2)}`);
+  console.log(`  ${"total".padEnd(84)} $${total.toFixed(2)}`);
   reportVerdict([
     atMost(
       `idle deployment a month, ${workerCount} idle workers, USD`,

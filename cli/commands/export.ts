@@ -23,6 +23,8 @@ export function exportCommand(program: Command, cli: CliContext): void {
     .action(async (o: { status?: string; cursor?: string }) => {
       let cursor = o.cursor;
       let written = 0;
+      // A resume must keep the filter: the cursor is a place in the filtered listing.
+      const status = o.status === undefined ? "" : ` --status ${o.status}`;
       do {
         let page: JobsPageResponse;
         let jobs: JobResponse[];
@@ -35,7 +37,7 @@ export function exportCommand(program: Command, cli: CliContext): void {
             page.jobs.map((j) => j.jobId),
           );
         } catch (error) {
-          const resume = cursor === undefined ? "" : ` --cursor ${cursor}`;
+          const resume = `${status}${cursor === undefined ? "" : ` --cursor ${cursor}`}`;
           throw new CliError(
             `${error instanceof Error ? error.message : String(error)} (${written} jobs written; go on with: jobsched export${resume} >> the same file)`,
           );
@@ -46,7 +48,7 @@ export function exportCommand(program: Command, cli: CliContext): void {
         cli.out.error(
           cursor === undefined
             ? `exported ${written} jobs`
-            : `exported ${written} jobs so far; to go on from here: --cursor ${cursor}`,
+            : `exported ${written} jobs so far; to go on from here: jobsched export${status} --cursor ${cursor}`,
         );
       } while (cursor !== undefined);
     });

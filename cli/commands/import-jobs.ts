@@ -21,8 +21,8 @@ type Create = Extract<ImportStep, { kind: "create" }> & { readonly bytes: number
 
 /**
  * `jobsched import jobs jobs.jsonl` (`-` reads standard input): the jobs of a `jobsched export`,
- * created here through bulk create (100 to a request, quota refusals sent again after their
- * wait) and paused again where they were paused. Idempotent: each job's key is its own or
+ * created here through bulk create (100 to a request, oldest first, quota refusals sent again
+ * after their wait), paused ones created paused. Idempotent: each job's key is its own or
  * `import:<its id>`, so the same file again (after a failure half way) creates only what is
  * missing. Prints a result per line; fails if any line failed.
  */
@@ -50,7 +50,8 @@ export async function importJobs(cli: CliContext, file: string): Promise<void> {
   if (results.length === 0 && creates.length === 0)
     throw new CliError(`${file === "-" ? "standard input" : file}: no jobs (the lines of jobsched export)`);
 
-  for (const batch of batchesOf(creates)) {
+  // Oldest first (an export is newest first): the jobs list here in the order they had there.
+  for (const batch of batchesOf([...creates].reverse())) {
     let answers: CreateJobsItemResponse[];
     try {
       answers = await createBatch(
@@ -63,7 +64,7 @@ export async function importJobs(cli: CliContext, file: string): Promise<void> {
         results.push({ line: step.line, jobId: step.jobId, result: "failed", reason });
       continue;
     }
-    for (const [i, step] of batch.entries()) results.push(await finish(cli, step, answers[i]));
+    for (const [i, step] of batch.entries()) results.push(finish(step, answers[i]));
   }
   results.sort((a, b) => a.line - b.line);
   const failed = results.filter((r) => r.result === "failed").length;
@@ -71,36 +72,25 @@ export async function importJobs(cli: CliContext, file: string): Promise<void> {
   if (failed > 0) throw new CliError(`${failed} of ${results.length} lines failed (above)`);
 }
 
-/** A created (or found) job, paused again if it was paused. */
-async function finish(
-  cli: CliContext,
-  step: Create,
-  answer: CreateJobsItemResponse | undefined,
-): Promise<ImportLineResult> {
-  const base = { line: step.line, jobId: step.jobId };
+/** A line's result from its item's answer. */
+function finish(step: Create, answer: CreateJobsItemResponse | undefined): ImportLineResult {
+  const base = { line: step.line, jobId: step.jobId, ...(step.paused ? { paused: true } : {}) };
+  if (answer?.status === 409 && answer.error?.field?.endsWith("idempotencyKey")) {
+    // Its key's job exists with another body: an earlier import of a one-off whose time had
+    // passed (each import gives it the time of the moment). The job as first imported stays.
+    return { ...base, result: "existing", reason: "imported before (the job as first imported is kept)" };
+  }
   if (answer === undefined || answer.error || answer.jobId === undefined) {
     const message = answer?.error?.message.replace(/^jobs\.\d+\.?/, "").replace(/^: /, "");
     return { ...base, result: "failed", reason: message ?? "no answer for this job" };
   }
-  const result = answer.status === 201 ? "created" : "existing";
-  const found = {
+  return {
     ...base,
-    result,
+    result: answer.status === 201 ? "created" : "existing",
     newJobId: answer.jobId,
+    ...(answer.nextRunAt ? { nextRunAt: answer.nextRunAt } : {}),
     ...(step.note ? { reason: step.note } : {}),
-  } as const;
-  if (!step.pause) return { ...found, ...(answer.nextRunAt ? { nextRunAt: answer.nextRunAt } : {}) };
-  // Also on a second import, should the first have stopped between the create and the pause.
-  const paused = await cli.signedFetch()("POST", `/api/v1/jobs/${encodeURIComponent(answer.jobId)}/pause`, {
-    body: step.pause,
-  });
-  if (paused.status !== 200)
-    return {
-      ...found,
-      result: "failed",
-      reason: `created, but not paused again: ${JSON.stringify(paused.body)}`,
-    };
-  return { ...found, paused: true };
+  };
 }
 
 function humanLine(r: ImportLineResult): string {

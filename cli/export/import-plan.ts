@@ -9,9 +9,9 @@ export type ImportStep =
       readonly kind: "create";
       readonly line: number;
       readonly jobId: string;
+      /** The create body; a job paused in the source is created paused, with its reason. */
       readonly body: Record<string, unknown>;
-      /** Paused in the source: paused again after the create, with its reason. */
-      readonly pause?: { readonly reason?: string };
+      readonly paused: boolean;
       readonly note?: string;
     }
   | { readonly kind: "skip"; readonly line: number; readonly jobId: string; readonly reason: string }
@@ -20,11 +20,12 @@ export type ImportStep =
 /**
  * The step for one exported job, at `now` (epoch ms). Active and paused jobs are created again
  * with their definition, labels and jitter; the idempotency key is the job's own, or
- * `import:<jobId>`, so a second import of the same file creates nothing. Completed and
- * cancelled jobs have nothing left to run and are skipped. A one-off job whose run the source
- * already created (it has no next run) is skipped: that run finishes where it is, and creating it
- * again would run it twice. A one-off whose time passed while it moved runs at once, unless its
- * missed-runs policy is `skip`.
+ * `import:<jobId>`, so a second import of the same file creates nothing. A paused job is
+ * created paused (no run is fired before it is). Completed and cancelled jobs have nothing left
+ * to run and are skipped, and so is a recurring job whose schedule has ended. A one-off job whose
+ * run the source already created (it has no next run) is skipped: that run finishes where it is,
+ * and creating it again would run it twice. A one-off whose time passed while it moved runs at
+ * once (when resumed, if paused), unless its missed-runs policy is `skip`.
  */
 export function importStep(line: number, value: unknown, now: number): ImportStep {
   const exported = asExportedJob(value);
@@ -37,7 +38,11 @@ export function importStep(line: number, value: unknown, now: number): ImportSte
     idempotencyKey: exported.job.idempotencyKey ?? `import:${jobId}`,
   };
   let note: string | undefined;
-  if (typeof body.runAt === "string") {
+  if (typeof body.runAt !== "string") {
+    const endAt = typeof body.endAt === "string" ? Date.parse(body.endAt) : Number.POSITIVE_INFINITY;
+    if (endAt <= now)
+      return { kind: "skip", line, jobId, reason: "its schedule ended (endAt passed): nothing left to run" };
+  } else {
     if (exported.nextRunAt === undefined)
       return {
         kind: "skip",
@@ -57,9 +62,9 @@ export function importStep(line: number, value: unknown, now: number): ImportSte
       note = `its time (${exported.job.runAt}) passed while it moved: it runs at once`;
     }
   }
-  const pause =
-    status === "paused" ? { ...(exported.pauseReason ? { reason: exported.pauseReason } : {}) } : undefined;
-  return { kind: "create", line, jobId, body, ...(pause ? { pause } : {}), ...(note ? { note } : {}) };
+  const paused = status === "paused";
+  if (paused) body.paused = exported.pauseReason ? { reason: exported.pauseReason } : {};
+  return { kind: "create", line, jobId, body, paused, ...(note ? { note } : {}) };
 }
 
 /** The line as an exported job, or what is wrong with it. */

@@ -32,7 +32,7 @@ export type JobDefinition = Pick<
 >;
 
 /** The request fields that define a job (all of a create's but `type` and `idempotencyKey`). */
-export type DefinitionRequest = Omit<CreateJobRequest, "type" | "idempotencyKey" | "importedFrom">;
+export type DefinitionRequest = Omit<CreateJobRequest, "type" | "idempotencyKey" | "importedFrom" | "paused">;
 
 /** Whose job it is: a Lambda or SQS target's role must be the tenant's own (decision 0035). */
 export interface JobOwner {

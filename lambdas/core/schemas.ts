@@ -180,6 +180,9 @@ export const targetField = z
       "Push delivery: the scheduler calls this target for each run instead of leaving it to workers (leave out `type`)",
   });
 
+/** The longest pause reason: 50 audit entries of them stay far under DynamoDB's item size. */
+export const MAX_REASON_CHARS = 256;
+
 export const createJobRequest = z
   .strictObject({
     type: jobType.optional().meta({
@@ -251,6 +254,20 @@ export const createJobRequest = z
       description:
         "How long a worker holds a run between heartbeats (default 30; at most 42600, SQS's 12 hours less room for the lead)",
     }),
+    paused: z
+      .strictObject({
+        reason: z
+          .string()
+          .min(1)
+          .max(MAX_REASON_CHARS)
+          .optional()
+          .meta({ description: "Why; shown on the job while it is paused and kept in its audit trail" }),
+      })
+      .optional()
+      .meta({
+        description:
+          "Create the job paused: it creates no run until resumed (jobsched import jobs does so for a job paused where it was exported)",
+      }),
     importedFrom: z
       .string()
       .regex(
@@ -322,9 +339,6 @@ export const updateJobRequest = z
   })
   .meta({ id: "UpdateJobRequest" });
 export type UpdateJobRequest = z.output<typeof updateJobRequest>;
-
-/** The longest pause reason: 50 audit entries of them stay far under DynamoDB's item size. */
-export const MAX_REASON_CHARS = 256;
 
 export const pauseRequest = z
   .strictObject({

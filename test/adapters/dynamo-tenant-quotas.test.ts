@@ -72,6 +72,10 @@ describe("DynamoTenantQuotas", () => {
     db.resetHistory();
     expect(await quotas.admitCreate("a", "x", NOW + 1_000)).toEqual({ admitted: true });
     expect(blocks()).toEqual([25]);
+    // After a quiet spell, one token: a burst long ago says nothing about now.
+    db.resetHistory();
+    expect(await quotas.admitCreate("a", "x", NOW + 60_000)).toEqual({ admitted: true });
+    expect(blocks()).toEqual([1]);
     expectValidExpressions();
   });
 

@@ -81,7 +81,9 @@ describe("upgrade: export from the old layout, import into today's", () => {
         payload: { to: "ops" },
         maxAttempts: 7,
       }),
-      paused: await create({ type: "upgrade.report", cron: "*/5 * * * *", overlapPolicy: "skip" }),
+      // Every minute: its next firing is always within the lookahead, so a create that made it
+      // active, even for a moment, would fire a run.
+      paused: await create({ type: "upgrade.report", cron: "* * * * *", overlapPolicy: "skip" }),
       cancelled: await create({ type: "upgrade.poll", interval: { every: "1h" } }),
       // Fired by the API at once: its run is stored (and queued) in the old stack.
       underWay: await create({ type: "upgrade.reminder", runAt: new Date(Date.now() + 3_000).toISOString() }),
@@ -141,6 +143,8 @@ describe("upgrade: export from the old layout, import into today's", () => {
     // A job with a key of its own keeps its id: the id is the tenant's and the key's digest.
     expect(byOldId.get(ids.oneOff)?.newJobId).toBe(ids.oneOff);
     expect(byOldId.get(ids.paused)?.newJobId).not.toBe(ids.paused);
+    const pausedRuns = await target.tenantA("GET", `/api/v1/jobs/${byOldId.get(ids.paused)?.newJobId}/runs`);
+    expect((pausedRuns.body as { runs: unknown[] }).runs).toEqual([]);
 
     const second = JSON.parse((await cli(target, "--json", "import", "jobs", file)).stdout) as ImportAnswer;
     expect(second.failed).toBe(0);
@@ -150,14 +154,22 @@ describe("upgrade: export from the old layout, import into today's", () => {
     expect((listed.body as { jobs: unknown[] }).jobs).toHaveLength(4);
   });
 
-  it("resumes an export from the cursor standard error printed, with no gap and no repeat", async () => {
-    const all = (await cli(source, "export")).stdout.trim().split("\n");
-    const firstPage = await source.tenantA("GET", "/api/v1/jobs", { query: { limit: "2" } });
-    const cursor = (firstPage.body as { cursor?: string }).cursor;
-    expect(cursor).toBeDefined();
-    const rest = (await cli(source, "export", "--cursor", String(cursor))).stdout.trim().split("\n");
-    const firstTwo = (firstPage.body as { jobs: Array<{ jobId: string }> }).jobs.map((j) => j.jobId);
-    const ids = (lines: string[]) => lines.map((l) => (JSON.parse(l) as { jobId: string }).jobId);
-    expect([...firstTwo, ...ids(rest)]).toEqual(ids(all));
+  it("resumes an export from the cursor standard error printed after a page, with no gap and no repeat", async () => {
+    // A second page: 100 more jobs (one bulk create) beside the 6 above.
+    const runAt = new Date(Math.ceil((Date.now() + 7_200_000) / 1000) * 1000).toISOString();
+    const more = await source.tenantA("POST", "/api/v1/jobs/batch", {
+      body: {
+        jobs: Array.from({ length: 100 }, (_, i) => ({ type: "upgrade.page", runAt, payload: { i } })),
+      },
+    });
+    expect((more.body as { created: number }).created).toBe(100);
+    const all = await cli(source, "export");
+    const lines = all.stdout.trim().split("\n");
+    expect(lines).toHaveLength(106);
+    const hint = /to go on from here: (jobsched export --cursor (\S+))/.exec(all.stderr);
+    expect(hint?.[1]).toBeDefined();
+    const rest = (await cli(source, "export", "--cursor", String(hint?.[2]))).stdout.trim().split("\n");
+    expect(rest).toHaveLength(6);
+    expect([...lines.slice(0, 100), ...rest]).toEqual(lines);
   });
 });

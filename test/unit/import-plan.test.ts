@@ -21,19 +21,30 @@ describe("importStep", () => {
     });
     const keyed = importStep(2, line({}, { cron: "0 9 * * *", idempotencyKey: "mine" }), NOW);
     expect(keyed).toMatchObject({ kind: "create", body: { idempotencyKey: "mine", cron: "0 9 * * *" } });
-    expect(keyed).not.toHaveProperty("pause");
+    expect(keyed).toMatchObject({ paused: false });
+    expect((keyed as { body: object }).body).not.toHaveProperty("paused");
   });
 
-  it("pauses a paused job again with its reason", () => {
+  it("creates a paused job paused, with its reason: no run fires before it is", () => {
     const step = importStep(
       1,
       line({ status: "paused", pauseReason: "holiday" }, { cron: "0 9 * * *" }),
       NOW,
     );
-    expect(step).toMatchObject({ kind: "create", pause: { reason: "holiday" } });
+    expect(step).toMatchObject({ kind: "create", paused: true, body: { paused: { reason: "holiday" } } });
     expect(importStep(1, line({ status: "paused" }, { cron: "0 9 * * *" }), NOW)).toMatchObject({
-      pause: {},
+      body: { paused: {} },
     });
+  });
+
+  it("skips a recurring job whose schedule has ended", () => {
+    const ended = line({ status: "paused" }, { cron: "0 9 * * *", endAt: "2026-12-01T00:00:00Z" });
+    expect(importStep(1, ended, NOW)).toMatchObject({
+      kind: "skip",
+      reason: expect.stringContaining("ended"),
+    });
+    const going = line({}, { cron: "0 9 * * *", endAt: "2026-12-31T00:00:00Z" });
+    expect(importStep(1, going, NOW)).toMatchObject({ kind: "create" });
   });
 
   it("skips completed and cancelled jobs, and a one-off whose run the source already created", () => {

@@ -23,7 +23,8 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
 /**
  * Tenant quotas in two items per tenant (pk QUOTA#<tenant>):
  * - sk COUNTS: `activeJobs` (counted up by each create) and this second's creates
- *   (`#second`, `creates`): one conditional update a create, which both counts and checks;
+ *   (`#second`, `creates`): one conditional update a block of creates, which both counts and
+ *   checks;
  * - sk TYPES: the string set of job types the tenant uses, written only when a type is new
  *   to it (this process remembers the ones it has seen, for KNOWN_TYPES_MS). A type goes
  *   back when its lane was deleted as idle and no active or paused job has it (releaseType);
@@ -33,7 +34,9 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
  * A process counts creates in blocks (MAX_TOKEN_BLOCK): one write takes several of this second's
  * tokens and counts as many active jobs, and the process admits creates from the block until
  * the second ends. Tokens a block took and the second did not use stay counted: the rate errs
- * only on the strict side, and the active-jobs count too, until its next recount.
+ * only on the strict side, and the active-jobs count too, until its next recount; a recount
+ * cannot see the tokens other processes still hold, so just after one the count may err on the
+ * lenient side by those (at most MAX_TOKEN_BLOCK - 1 a process).
  *
  * Active jobs are not counted down when a job ends (that would be a write on every job's
  * last step, and a step that can be cut short): when the count would refuse a create, the
@@ -94,7 +97,10 @@ export class DynamoTenantQuotas implements TenantQuotas {
   private async takeBlock(tenant: string, second: number): Promise<boolean> {
     const held = this.blocks.get(tenant);
     const usedThisSecond = held?.second === second ? held.used : 0;
-    const wanted = Math.min(MAX_TOKEN_BLOCK, Math.max(1, held?.used ?? 1));
+    // As many as were admitted this second so far, or in the second before (a stream going on);
+    // after a quiet spell, one.
+    const recent = usedThisSecond > 0 ? usedThisSecond : held?.second === second - 1 ? held.used : 1;
+    const wanted = Math.min(MAX_TOKEN_BLOCK, Math.max(1, recent));
     // Counted in this second's window, or opening a new one: try the likelier first.
     const attempts = held?.second !== second ? [true, false] : [false, true];
     for (const size of wanted > 1 ? [wanted, 1] : [1]) {

@@ -51,7 +51,8 @@ export async function createJob(
     return repeated(deps, job);
   }
 
-  if (job.nextRunAt !== undefined && job.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
+  const active = job.status === JobStatus.Active;
+  if (active && job.nextRunAt !== undefined && job.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
     await fireNearTerm(deps, { ...job, nextRunAt: job.nextRunAt });
   }
   return { created: true, jobId: job.jobId, nextRunAt: nextInstantOf(job) };
@@ -119,7 +120,8 @@ function buildJob(
     tenant: caller.tenant,
     type: typeOf(request),
     ...definition,
-    status: JobStatus.Active,
+    // Created paused: out of the due index until resumed, as a pause leaves it.
+    status: request.paused ? JobStatus.Paused : JobStatus.Active,
     nextRunAt,
     idempotencyKey: request.idempotencyKey,
     ...(request.importedFrom === undefined ? {} : { importedFrom: request.importedFrom }),
@@ -128,7 +130,19 @@ function buildJob(
     createdBy: caller.principal,
     updatedAt: now,
     version: 1,
-    audit: [{ action: "created", by: caller.principal, at: now }],
+    audit: [
+      { action: "created", by: caller.principal, at: now },
+      ...(request.paused
+        ? [
+            {
+              action: "paused" as const,
+              by: caller.principal,
+              at: now,
+              ...(request.paused.reason === undefined ? {} : { reason: request.paused.reason }),
+            },
+          ]
+        : []),
+    ],
   };
 }
 
