@@ -37,4 +37,27 @@ describe("batchGetItems", () => {
     const asked = db.commandCalls(BatchGetCommand).map((c) => c.args[0].input.RequestItems?.t?.Keys);
     expect(asked).toEqual([[key(0), key(1), key(2)], [key(1), key(2)], [key(2)]]);
   });
+
+  it("goes on while answers bring items (a reply past its size), and gives up after 9 empty answers in a row", async () => {
+    // Two keys an answer, as for items too large for one reply: 10 keys in 5 answers.
+    db.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: unknown[] }> }) => {
+      const keys = input.RequestItems.t?.Keys ?? [];
+      return {
+        Responses: { t: keys.slice(0, 2) },
+        UnprocessedKeys: keys.length > 2 ? { t: { Keys: keys.slice(2) } } : {},
+      };
+    });
+    expect(
+      await batchGetItems(
+        client,
+        "t",
+        Array.from({ length: 10 }, (_, i) => key(i)),
+        true,
+      ),
+    ).toHaveLength(10);
+    db.reset();
+    db.on(BatchGetCommand).resolves({ Responses: { t: [] }, UnprocessedKeys: { t: { Keys: [key(0)] } } });
+    await expect(batchGetItems(client, "t", [key(0)], true)).rejects.toThrow(/1 keys unprocessed/);
+    expect(db.commandCalls(BatchGetCommand)).toHaveLength(9);
+  }, 30_000);
 });

@@ -2,15 +2,19 @@ import { BatchGetCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynam
 
 /** BatchGetItem's most keys a request. */
 const KEYS_A_REQUEST = 100;
-/** Unprocessed keys (a throttled partition) are asked for again this many times, backing off. */
-const RETRIES = 8;
+/**
+ * Unprocessed keys are asked for again: at once while each answer brings some items (a reply
+ * past its 16 MB, large items), with backoff after an answer that brought none (throttled),
+ * giving up after this many of those in a row.
+ */
+const STALLED_RETRIES = 8;
 const BACKOFF = { baseMs: 50, capMs: 2_000 };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * The items under `keys` (those that exist, in no particular order), 100 keys a request, keys
- * DynamoDB left unprocessed asked for again after a backoff. Where an index holds only keys
+ * DynamoDB left unprocessed asked for again (STALLED_RETRIES). Where an index holds only keys
  * (decision 0041), its readers fetch the items themselves with this.
  */
 export async function batchGetItems(
@@ -22,20 +26,23 @@ export async function batchGetItems(
   const items: Record<string, unknown>[] = [];
   for (let start = 0; start < keys.length; start += KEYS_A_REQUEST) {
     let pending = keys.slice(start, start + KEYS_A_REQUEST);
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > RETRIES) {
-        throw new Error(`BatchGetItem: ${pending.length} keys still unprocessed after ${RETRIES} retries`);
+    let stalled = 0;
+    while (pending.length > 0) {
+      if (stalled > STALLED_RETRIES) {
+        throw new Error(`BatchGetItem: ${pending.length} keys unprocessed in ${stalled} answers in a row`);
       }
-      // DynamoDB leaves keys unprocessed when the table or a partition is throttled: back off
-      // (full jitter) before asking again, as AWS advises.
-      if (attempt > 0) await sleep(Math.random() * Math.min(BACKOFF.capMs, BACKOFF.baseMs * 2 ** attempt));
+      // Nothing came back last time: the table or a partition is throttled. Back off (full
+      // jitter) before asking again, as AWS advises.
+      if (stalled > 0) await sleep(Math.random() * Math.min(BACKOFF.capMs, BACKOFF.baseMs * 2 ** stalled));
       const result = await db.send(
         new BatchGetCommand({
           RequestItems: { [tableName]: { Keys: pending, ConsistentRead: consistentRead } },
         }),
       );
-      items.push(...(result.Responses?.[tableName] ?? []));
+      const got = result.Responses?.[tableName] ?? [];
+      items.push(...got);
       pending = (result.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+      stalled = got.length > 0 ? 0 : stalled + 1;
     }
   }
   return items;
