@@ -16,7 +16,10 @@ export function previewCommand(program: Command, cli: CliContext): void {
     .option("--start-at <instant>", "first instant a recurring schedule may run")
     .option("--end-at <instant>", "last instant a recurring schedule may run")
     .option("--jitter <window>", "spread runs over this window after each firing (ISO 8601, e.g. PT5M)")
-    .option("--job-id <id>", "the job whose jitter offsets to show (offsets are drawn per job; for an imported job, its importedFrom)")
+    .option(
+      "--job-id <id>",
+      "the job whose jitter offsets to show (offsets are drawn per job; for an imported job, its importedFrom)",
+    )
     .option("--from <instant>", "list runs at or after this instant (default: now)")
     .option("--count <n>", "how many runs, 1-100 (default 10)")
     .action((o: Record<string, string | undefined>) => {
