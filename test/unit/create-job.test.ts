@@ -53,6 +53,42 @@ describe("createJob", () => {
     expect((await deps.jobs.getJob(result.jobId))?.nextRunAt).toBeUndefined();
   });
 
+  it("creates a job paused when asked: out of the due index, no run fired, the reason in its audit", async () => {
+    const deps = memoryDeps(NOW);
+    const result = await createJob(deps, caller, {
+      type: "x",
+      cron: "* * * * *",
+      paused: { reason: "moved from another deployment" },
+    });
+    expect(deps.queue.sent).toEqual([]); // due within the lookahead, yet nothing fired
+    const stored = await deps.jobs.getJob(result.jobId);
+    expect(stored).toMatchObject({ status: "paused", nextRunAt: NOW }); // due now: active, it would fire
+    expect(stored?.audit.map((a) => [a.action, a.reason])).toEqual([
+      ["created", undefined],
+      ["paused", "moved from another deployment"],
+    ]);
+    const silent = await createJob(deps, caller, { type: "x", cron: "* * * * *", paused: {} });
+    expect((await deps.jobs.getJob(silent.jobId))?.audit.at(-1)).not.toHaveProperty("reason");
+  });
+
+  it("draws an imported job's jitter from the id it had, and records it", async () => {
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", cron: "0 * * * *", jitter: "PT30M" };
+    const from = "j_0123456789abcdefghjk";
+    const imported = await createJob(deps, caller, { ...body, importedFrom: from });
+    const again = await createJob(deps, caller, { ...body, importedFrom: from });
+    const plain = await createJob(deps, caller, body);
+    const stored = await deps.jobs.getJob(imported.jobId);
+    expect(stored?.importedFrom).toBe(from);
+    expect(stored?.schedule.jitter?.seed).toBe(from);
+    // The same seed, the same offsets, whatever the new job's id.
+    expect(again.nextRunAt).toBe(imported.nextRunAt);
+    expect((await deps.jobs.getJob(plain.jobId))?.schedule.jitter?.seed).toBe(plain.jobId);
+    await expect(createJob(deps, caller, { ...body, importedFrom: "not-an-id" })).rejects.toThrow(
+      /importedFrom/,
+    );
+  });
+
   it("still accepts the job when firing it fails; the sweep finds it later", async () => {
     const deps = memoryDeps(NOW);
     deps.queue.failSends = true;
