@@ -50,19 +50,14 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import type { SQSClient } from "@aws-sdk/client-sqs";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { CreateJobsResponse } from "@jobsched/contract";
 import { createSignedFetch, createWorker } from "@jobsched/worker";
 import { createBatch } from "../cli/bulk-create";
-import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
-import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
+import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { runTick } from "../lambdas/core/use-cases/tick";
 import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
-import { JOBS_TABLE } from "../lambdas/definitions/table";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { tenantOfPrincipal } from "../lambdas/handlers/http/request";
 import { createInternalHandler } from "../lambdas/handlers/internal";
@@ -75,7 +70,15 @@ import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
 import { startWebhookReceiver } from "../test/support/webhook-receiver";
 import { storeWebhookSecret } from "../test/support/webhook-secret";
-import { startBenchStack } from "./bench-support";
+import {
+  ESM_POLLERS,
+  ESM_QUEUES,
+  MEMORY_GB,
+  meterRequests,
+  PRICE,
+  PROVISIONED_UTILISATION,
+} from "./bench-cost-prices";
+import { meteredTable, startBenchStack } from "./bench-support";
 import { atMost, reportVerdict } from "./bench-verdict";
 import { createInvocationTimer, TYPICAL_LATENCY_MS } from "./emulator-latency";
 
@@ -141,54 +144,6 @@ if (!Number.isFinite(targetUsd)) {
 }
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
 
-/** List prices (us-east-1), USD. */
-const PRICE = {
-  dynamoWriteUnit: 0.625 / 1e6,
-  dynamoReadUnit: 0.125 / 1e6,
-  sqsRequest: 0.4 / 1e6,
-  httpApiRequest: 1.0 / 1e6,
-  lambdaRequest: 0.2 / 1e6,
-  lambdaGbSecondArm: 0.0000133334,
-  /** Provisioned capacity: per WCU-hour and RCU-hour. */
-  dynamoWcuHour: 0.00065,
-  dynamoRcuHour: 0.00013,
-  eventBridgeRuleInvocation: 0, // scheduled rules on the default bus are free
-};
-/**
- * AWS polls an SQS event source mapping with 5 pollers to begin with, each long-polling up to
- * 20 s (Lambda's documentation, "Using Lambda with Amazon SQS", scaling behaviour); the stack has
- * two (the sweep queue and the push queue; lib/scheduler-functions.ts).
- */
-const ESM_POLLERS = 5;
-const ESM_QUEUES = 2;
-/** GB of each function, as the stack configures it. */
-const MEMORY_GB = {
-  api: FUNCTION_MEMORY_MB.api / 1024,
-  tick: FUNCTION_MEMORY_MB.tick / 1024,
-  internal: FUNCTION_MEMORY_MB.internal / 1024,
-  sweeper: FUNCTION_MEMORY_MB.sweeper / 1024,
-  dispatcher: FUNCTION_MEMORY_MB.dispatcher / 1024,
-};
-/**
- * Provisioned capacity is paid by the hour whether used or not; priced here at the 70%
- * utilisation DynamoDB auto scaling targets by default (a unit-second used costs 1/0.7 of its price).
- */
-const PROVISIONED_UTILISATION = 0.7;
-
-/** Counts SQS requests by command, from one client middleware. */
-function meterRequests(client: SQSClient) {
-  const calls: Record<string, number> = {};
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const name = (context.commandName ?? "unknown").replace(/Command$/, "");
-      calls[name] = (calls[name] ?? 0) + 1;
-      return next(args);
-    },
-    { step: "initialize", name: "jobschedRequestMeter" },
-  );
-  return calls;
-}
-
 /** Each invocation's SDK calls, timed so its duration can be restated at AWS's latencies. */
 const invocationTimer = createInvocationTimer();
 
@@ -217,22 +172,7 @@ const stack = await startBenchStack("bench-cost", {
   settings: { ...CLOUD_SETTINGS, leasesPerSecond: LOCAL_SETTINGS.leasesPerSecond, allowPrivateTargets: 1 },
 });
 const { config } = stack;
-const dynamoClient = createDynamoClient(config);
-// Write units by DynamoDB's rules, indexes included (dynalite counts the table's only): each
-// write's item is read before and after on a client of its own, which is not counted.
-const imageClient = createDynamoClient(config);
-const capacity = meterCapacity(dynamoClient, {
-  table: JOBS_TABLE,
-  read: async (key) =>
-    (
-      await imageClient.send(
-        new GetItemCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }),
-      )
-    ).Item,
-});
-const db = DynamoDBDocumentClient.from(dynamoClient, {
-  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-});
+const { dynamoClient, capacity, db } = meteredTable(config);
 const sqsClient = createSqsClient(config);
 const sqsCalls = meterRequests(sqsClient);
 invocationTimer.time(dynamoClient, "dynamodb");

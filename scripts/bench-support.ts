@@ -1,5 +1,9 @@
-import { BatchWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
+import { BatchWriteCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { createDynamoClient } from "../lambdas/adapters/clients";
+import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { toJobItem } from "../lambdas/adapters/dynamo/job-item";
+import type { RuntimeConfig } from "../lambdas/adapters/environment";
 import type { WorkerCaller } from "../lambdas/core/caller";
 import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
@@ -7,6 +11,7 @@ import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
+import { JOBS_TABLE } from "../lambdas/definitions/table";
 import { bootstrapStack } from "../local/bootstrap";
 import { startEmulatorProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
@@ -104,4 +109,27 @@ export function completionBatcher(deps: SchedulerDeps, worker: WorkerCaller, onB
       return outcomes;
     },
   });
+}
+
+/**
+ * The stack's table through a metered client: write units by DynamoDB's rules, indexes included
+ * (dynalite counts the table's only). Each write's item is read before and after on a client of
+ * its own, which is not counted. `db` is the document client the adapters take.
+ */
+export function meteredTable(config: RuntimeConfig) {
+  const dynamoClient = createDynamoClient(config);
+  const imageClient = createDynamoClient(config);
+  const capacity = meterCapacity(dynamoClient, {
+    table: JOBS_TABLE,
+    read: async (key) =>
+      (
+        await imageClient.send(
+          new GetItemCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }),
+        )
+      ).Item,
+  });
+  const db = DynamoDBDocumentClient.from(dynamoClient, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return { dynamoClient, capacity, db };
 }

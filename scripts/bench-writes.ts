@@ -12,21 +12,17 @@
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
-import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { createDynamoClient, createSqsClient } from "../lambdas/adapters/clients";
-import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
+import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { SHARDS_PER_GROUP, shardOf } from "../lambdas/core/keys";
 import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
-import { JOBS_TABLE } from "../lambdas/definitions/table";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { loadLocalCredentials } from "../local/local-credentials";
 import { httpEvent, invoke, TEST_WORKER_BINDINGS, workerEvent } from "../test/support/http-event";
 import { OffsetClock } from "../test/support/offset-clock";
-import { startBenchStack } from "./bench-support";
+import { meteredTable, startBenchStack } from "./bench-support";
 import { atMost, reportVerdict } from "./bench-verdict";
 
 const { values } = parseArgs({
@@ -50,20 +46,7 @@ const stack = await startBenchStack(`bench-writes-${Date.now()}`, {
   settings: { ...CLOUD_SETTINGS, leasesPerSecond: LOCAL_SETTINGS.leasesPerSecond, lookaheadSeconds: 30 },
 });
 const { config } = stack;
-const dynamoClient = createDynamoClient(config);
-const imageClient = createDynamoClient(config);
-const capacity = meterCapacity(dynamoClient, {
-  table: JOBS_TABLE,
-  read: async (key) =>
-    (
-      await imageClient.send(
-        new GetItemCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }),
-      )
-    ).Item,
-});
-const db = DynamoDBDocumentClient.from(dynamoClient, {
-  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-});
+const { capacity, db } = meteredTable(config);
 const clock = new OffsetClock();
 const workerBindings = new Map([...loadLocalCredentials().workerBindings, ...TEST_WORKER_BINDINGS]);
 const deps = {
