@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
 import { BATCH_BYTES, batchesOf, createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
+import { jsonLines } from "../json-lines";
 
 /** Longest --idempotency-key: a line's key adds `#` and 27 characters, within the API's 256. */
 const MAX_KEY_LENGTH = 200;
@@ -97,32 +98,20 @@ function humanLine(r: LineResult): string {
 }
 
 function parseLines(text: string, idempotencyKey: string | undefined): Line[] {
-  const lines: Line[] = [];
   const copies = new Map<string, number>();
-  text
-    .replace(/^\uFEFF/, "")
-    .split("\n")
-    .forEach((raw, i) => {
-      const number = i + 1;
-      const source = raw.replace(/\r$/, "");
-      if (source.trim() === "") return;
-      let job: unknown;
-      try {
-        job = JSON.parse(source);
-      } catch {
-        lines.push({ number, problem: "not valid JSON" });
-        return;
-      }
-      const keyless =
-        typeof job === "object" && job !== null && !Array.isArray(job) && !("idempotencyKey" in job);
-      if (idempotencyKey !== undefined && keyless) {
-        // Which copy of this very line it is: two equal lines are two jobs, and stay two.
-        const copy = (copies.get(source) ?? 0) + 1;
-        copies.set(source, copy);
-        const digest = createHash("sha256").update(`${copy}\u0000${source}`).digest("base64url").slice(0, 27);
-        job = { ...(job as object), idempotencyKey: `${idempotencyKey}#${digest}` };
-      }
-      lines.push({ number, job, bytes: Buffer.byteLength(JSON.stringify(job), "utf8") + 1 });
-    });
-  return lines;
+  return jsonLines(text).map((line): Line => {
+    if ("problem" in line) return line;
+    const { number, source } = line;
+    let job = line.value;
+    const keyless =
+      typeof job === "object" && job !== null && !Array.isArray(job) && !("idempotencyKey" in job);
+    if (idempotencyKey !== undefined && keyless) {
+      // Which copy of this very line it is: two equal lines are two jobs, and stay two.
+      const copy = (copies.get(source) ?? 0) + 1;
+      copies.set(source, copy);
+      const digest = createHash("sha256").update(`${copy}\u0000${source}`).digest("base64url").slice(0, 27);
+      job = { ...(job as object), idempotencyKey: `${idempotencyKey}#${digest}` };
+    }
+    return { number, job, bytes: Buffer.byteLength(JSON.stringify(job), "utf8") + 1 };
+  });
 }

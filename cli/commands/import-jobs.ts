@@ -3,6 +3,7 @@ import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contr
 import { batchesOf, createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
 import { type ImportStep, importStep } from "../export/import-plan";
+import { jsonLines } from "../json-lines";
 
 /** A line's result, as printed (--json prints these objects). */
 export interface ImportLineResult {
@@ -27,26 +28,21 @@ type Create = Extract<ImportStep, { kind: "create" }> & { readonly bytes: number
  * missing. Prints a result per line; fails if any line failed.
  */
 export async function importJobs(cli: CliContext, file: string): Promise<void> {
-  const text = readFileSync(file === "-" ? 0 : file, "utf8").replace(/^\uFEFF/, "");
+  const lines = jsonLines(readFileSync(file === "-" ? 0 : file, "utf8"));
   const now = Date.now();
   const results: ImportLineResult[] = [];
   const creates: Create[] = [];
-  text.split("\n").forEach((raw, i) => {
-    const source = raw.replace(/\r$/, "");
-    if (source.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(source);
-    } catch {
-      results.push({ line: i + 1, result: "failed", reason: "not valid JSON" });
-      return;
+  for (const line of lines) {
+    if ("problem" in line) {
+      results.push({ line: line.number, result: "failed", reason: line.problem });
+      continue;
     }
-    const step = importStep(i + 1, value, now);
+    const step = importStep(line.number, line.value, now);
     if (step.kind === "invalid") results.push({ line: step.line, result: "failed", reason: step.problem });
     else if (step.kind === "skip")
       results.push({ line: step.line, jobId: step.jobId, result: "skipped", reason: step.reason });
     else creates.push({ ...step, bytes: Buffer.byteLength(JSON.stringify(step.body), "utf8") + 1 });
-  });
+  }
   if (results.length === 0 && creates.length === 0)
     throw new CliError(`${file === "-" ? "standard input" : file}: no jobs (the lines of jobsched export)`);
 

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { runCli } from "../support/cli-process";
 import { createTestStack } from "../support/stack";
 
 /** The jobsched CLI against the local stack, signing with credentials from the environment. */
@@ -19,16 +20,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 async function cli(...args: string[]) {
-  const tenant = loadLocalCredentials().first("tenant");
-  return run(process.execPath, [CLI, ...args], {
-    env: {
-      ...process.env,
-      AWS_ACCESS_KEY_ID: tenant.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: tenant.secretAccessKey,
-      AWS_PROFILE: "",
-      JOBSCHED_ENDPOINT: api.url,
-    },
-  });
+  return runCli(api.url, ...args);
 }
 
 describe("jobsched jobs ...", () => {

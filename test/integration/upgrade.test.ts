@@ -5,9 +5,9 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { JobResponse } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadLocalCredentials } from "../../local/local-credentials";
 import { LAYOUT_2026_12 } from "../fixtures/layout-2026-12";
 import { startTestApi, type TestApi } from "../support/api-gateway";
+import { runCli } from "../support/cli-process";
 import { createTestStack } from "../support/stack";
 
 /**
@@ -17,8 +17,8 @@ import { createTestStack } from "../support/stack";
  * active job keeps its next run, every paused job its state and reason; a second import creates
  * nothing. The CLI's bundle is what runs, as a user runs it.
  */
-const run = promisify(execFile);
-const CLI = resolve(import.meta.dirname, "../../bin/jobsched.mjs");
+const _run = promisify(execFile);
+const _CLI = resolve(import.meta.dirname, "../../bin/jobsched.mjs");
 let source: TestApi;
 let target: TestApi;
 
@@ -31,18 +31,8 @@ afterAll(async () => {
   await target.close();
 });
 
-async function cli(api: TestApi, ...args: string[]) {
-  const tenant = loadLocalCredentials().first("tenant");
-  return run(process.execPath, [CLI, ...args], {
-    env: {
-      ...process.env,
-      AWS_ACCESS_KEY_ID: tenant.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: tenant.secretAccessKey,
-      AWS_PROFILE: "",
-      JOBSCHED_ENDPOINT: api.url,
-    },
-    maxBuffer: 64 * 1024 * 1024,
-  });
+function cli(api: TestApi, ...args: string[]) {
+  return runCli(api.url, ...args);
 }
 
 interface ImportAnswer {
