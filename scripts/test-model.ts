@@ -32,6 +32,10 @@ try {
   console.log(`passed: ${runs} sequences in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed})`);
 } catch (error) {
   console.log(error instanceof Error ? error.message : String(error));
+  // fast-check keeps the failing check's own message (and the World's steps) in the cause.
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (cause !== undefined)
+    console.log(`\nthe check that failed:\n${cause instanceof Error ? cause.message : String(cause)}`);
   console.log(`FAILED after ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed})`);
   process.exit(1);
 }

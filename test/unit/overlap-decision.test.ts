@@ -108,3 +108,35 @@ describe("decideOverlap: a run that will never start again displaces nothing", (
     expect(decideOverlap(input(base)).kind).toBe("skip");
   });
 });
+
+describe("decideOverlap: an active run that will never start again holds no place", () => {
+  // The active run's lease lapsed on its last attempt: its next lease only dead-letters it.
+  const dead = { ...active, leaseExpiresAt: T + 5_000 };
+  const next = run(T + 60_000);
+  const base = { own: next, startsAt: T + 60_000, now: T + 60_000, maxAttempts: 1, active: dead };
+
+  for (const policy of [OverlapPolicy.Skip, OverlapPolicy.BufferOne, OverlapPolicy.CancelPrevious])
+    it(`${policy}: a newer run leases rather than wait, skip or revoke`, () => {
+      expect(decideOverlap(input({ ...base, policy }))).toEqual({ kind: "lease" });
+      // With attempts left, the lapsed run will start again: it still holds its place.
+      expect(decideOverlap(input({ ...base, policy, maxAttempts: 2 })).kind).not.toBe("lease");
+      // On its last attempt but running (its lease live), it holds its place too.
+      expect(decideOverlap(input({ ...base, policy, active: active })).kind).not.toBe("lease");
+    });
+
+  it("buffer-one: a replay is not skipped behind a dead active run's waiter", () => {
+    const waiter = run(T + 90_000);
+    const replayed = run(T + 30_000, { replays: 1 });
+    expect(
+      decideOverlap(
+        input({
+          ...base,
+          policy: OverlapPolicy.BufferOne,
+          own: replayed,
+          active: { ...dead, wakes: waiter.scheduledFor },
+          waiting: waiter,
+        }),
+      ),
+    ).toEqual({ kind: "lease" });
+  });
+});

@@ -13,6 +13,7 @@ import {
   Live,
   PatchJob,
   Replay,
+  Sweep,
   Trigger,
 } from "../model/commands";
 import { drain } from "../model/drain";
@@ -88,6 +89,29 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
         new LeaseRuns(1),
         new Control(0, "resume"),
         new LeaseRuns(1),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("buffer-one: a replayed run is not skipped behind a run that will never start again (seed 281557200)", async () => {
+    await expect(
+      replay([
+        new Live(20, "holds"),
+        new Advance(10_000),
+        new Create(
+          spec({
+            schedule: { kind: "interval", every: "1m", endInMinutes: undefined },
+            jitter: "PT45S",
+            overlapPolicy: "buffer-one",
+            maxLateness: 10,
+          }),
+        ),
+        new Trigger(0),
+        new Live(20, "holds"),
+        new Advance(31_000),
+        new Sweep(),
+        new Replay(0),
+        new Live(5, "holds"),
       ]),
     ).resolves.toBeUndefined();
   });

@@ -5,6 +5,9 @@ import { isLeasableAt, isUnfinished } from "./transition";
 
 const isWaitingRetry = (run: Run) => run.status === RunStatus.Pending && run.attempt >= 1;
 
+const hasLiveLease = (run: Run, now: number) =>
+  run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) > now;
+
 /**
  * A run whose next lease only ends it: its leases lapsed as often as the job allows (it is
  * dead-lettered), or its at-most-once job never leases a run twice (it is recorded lost, or its
@@ -79,6 +82,11 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
   // time (up to the backoff cap), and every firing meanwhile would be skipped against it.
   if (input.atMostOnce && isWaitingRetry(active) && !active.final && own.scheduledFor > active.scheduledFor)
     return { kind: "drop-active-retry" };
+  // An active run that will never start again and is not running (its lease lapsed, or it waits)
+  // is over but for its record: its own message only ends it. It holds no place, or a run would
+  // be skipped or kept waiting behind a run that is already dead, depending only on which of the
+  // messages came first (the model found a replay skipped so).
+  if (neverStartsAgain(active, input) && !hasLiveLease(active, now)) return { kind: "lease" };
   const until = active.leaseExpiresAt ?? active.retryAt ?? now;
   // An older run (a replay) never ends or displaces the newer one: it runs after it.
   if (own.scheduledFor < active.scheduledFor) return { kind: "wait", until };
