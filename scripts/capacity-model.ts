@@ -78,11 +78,13 @@ export interface ComponentLoad {
 
 /**
  * Write units per run, per step, read off the code (one-KB items unless said; decision 0041):
- * - sweep: run put (1) + its repair-index entry (1); job advance (jobKb) + due-index move
- *   (delete + put: 2); the tenant index holds keys, status and type only, so an advance does
- *   not touch it;
- * - lease: run update (1); the repair index holds keys only, so a lease does not touch it;
- * - completion: run update (1) + repair-index delete (1).
+ * - sweep: run put (1), with no repair-index entry: a firing's run that is not its job's last
+ *   is carried by its message (decision 0043); job advance (jobKb) + due-index move (delete +
+ *   put: 2); the tenant index holds keys, status and type only, so an advance does not touch it;
+ * - lease: run update (1);
+ * - completion: run update (1).
+ * (A one-off job's run is its job's last: it adds a repair-index put and delete, 2, and the
+ * job's end; the spike's runs are recurring jobs' firings, the one-off rows say what differs.)
  * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
  * Reads per run: the lease step's BatchGet of the job (strongly consistent: jobKb / 4 KB,
  * rounded up), the sweep's due-index query (projected ~0.3 KB: 0.075 RRU).
@@ -90,9 +92,9 @@ export interface ComponentLoad {
 export function writeUnitsPerRun(jobKb: number) {
   const jobWrite = Math.max(1, Math.ceil(jobKb));
   return {
-    sweep: 1 + 1 + jobWrite + 2,
+    sweep: 1 + jobWrite + 2,
     lease: 1,
-    completion: 1 + 1,
+    completion: 1,
     leaseReads: Math.max(1, Math.ceil(jobKb / 4)),
     sweepReads: 0.075,
   };
@@ -172,9 +174,17 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: repair-index key",
       quota: `partition WRU/s (${REPAIR_PARTITIONS} keys)`,
       limit: QUOTAS.partitionWru,
+      load: 0,
+      raise: "design change",
+      note: "a firing's run that is not its job's last takes no repair-index entry (decision 0043)",
+    },
+    {
+      component: "DynamoDB: repair-index key, one-off jobs",
+      quota: `partition WRU/s (${REPAIR_PARTITIONS} keys)`,
+      limit: QUOTAS.partitionWru,
       load: Math.max(sweepRate, completedRuns) / REPAIR_PARTITIONS,
       raise: "design change",
-      note: `every run put and completion writes one of ${REPAIR_PARTITIONS} repair keys (a lease none: keys only)`,
+      note: `were the spike's runs one-off jobs, each run (its job's last) is put in and removed from one of ${REPAIR_PARTITIONS} repair keys`,
     },
     {
       component: "DynamoDB: tenant-index key",

@@ -1,6 +1,7 @@
 import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
-import { MAX_DELAY_SECONDS } from "./aws-limits";
+import { MAX_DELAY_SECONDS, SAFE_VISIBILITY_SECONDS } from "./aws-limits";
 import type { RunMessage } from "./ports";
+import { type Run, RunStatus } from "./run";
 import { isPushType } from "./target";
 
 /**
@@ -87,4 +88,18 @@ export function runMessageOf(
     ...(run.retryAt === undefined ? {} : { notBefore: run.retryAt }),
     ...(run.origin === "backfill" ? { backfill: true as const } : {}),
   };
+}
+
+/**
+ * How long a message of a run under a live lease is hidden, rather than deleted: until the
+ * lease ends and a second (at most what SQS allows). It may be the holder's own message shown
+ * early (a visibility change that failed, or SQS's 12 hours reached under heartbeats), and a
+ * scheduled run has no repair-index entry to fall back on (decision 0043): when the lease
+ * ends, it is dropped if the run finished, or leases the run if the lease lapsed. Undefined
+ * when the run is under no live lease.
+ */
+export function hiddenWhileHeld(run: Pick<Run, "status" | "leaseExpiresAt"> | undefined, now: number) {
+  const heldUntil = run?.status === RunStatus.Leased ? (run.leaseExpiresAt ?? 0) : 0;
+  if (heldUntil <= now) return undefined;
+  return Math.min(SAFE_VISIBILITY_SECONDS, Math.ceil((heldUntil - now) / 1000) + 1);
 }

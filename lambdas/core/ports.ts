@@ -274,6 +274,12 @@ export interface RunStore {
     limit: number,
     cursor?: string,
   ): Promise<Page<RepairCandidate>>;
+  /**
+   * Unfinished runs with no repair-index entry (a scheduled run's message carries it: decision
+   * 0043), read by a whole-table scan: only for a queue known to have lost every message (the
+   * local SQS emulator after a restart), never in AWS.
+   */
+  scanUntrackedUnfinished(limit: number, cursor?: string): Promise<Page<Run>>;
   /** Sets a new check time if the run still has `expectedCheckAt`; false when it changed. */
   rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean>;
 }

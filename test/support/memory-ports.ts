@@ -340,6 +340,15 @@ export class MemoryRunStore implements RunStore {
     return { items, cursor: start + limit < all.length ? String(start + limit) : undefined };
   }
 
+  async scanUntrackedUnfinished(limit: number, cursor?: string) {
+    const all = [...this.runs.values()].filter(
+      (r) => r.checkAt === undefined && (r.status === RunStatus.Pending || r.status === RunStatus.Leased),
+    );
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const items: Run[] = all.slice(start, start + limit);
+    return { items, cursor: start + limit < all.length ? String(start + limit) : undefined };
+  }
+
   async rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number) {
     return (
       this.apply(run.jobId, run.scheduledFor, { kind: "recheck", expectedCheckAt, checkAt }) !== undefined

@@ -91,6 +91,51 @@ describe("fireJobs", () => {
     expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
   });
 
+  it("gives a firing's run a repair-index entry only when it is its job's last (decision 0043)", async () => {
+    const deps = memoryDeps(NOW - HOUR);
+    const oneOff = await dueJob(deps, NOW + 10_000);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      interval: { every: "1m" },
+      startAt: new Date(NOW + 5_000).toISOString(),
+    });
+    const recurring = await deps.jobs.getJob(jobId);
+    if (!recurring?.nextRunAt) throw new Error("no next run");
+    deps.clock.set(NOW);
+    await fireJobs(deps, [oneOff, { ...recurring, nextRunAt: recurring.nextRunAt }], NOW + 20_000);
+    const tracked = [...deps.runs.runs.values()].map((r) => [
+      r.jobId === oneOff.jobId,
+      r.checkAt !== undefined,
+    ]);
+    expect(tracked).toHaveLength(2);
+    expect(tracked).toEqual(
+      expect.arrayContaining([
+        [true, true],
+        [false, false],
+      ]),
+    );
+  });
+
+  it("sends a run created in time but orphaned until its firing is past maxLateness (the lease step judges it)", async () => {
+    const deps = memoryDeps(NOW - HOUR);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      interval: { every: "1m" },
+      maxLateness: "PT10S",
+    });
+    const stored = await deps.jobs.getJob(jobId);
+    if (!stored?.nextRunAt) throw new Error("no next run");
+    const job = { ...stored, nextRunAt: stored.nextRunAt };
+    deps.clock.set(job.nextRunAt);
+    deps.queue.failSends = true;
+    await expect(fireJobs(deps, [job])).rejects.toThrow();
+    deps.queue.failSends = false;
+    deps.clock.advance(30_000); // the firing is now 30 s late: planned as missed
+    await fireJobs(deps, [job]);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toContain(job.nextRunAt);
+    expect((await deps.runs.getRun(jobId, job.nextRunAt))?.status).toBe(RunStatus.Pending);
+  });
+
   it("does not re-send a run that is already leased or finished, but moves its job on", async () => {
     const deps = memoryDeps(NOW);
     const job = await dueJob(deps, NOW + HOUR);

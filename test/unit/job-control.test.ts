@@ -30,6 +30,23 @@ async function dueJob(deps: MemoryDeps, jobId: string) {
 }
 
 describe("controlJob", () => {
+  it("refuses a pause or a cancel while the job's next run exists unsent, and allows it once the sweep sent it", async () => {
+    const deps = memoryDeps(NOW + 30_000);
+    const jobId = await everyMinute(deps);
+    const job = await dueJob(deps, jobId);
+    deps.clock.set(job.nextRunAt);
+    deps.queue.failSends = true; // the creator dies between creating the run and sending it
+    await expect(fireJobs(deps, [job])).rejects.toThrow();
+    deps.queue.failSends = false;
+    for (const action of ["pause", "cancel"] as const)
+      await expect(controlJob(deps, alice, jobId, action)).rejects.toThrow(ConflictError);
+    expect(deps.jobs.jobs.get(jobId)?.status).toBe("active");
+    deps.clock.advance(20_000);
+    await fireJobs(deps, [job]); // the sweep sends the orphan and moves the job on
+    expect(deps.queue.sent).toHaveLength(1);
+    expect(await controlJob(deps, alice, jobId, "pause")).toMatchObject({ status: "paused" });
+  });
+
   it("pauses, resumes and cancels, recording who and when, and moves the job in and out of the due index", async () => {
     const deps = memoryDeps(NOW + 30_000);
     const jobId = await everyMinute(deps);

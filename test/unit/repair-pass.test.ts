@@ -115,3 +115,29 @@ describe("the repair pass", () => {
     expect(stats.resent).toBe(elsewhere - 1);
   });
 });
+
+describe("the repair pass after the queue lost every message (the local emulator's restart)", () => {
+  it("re-sends the scheduled runs the repair index does not hold, and nothing without a reset", async () => {
+    const deps = memoryDeps(NOW - 60_000);
+    const { jobId } = await createJob(
+      deps,
+      { tenant: "t", principal: "p" },
+      { type: "x", cron: "* * * * *" },
+    );
+    const { fireJobs } = await import("../../lambdas/core/use-cases/fire-jobs");
+    const job = await deps.jobs.getJob(jobId);
+    if (job?.nextRunAt === undefined) throw new Error("no next run");
+    deps.clock.set(job.nextRunAt);
+    await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
+    const runs = [...deps.runs.runs.values()]; // the first minute's, fired by the create, and 09:00's
+    expect(runs.length).toBe(2);
+    for (const run of runs) expect(run.checkAt).toBeUndefined(); // their messages were their only carriers
+    deps.queue.sent.length = 0;
+
+    expect((await repairRuns(deps)).resent).toBe(0); // in AWS nothing is re-sent
+    expect(deps.queue.sent).toHaveLength(0);
+    const reset = await repairRuns(deps, { queueWasReset: true });
+    expect(reset.resent).toBe(2);
+    expect(deps.queue.sent.map((s) => s.message.runId).sort()).toEqual(runs.map((r) => r.runId).sort());
+  });
+});

@@ -116,6 +116,46 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
     ).resolves.toBeUndefined();
   });
 
+  /**
+   * A scheduled run has no repair-index entry (decision 0043): what the repair pass used to
+   * re-send must reach the queue another way. Each of these left a run pending for good when
+   * the model ran with no repair entry for such runs, before the fixes that came with it.
+   */
+  const everyMinute = spec({ schedule: { kind: "cron", endInMinutes: undefined, timeZone: "UTC" } });
+  it("a run orphaned by a crashed create is sent though its firing is past maxLateness by the next sweep", async () => {
+    await expect(
+      replay([new Crashing(3, new Create({ ...everyMinute, maxLateness: 10 })), new Forget(0)]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a pause is refused while the job's next run exists unsent (a crashed create)", async () => {
+    await expect(
+      replay([new Crashing(3, new Create(everyMinute)), new Control(0, "pause"), new Live(5, "holds")]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a new schedule is refused while the job's next run exists unmoved, so it is not left behind", async () => {
+    await expect(
+      replay([
+        new Crashing(3, new Create(spec({ schedule: { kind: "once", inSeconds: 1 } }))),
+        new PatchJob(0, { jitter: "PT20S" }),
+        new Live(5, "holds"),
+        new Sweep(),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a copy of a run under a live lease is kept until the lease ends, whatever the job became", async () => {
+    await expect(
+      replay([
+        new Crashing(4, new Create({ ...everyMinute, leaseSeconds: 90 })),
+        new Crashing(6, new Live(5, "holds")),
+        new Control(0, "pause"),
+        new Live(5, "holds"),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
   it("a lapsed run whose attempts are used up neither revokes a running replay nor starts (cancel-previous)", async () => {
     await expect(
       replay([

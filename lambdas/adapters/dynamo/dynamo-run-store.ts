@@ -568,6 +568,21 @@ export class DynamoRunStore implements RunStore {
     return { items, cursor: encodeCursor(result.LastEvaluatedKey) };
   }
 
+  async scanUntrackedUnfinished(limit: number, cursor?: string): Promise<Page<Run>> {
+    const result = await this.db.send(
+      new ScanCommand({
+        TableName: this.tableName,
+        FilterExpression:
+          "begins_with(sk, :prefix) AND #status IN (:pending, :leased) AND attribute_not_exists(checkAt)",
+        ExpressionAttributeNames: STATUS,
+        ExpressionAttributeValues: { ":prefix": RUN_SK_PREFIX, ":pending": "pending", ":leased": "leased" },
+        ExclusiveStartKey: decodeCursor(cursor, keyShapeOf()),
+        Limit: limit,
+      }),
+    );
+    return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
+  }
+
   async rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean> {
     return applied(() =>
       this.db.send(

@@ -36,6 +36,25 @@ export function newRun(
 }
 
 /**
+ * A firing's run, as the sweep creates it. The sweep moves the job past a firing only once its
+ * run is sent, so a send lost to a crash is found again through the due index; once sent, the
+ * message carries the run (a lapsed lease's message comes back; a copy of a run under a live
+ * lease is kept hidden until the lease ends). So it takes no repair-index entry, two write
+ * units a run less (decision 0043), unless it is the job's last: the repair pass finishes
+ * that job's end should its finisher die first.
+ */
+export function scheduledRun(
+  job: Pick<DueJob, "jobId" | "tenant" | "type">,
+  scheduledFor: number,
+  now: number,
+  repairGraceMs: number,
+  final: boolean,
+): Run {
+  const run = newRun(job, scheduledFor, now, repairGraceMs, final);
+  return final ? run : { ...run, checkAt: undefined };
+}
+
+/**
  * The record of a firing that will not run, with the reason (or of a long backlog of them). The record of a job's last
  * firing is `final` and, like any finished last run, waits in the repair index (from `checkAt`)
  * until its job is marked.

@@ -9,6 +9,7 @@ import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
 import { settleLastRun as settleFinished } from "./end-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
+import { refuseWhileRunIsCreated } from "./run-in-creation";
 
 /**
  * Pause, resume and cancel. Each is a read, a decision, and a write conditional on the job not
@@ -57,6 +58,7 @@ export async function controlJob(
       throw new ConflictError(`job ${jobId} is ${job.status}; it cannot be ${transition.audit}`, "jobId");
     }
 
+    if (action !== "resume") await refuseWhileRunIsCreated(deps, job, "unsent");
     const now = Math.max(deps.clock.now(), job.updatedAt + 1);
     // A cancelled job keeps a next run only if it is overdue: firings to record (see
     // recordCancelledFirings). Recorded after the cancel, not before: a record written for a

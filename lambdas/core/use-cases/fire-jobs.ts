@@ -1,7 +1,7 @@
 import { baseLeadSecondsOf, DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
-import { missedRun, newRun } from "../lifecycle/creation";
+import { missedRun, scheduledRun } from "../lifecycle/creation";
 import { planRuns } from "../missed-runs";
 import { type Run, RunStatus } from "../run";
 import { endJobAfter } from "./end-job";
@@ -109,24 +109,26 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const created: Run[] = [];
   let duplicates = 0;
   let deferred = false;
+  /** A firing whose run exists already: a racing writer's, or one orphaned before its send. */
+  const exists = async (scheduledFor: number) => {
+    duplicates += 1;
+    const existing = await deps.runs.getRun(job.jobId, scheduledFor);
+    if (!existing) {
+      deferred = true; // deleted under us; look again next sweep
+      return;
+    }
+    const pending = existing.status === RunStatus.Pending;
+    if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
+    else if (pending) toSend.push(existing); // orphaned by a crash between create and send
+  };
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
       const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
-      const run = newRun(job, scheduledFor, now, graceMs, final);
+      const run = scheduledRun(job, scheduledFor, now, graceMs, final);
       if ((await deps.runs.createRun(run)) === "created") {
         created.push(run);
         toSend.push(run);
-        return;
-      }
-      duplicates += 1;
-      const existing = await deps.runs.getRun(job.jobId, scheduledFor);
-      if (!existing) {
-        deferred = true; // deleted under us; look again next sweep
-        return;
-      }
-      const pending = existing.status === RunStatus.Pending;
-      if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
-      else if (pending) toSend.push(existing); // orphaned by a crash between create and send
+      } else await exists(scheduledFor);
     }),
   );
   // With no run to create and no firing left, the last missed firing is the job's last run.
@@ -134,7 +136,13 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const missedRuns = plan.missed.map((m) =>
     missedRun(job, m, now, m === lastMissedAt ? { final: true, checkAt: now + graceMs } : undefined),
   );
-  await Promise.all(missedRuns.map((run) => deps.runs.createRun(run)));
+  // A firing late by now may have had its run created in time by a writer that died before
+  // sending it: that run is sent still (the lease step applies maxLateness to it), not lost.
+  await Promise.all(
+    missedRuns.map(async (run) => {
+      if ((await deps.runs.createRun(run)) === "exists") await exists(run.scheduledFor);
+    }),
+  );
   return {
     job,
     lastMissed: missedRuns.find((run) => run.final),

@@ -105,8 +105,9 @@ async function heartbeatOne(
 
 /**
  * Keeps the heartbeaten runs' messages hidden for their new leases. A message that cannot be
- * changed (the queue lost it): DynamoDB still holds the lease, and the repair pass re-sends
- * the run if the lease lapses.
+ * changed (its receipt expired, or SQS's 12 hours were reached) shows up early: DynamoDB still
+ * holds the lease, and the lease step hides it again until the lease ends (decision 0043);
+ * the local emulator's lost queue is re-filled by the repair pass.
  */
 async function extend(deps: SchedulerDeps, extension: readonly Extension[]): Promise<void> {
   const failed = new Set(

@@ -3,7 +3,7 @@ import type { Lease } from "@jobsched/contract";
 import { RUN_QUEUE } from "../../definitions/queues";
 import { API_GATEWAY_TIMEOUT_MS, MAX_DELAY_SECONDS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
-import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS } from "../delivery";
+import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS, hiddenWhileHeld } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
@@ -21,9 +21,9 @@ export type { Lease };
 /**
  * Hands due runs to a worker. Each received message becomes a lease through one conditional
  * update that raises the run's fence; the message stays hidden until the lease has lapsed.
- * The batch's jobs are read in one call. Messages for runs that are finished, already held, or
- * gone fail that condition and are dropped here, so a duplicate delivery (or a repair's resend)
- * never executes a finished run; runs of cancelled jobs are cancelled, of paused jobs missed.
+ * The batch's jobs are read in one call. Messages for runs that are finished or gone fail that
+ * condition and are dropped here, so a duplicate delivery (or a repair's resend) never executes
+ * a finished run; one of a run under a live lease is hidden until the lease ends (decision 0043); runs of cancelled jobs are cancelled, of paused jobs missed.
  * A run whose leases lapsed maxAttempts times without a completion is dead-lettered.
  * With a per-tenant rate limit, runs over a tenant's limit wait a second in the queue.
  *
@@ -142,8 +142,8 @@ function receiveVisibility(deps: SchedulerDeps): number {
  * dense second, or a longer lease) or much sooner (a shorter lease: a lapse comes back sooner).
  * Capped at what SQS allows after a receive (leaseSeconds is bounded so the cap only bites on
  * jobs stored before that bound). If a change fails, the lease still holds in the table: a
- * copy that shows up early finds it live and is dropped, and should the worker die the repair
- * pass re-sends the run once the lease has lapsed. The other runs are unaffected.
+ * message that shows up early finds it live and is hidden again until the lease ends (it
+ * carries the run: decision 0043). The other runs are unaffected.
  */
 async function hideUntilLapsed(
   deps: SchedulerDeps,
@@ -341,6 +341,19 @@ async function abandonUnstarted(
   if (ended) await endJobAfter(deps, ended, ended, now);
 }
 
+/** A message of a run under a live lease goes back until the lease ends (hiddenWhileHeld). */
+async function keptWhileHeld(deps: SchedulerDeps, received: Readable, now: number): Promise<boolean> {
+  const run = await deps.runs.getRun(received.message.jobId, received.message.scheduledFor);
+  const seconds = hiddenWhileHeld(run, now);
+  if (seconds === undefined) return false;
+  deps.log.info("a copy of a held run waits for its lease to end", {
+    runId: received.message.runId,
+    seconds,
+  });
+  await sendBack(deps, [{ received, seconds }]);
+  return true;
+}
+
 export interface Granted {
   readonly lease: Lease;
   readonly leaseExpiresAt: number;
@@ -353,15 +366,18 @@ async function leaseOne(
   deps: SchedulerDeps,
   worker: WorkerCaller,
   workerId: string,
-  { message, receiptHandle }: Readable,
+  received: Readable,
   jobs: ReadonlyMap<string, Job>,
 ): Promise<Granted | undefined> {
+  const { message, receiptHandle } = received;
+  const now = deps.clock.now();
+  // Whatever the reason, a message of a run under a live lease is kept (keptWhileHeld).
   const drop = async (reason: string) => {
+    if (await keptWhileHeld(deps, received, now)) return undefined;
     deps.log.info("dropping run message", { reason, runId: message.runId });
     await deps.queue.delete(receiptHandle);
     return undefined;
   };
-  const now = deps.clock.now();
   const due = dueOf(message);
 
   const job = jobs.get(message.jobId);
@@ -413,9 +429,7 @@ async function leaseOne(
   if (!leased && atMostOnce && (await endRetriedAtMostOnce(deps, message, now))) {
     return drop("at-most-once run leased before: recorded lost or dead-lettered, not run again");
   }
-  // Finished, held by a live lease (this is a second copy: the holder's own message comes back
-  // if it fails), or gone.
-  if (!leased) return drop("run is finished, held by another worker, or gone");
+  if (!leased) return drop("run is finished, or gone");
   const exhausted = exhaustedByLapses(leased, job, now);
   if (exhausted) {
     const finished = await deps.runs.finishRun(leased.jobId, leased.scheduledFor, leased.fence, {

@@ -1,5 +1,5 @@
 import { OverlapPolicy } from "@jobsched/contract";
-import { delaySecondsAfter } from "../delivery";
+import { delaySecondsAfter, hiddenWhileHeld } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import { DROPPED_RETRY_REASON } from "../lifecycle/outcomes";
@@ -76,10 +76,14 @@ export async function admitOverlap(
   switch (decision.kind) {
     case "end-own":
       return true;
-    case "drop":
+    case "drop": {
+      // A message of a run under a live lease may be its holder's own, shown early.
+      const held = hiddenWhileHeld(own, now);
+      if (held !== undefined) return hide(held);
       deps.log.info("dropping run message", { reason: decision.reason, runId: message.runId });
       await deps.queue.delete(receiptHandle);
       return false;
+    }
     case "wait":
       return wait(decision.until);
     case "skip":

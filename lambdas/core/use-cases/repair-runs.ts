@@ -40,8 +40,9 @@ type Action = "resent" | "rescheduled" | "settled" | "skipped" | "deferred";
 /**
  * Re-delivers runs whose message was lost or never sent, and ends jobs whose last run finished
  * but whose finisher died before it marked the job (such a run stays in the index until then). DynamoDB is the source of truth:
- * every unfinished run sits in the repair index under the time by which something should have
- * happened to it. When that time passes and the run is still pending, or its lease lapsed
+ * every unfinished run that nothing else re-drives (a job's last run, a retry, a manual run, a
+ * backfill, a replay; a firing's other runs are carried by their message, decision 0043) sits
+ * in the repair index under the time by which something should have happened to it. When that time passes and the run is still pending, or its lease lapsed
  * and nobody leased it again, its message is presumed lost, unless its lane has messages
  * waiting to be received: then it most likely waits its turn behind others (or for a worker
  * of its type),
@@ -111,6 +112,7 @@ export async function repairRuns(
     }
     if (!stats.finished) break;
   }
+  if (options.queueWasReset) stats.resent += await resendUntracked(deps, now);
   if (stats.resent > 0 || stats.settled > 0 || stats.errors > 0 || !stats.finished)
     deps.log.info("repair pass", { ...stats });
   return stats;
@@ -193,4 +195,30 @@ function laneBacklog(deps: SchedulerDeps, run: RepairCandidate, pass: PassContex
     pass.backlogs.set(key, backlog);
   }
   return backlog;
+}
+
+/**
+ * After the queue lost every message (the local emulator's restart): re-sends the unfinished
+ * runs the repair index does not hold, scheduled runs whose message was their only carrier
+ * (decision 0043), each visible when it was due or its lease ends. A whole-table scan, so
+ * never in AWS, where SQS keeps its messages.
+ */
+async function resendUntracked(deps: SchedulerDeps, now: number): Promise<number> {
+  let sent = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await deps.runs.scanUntrackedUnfinished(PAGE, cursor);
+    const messages = page.items.map((run) => {
+      const leaseEnd = run.status === RunStatus.Leased ? (run.leaseExpiresAt ?? now) : undefined;
+      const delaySeconds =
+        leaseEnd !== undefined && leaseEnd > now
+          ? delaySecondsAfter(leaseEnd, now)
+          : delaySecondsUntil(availableAt(run), now, baseLeadSecondsOf(run.type));
+      return { message: runMessageOf(run), delaySeconds };
+    });
+    if (messages.length > 0) await deps.queue.send(messages);
+    sent += messages.length;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return sent;
 }

@@ -16,6 +16,7 @@ import { parseWith } from "../validation";
 import { jobView } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
+import { refuseWhileRunIsCreated } from "./run-in-creation";
 
 /**
  * PATCH /api/v1/jobs/{jobId}: changes a job in place (decision 0024). The patch is merged into
@@ -178,6 +179,7 @@ async function nextRunOfNewSchedule(
       "jobId",
     );
   }
+  await refuseWhileRunIsCreated(deps, job, "any");
   const [latest] = await deps.runs.listRecentRuns(job.jobId, 1);
   const after = Math.max(now - 1, latest?.scheduledFor ?? Number.NEGATIVE_INFINITY);
   let next: number | undefined;
