@@ -9,7 +9,7 @@ import { isoDuration } from "./duration";
 import { formatInstant } from "./instant";
 import { type Job, JobStatus, type JobSummary } from "./job";
 import { type Run, runKeyOf } from "./run";
-import type { Schedule } from "./schedule/schedule";
+import { nextFiring, type Schedule } from "./schedule/schedule";
 
 /**
  * The JSON shapes the API returns (defined in responses.ts): instants as ISO strings, no storage
@@ -66,22 +66,34 @@ export function runView(run: Run): RunResponse {
   };
 }
 
-export function jobSummaryView(job: JobSummary): JobSummaryResponse {
+/**
+ * The job's next run as a caller means it: a recurring job's item holds the firing after the
+ * block of runs already made (decision 0044), so an active one shows its first firing from
+ * `now` when that comes sooner.
+ */
+export function nextRunShown(job: JobSummary, now: number): number | undefined {
+  if (job.status !== JobStatus.Active || job.nextRunAt === undefined || job.schedule.kind === "once")
+    return job.nextRunAt;
+  const first = nextFiring(job.schedule, now - 1)?.at;
+  return first !== undefined && first < job.nextRunAt ? first : job.nextRunAt;
+}
+
+export function jobSummaryView(job: JobSummary, now: number): JobSummaryResponse {
   return {
     jobId: job.jobId,
     type: job.type,
     status: job.status,
     ...scheduleView(job.schedule),
     // A cancelled job runs nothing more (a nextRunAt it keeps is bookkeeping: recordCancelledFirings).
-    nextRunAt: job.status === "cancelled" ? undefined : optionalInstant(job.nextRunAt),
+    nextRunAt: job.status === "cancelled" ? undefined : optionalInstant(nextRunShown(job, now)),
     createdAt: formatInstant(job.createdAt),
     updatedAt: formatInstant(job.updatedAt),
   };
 }
 
-export function jobView(job: Job, recentRuns: readonly Run[]): JobResponse {
+export function jobView(job: Job, recentRuns: readonly Run[], now: number): JobResponse {
   return {
-    ...jobSummaryView(job),
+    ...jobSummaryView(job, now),
     payload: job.payload,
     missedRuns: job.missedRuns,
     overlapPolicy: job.overlapPolicy ?? "allow",

@@ -11,6 +11,13 @@ export interface SchedulerSettings {
   readonly tickSeconds: number;
   /** How far past "now" a sweep looks; a little longer than a tick so no run falls between. */
   readonly lookaheadSeconds: number;
+  /**
+   * How far ahead a recurring job's runs are made at once (decision 0044): the sweep creates
+   * every firing's run up to this far ahead and moves the job on once, not once a firing. At
+   * most 840 (SQS delays a message up to 15 minutes, less the delivery lead); 0: one firing a
+   * sweep, up to the lookahead.
+   */
+  readonly advanceBlockSeconds: number;
   /** Default lease: the run queue's visibility timeout. */
   readonly leaseSeconds: number;
   /**
@@ -85,6 +92,7 @@ const DEFAULT_LIMITS = {
 export const CLOUD_SETTINGS: SchedulerSettings = {
   tickSeconds: 60,
   lookaheadSeconds: 90,
+  advanceBlockSeconds: 600,
   leaseSeconds: 30,
   repairGraceSeconds: 120,
   tenantRunsPerSecond: 0,
@@ -98,6 +106,7 @@ export const CLOUD_SETTINGS: SchedulerSettings = {
 export const LOCAL_SETTINGS: SchedulerSettings = {
   tickSeconds: 15,
   lookaheadSeconds: 30,
+  advanceBlockSeconds: 600,
   leaseSeconds: 30,
   repairGraceSeconds: 30,
   tenantRunsPerSecond: 0,
@@ -132,6 +141,7 @@ export const settingsSchema = z
   .object({
     tickSeconds: whole(1),
     lookaheadSeconds: whole(1),
+    advanceBlockSeconds: whole(0, 840),
     leaseSeconds: whole(1, 43_200),
     repairGraceSeconds: whole(1),
     tenantRunsPerSecond: whole(0),

@@ -30,7 +30,8 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(".000", "");
 describe("overlap policies, end to end", () => {
   it("skip: a minute job's run that outlasts its minute makes the next firing a skipped record", async () => {
     const clock = new OffsetClock();
-    const stack = await createTestStack("overlap-skip", { clock });
+    // One firing's run a sweep: the clock moves a minute, SQS's delays do not (decision 0044).
+    const stack = await createTestStack("overlap-skip", { clock, settings: { advanceBlockSeconds: 0 } });
     // Two seconds before a minute: the create makes that minute's run at once.
     clock.advance(MINUTE - (clock.now() % MINUTE) - 2_000);
     const { jobId } = await createJob(stack.deps, tenant, {

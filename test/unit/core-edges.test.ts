@@ -130,13 +130,18 @@ describe("getJob", () => {
     const cron = jobView(
       { ...base, schedule: { kind: "cron", cron: "0 9 * * 1-5", timeZone: "Europe/London", endAt: NOW } },
       [],
+      NOW,
     );
     expect(cron).toMatchObject({
       cron: "0 9 * * 1-5",
       timeZone: "Europe/London",
       endAt: "2026-11-02T09:00:00Z",
     });
-    const interval = jobView({ ...base, schedule: { kind: "interval", everyMs: 900_000, anchor: 0 } }, []);
+    const interval = jobView(
+      { ...base, schedule: { kind: "interval", everyMs: 900_000, anchor: 0 } },
+      [],
+      NOW,
+    );
     expect(interval).toMatchObject({
       interval: { every: "PT15M" },
       maxLateness: "PT1M30S",

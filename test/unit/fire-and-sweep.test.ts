@@ -92,7 +92,7 @@ describe("fireJobs", () => {
   });
 
   it("gives a firing's run a repair-index entry only when it is its job's last (decision 0043)", async () => {
-    const deps = memoryDeps(NOW - HOUR);
+    const deps = memoryDeps(NOW - HOUR, { advanceBlockSeconds: 0 }); // one firing a sweep
     const oneOff = await dueJob(deps, NOW + 10_000);
     const { jobId } = await createJob(deps, caller, {
       type: "x",

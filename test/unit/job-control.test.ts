@@ -17,6 +17,8 @@ const bob = { tenant: "t-b", principal: "arn:aws:iam::1:role/bob" };
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t-a", "t-b"] };
 
 const at = (ms: number) => new Date(ms).toISOString();
+/** What these tests count is one firing's run a sweep; blocks have tests of their own. */
+const ONE_FIRING_A_SWEEP = { advanceBlockSeconds: 0 };
 
 async function everyMinute(deps: MemoryDeps, extra: Record<string, unknown> = {}) {
   const { jobId } = await createJob(deps, alice, { type: "tick", cron: "* * * * *", ...extra });
@@ -31,7 +33,7 @@ async function dueJob(deps: MemoryDeps, jobId: string) {
 
 describe("controlJob", () => {
   it("refuses a pause or a cancel while the job's next run exists unsent, and allows it once the sweep sent it", async () => {
-    const deps = memoryDeps(NOW + 30_000);
+    const deps = memoryDeps(NOW + 30_000, ONE_FIRING_A_SWEEP);
     const jobId = await everyMinute(deps);
     const job = await dueJob(deps, jobId);
     deps.clock.set(job.nextRunAt);
@@ -48,7 +50,7 @@ describe("controlJob", () => {
   });
 
   it("pauses, resumes and cancels, recording who and when, and moves the job in and out of the due index", async () => {
-    const deps = memoryDeps(NOW + 30_000);
+    const deps = memoryDeps(NOW + 30_000, ONE_FIRING_A_SWEEP);
     const jobId = await everyMinute(deps);
     deps.clock.advance(1_000);
     const paused = await controlJob(deps, alice, jobId, "pause");
@@ -177,7 +179,7 @@ describe("creating recurring jobs", () => {
 
 describe("firing recurring jobs", () => {
   it("records every firing as missed and completes the job when a bounded schedule is long over", async () => {
-    const deps = memoryDeps(NOW);
+    const deps = memoryDeps(NOW, ONE_FIRING_A_SWEEP);
     const { jobId } = await createJob(deps, alice, {
       type: "x",
       cron: "* * * * *",

@@ -118,7 +118,7 @@ describe("the repair pass", () => {
 
 describe("the repair pass after the queue lost every message (the local emulator's restart)", () => {
   it("re-sends the scheduled runs the repair index does not hold, and nothing without a reset", async () => {
-    const deps = memoryDeps(NOW - 60_000);
+    const deps = memoryDeps(NOW - 60_000, { advanceBlockSeconds: 0 }); // one firing a sweep
     const { jobId } = await createJob(
       deps,
       { tenant: "t", principal: "p" },

@@ -2,6 +2,7 @@ import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError } from "../errors";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
+import { nextFiring } from "../schedule/schedule";
 import { pauseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { jobView } from "../views";
@@ -10,6 +11,7 @@ import { fireNearTerm } from "./create-job";
 import { settleLastRun as settleFinished } from "./end-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
+import { cancelRunsAhead, runsAhead } from "./runs-ahead";
 
 /**
  * Pause, resume and cancel. Each is a read, a decision, and a write conditional on the job not
@@ -42,6 +44,21 @@ const TRANSITIONS: Readonly<Record<JobAction, Transition>> = {
   cancel: { from: [JobStatus.Active, JobStatus.Paused], to: JobStatus.Cancelled, audit: "cancelled" },
 };
 
+/** The reason a run made ahead is cancelled with its job. */
+export const CANCELLED_AHEAD_REASON = "the job was cancelled before the run was due";
+
+/**
+ * Where a paused recurring job resumes from: its first firing from now, not the end of the
+ * block already made (decision 0044). Firings of the block that come due in the pause are
+ * recorded missed by the lease step; on resume, the job's missed-run policy looks at them as
+ * at any firing of the pause, and runs again those it keeps (fire-jobs.ts).
+ */
+function rewound(job: Job, now: number): number | undefined {
+  if (job.nextRunAt === undefined || job.schedule.kind === "once") return job.nextRunAt;
+  const first = nextFiring(job.schedule, now - 1)?.at;
+  return first !== undefined && first < job.nextRunAt ? first : job.nextRunAt;
+}
+
 export async function controlJob(
   deps: SchedulerDeps,
   caller: Caller,
@@ -67,7 +84,8 @@ export async function controlJob(
     const changed: Job = {
       ...job,
       status: transition.to,
-      nextRunAt: action === "cancel" && !overdue ? undefined : job.nextRunAt,
+      nextRunAt:
+        action === "cancel" && !overdue ? undefined : action === "pause" ? rewound(job, now) : job.nextRunAt,
       updatedAt: now,
       version: job.version + 1,
       audit: [
@@ -82,7 +100,11 @@ export async function controlJob(
     };
     if (!(await deps.jobs.replaceJob(changed, job.updatedAt))) continue; // changed under us: read again
 
-    if (action === "cancel") await recordCancelledFirings(deps, changed, now);
+    if (action === "cancel") {
+      await recordCancelledFirings(deps, changed, now);
+      const { ahead } = await runsAhead(deps, jobId, now);
+      await cancelRunsAhead(deps, ahead, CANCELLED_AHEAD_REASON, now);
+    }
     if (action === "resume" && changed.nextRunAt !== undefined) {
       if (changed.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
         await fireNearTerm(deps, { ...changed, nextRunAt: changed.nextRunAt });
@@ -108,5 +130,5 @@ async function settleLastRun(deps: SchedulerDeps, job: Job, caller: Caller, now:
 }
 
 async function view(deps: SchedulerDeps, job: Job) {
-  return jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS));
+  return jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), deps.clock.now());
 }

@@ -1,9 +1,10 @@
+import { blockHorizon } from "../advance-block";
 import { baseLeadSecondsOf, DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { missedRun, scheduledRun } from "../lifecycle/creation";
 import { planRuns } from "../missed-runs";
-import { type Run, RunStatus } from "../run";
+import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
 import { endJobAfter } from "./end-job";
 
 /**
@@ -95,6 +96,20 @@ export async function fireJobs(
   };
 }
 
+/** Who a run made again after a resume is recorded as replayed by. */
+export const RESUMED_BY = "the job's missed-run policy, on resume";
+
+/**
+ * A run a pause kept from starting (recorded missed when it came due): at-most-once, only one
+ * never leased (one leased before may have run), as a resumed job's last run is (end-job.ts).
+ */
+async function missedInPause(deps: SchedulerDeps, run: Run): Promise<boolean> {
+  if (run.status !== RunStatus.Missed || run.error !== PAUSED_RUN_REASON) return false;
+  if (run.attempt === 0) return true;
+  // Rare: the due index does not hold the job's delivery.
+  return (await deps.jobs.getJob(run.jobId))?.delivery !== "at-most-once";
+}
+
 async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: number): Promise<JobOutcome> {
   const graceMs = deps.settings.repairGraceSeconds * 1000;
   const plan = planRuns(
@@ -102,15 +117,20 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
     { policy: job.missedRuns, maxLatenessMs: job.maxLatenessMs, graceMs: deps.settings.tickSeconds * 1000 },
     job.nextRunAt - 1,
     now,
-    horizon,
+    blockHorizon(job, now, horizon, deps.settings.advanceBlockSeconds),
   );
 
   const toSend: Run[] = [];
   const created: Run[] = [];
   let duplicates = 0;
   let deferred = false;
-  /** A firing whose run exists already: a racing writer's, or one orphaned before its send. */
-  const exists = async (scheduledFor: number) => {
+  /**
+   * A firing whose run exists already: a racing writer's, one orphaned before its send, or
+   * one made ahead in a block and recorded missed because the job was paused when it came due.
+   * The last runs now if the plan wants it to (`wanted`: the job's missed-run policy after a
+   * resume), as if the pause had kept it from being made (decision 0044).
+   */
+  const exists = async (scheduledFor: number, wanted: boolean) => {
     duplicates += 1;
     const existing = await deps.runs.getRun(job.jobId, scheduledFor);
     if (!existing) {
@@ -119,7 +139,17 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
     }
     const pending = existing.status === RunStatus.Pending;
     if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
-    else if (pending) toSend.push(existing); // orphaned by a crash between create and send
+    else if (pending)
+      toSend.push(existing); // orphaned by a crash between create and send
+    else if (wanted && (await missedInPause(deps, existing))) {
+      const rerun = await deps.runs.replayRun(
+        job.jobId,
+        scheduledFor,
+        { by: RESUMED_BY, now, checkAt: now + graceMs },
+        RunStatus.Missed,
+      );
+      if (rerun) toSend.push(rerun);
+    }
   };
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
@@ -128,7 +158,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       if ((await deps.runs.createRun(run)) === "created") {
         created.push(run);
         toSend.push(run);
-      } else await exists(scheduledFor);
+      } else await exists(scheduledFor, true);
     }),
   );
   // With no run to create and no firing left, the last missed firing is the job's last run.
@@ -140,7 +170,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   // sending it: that run is sent still (the lease step applies maxLateness to it), not lost.
   await Promise.all(
     missedRuns.map(async (run) => {
-      if ((await deps.runs.createRun(run)) === "exists") await exists(run.scheduledFor);
+      if ((await deps.runs.createRun(run)) === "exists") await exists(run.scheduledFor, false);
     }),
   );
   return {

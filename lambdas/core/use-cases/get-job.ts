@@ -19,7 +19,11 @@ export async function callersJob(
 }
 
 /** A job with its most recent runs. */
-export async function getJob(deps: Pick<SchedulerDeps, "jobs" | "runs">, caller: Caller, jobId: string) {
+export async function getJob(
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "clock">,
+  caller: Caller,
+  jobId: string,
+) {
   const job = await callersJob(deps, caller, jobId);
-  return jobView(job, await deps.runs.listRecentRuns(jobId, RECENT_RUNS));
+  return jobView(job, await deps.runs.listRecentRuns(jobId, RECENT_RUNS), deps.clock.now());
 }

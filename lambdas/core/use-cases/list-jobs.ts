@@ -6,7 +6,7 @@ import { jobSummaryView, runView } from "../views";
 import { callersJob } from "./get-job";
 
 /** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
-export async function listJobs(deps: Pick<SchedulerDeps, "jobs">, caller: Caller, query: unknown) {
+export async function listJobs(deps: Pick<SchedulerDeps, "jobs" | "clock">, caller: Caller, query: unknown) {
   const q = parseWith(listJobsQuery, query, "query");
   const page = await deps.jobs.listJobs(
     caller.tenant,
@@ -15,7 +15,7 @@ export async function listJobs(deps: Pick<SchedulerDeps, "jobs">, caller: Caller
     q.cursor,
   );
   return {
-    jobs: page.items.map(jobSummaryView),
+    jobs: page.items.map((job) => jobSummaryView(job, deps.clock.now())),
     ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
   };
 }

@@ -1,3 +1,4 @@
+import { MAX_RUNS_PER_BLOCK } from "../advance-block";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError } from "../errors";
 import { type Job, JobStatus } from "../job";
@@ -9,7 +10,7 @@ import { RunStatus } from "../run";
  * work, or died between creating and sending it. The sweep sends such a run and moves the job
  * on within a minute; until then a pause, a cancel or a new schedule would take the job out of
  * the due index and leave the run unsent for good, for a scheduled run has no repair-index
- * entry (decision 0043). A 409 the caller retries in a few seconds. Reads the job's latest run.
+ * entry (decision 0043). A 409 the caller retries in a few seconds. Reads the job's latest runs (a block's at most).
  * A pause or a cancel is refused for an unsent run only; a new schedule for any such run.
  */
 export async function refuseWhileRunIsCreated(
@@ -18,11 +19,15 @@ export async function refuseWhileRunIsCreated(
   which: "any" | "unsent",
 ): Promise<void> {
   if (job.status !== JobStatus.Active || job.nextRunAt === undefined) return;
-  const [latest] = await deps.runs.listRecentRuns(job.jobId, 1);
-  const unmoved = latest !== undefined && latest.scheduledFor >= job.nextRunAt;
+  // The runs the job was not moved past: its next firing's, and the rest of its block's.
+  const nextRunAt = job.nextRunAt;
+  const made = (await deps.runs.listRecentRuns(job.jobId, MAX_RUNS_PER_BLOCK + 1)).filter(
+    (run) => run.scheduledFor >= nextRunAt,
+  );
+  const unmoved = made.length > 0;
   // Only a pending run without a repair-index entry can be left unsent; a new schedule must not
   // leave even a tracked one behind (it would run beside the new schedule's first run).
-  const unsent = unmoved && latest.status === RunStatus.Pending && latest.checkAt === undefined;
+  const unsent = made.some((run) => run.status === RunStatus.Pending && run.checkAt === undefined);
   if (which === "any" ? unmoved : unsent) {
     throw new ConflictError(
       `job ${job.jobId} has a run due now that is being created; try again in a few seconds`,

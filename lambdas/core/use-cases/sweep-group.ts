@@ -1,3 +1,4 @@
+import { blockFirings } from "../advance-block";
 import { leadSecondsFor } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
@@ -76,10 +77,13 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
       deps.log.error("sweep of a shard failed; it is retried next tick", { group, bucket, shard, error });
     }
   });
+  // Every firing a sweep makes counts, a block's too (decision 0044): every-minute jobs due at
+  // the same second make their next ten minutes' dense seconds in this one sweep.
   const leadOf = densityLeads(
     read.flatMap((r) => r.jobs),
     SWEEP_GROUP_COUNT,
     deps.settings.leasesPerSecond,
+    (job) => blockFirings(job, now, horizon, deps.settings.advanceBlockSeconds),
   );
   await forEachLimited(read, SHARD_CONCURRENCY, async ({ bucket, jobs, cancelled }) => {
     try {
@@ -122,11 +126,14 @@ export function densityLeads(
   jobs: readonly DueJob[],
   groups: number,
   leasesPerSecond: number,
+  firingsOf: (job: DueJob) => Iterable<number> = (job) => [job.nextRunAt],
 ): (dueAt: number) => number {
   const perSecond = new Map<number, number>();
   for (const job of jobs) {
-    const second = Math.floor(job.nextRunAt / 1000);
-    perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+    for (const at of firingsOf(job)) {
+      const second = Math.floor(at / 1000);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+    }
   }
   return (dueAt) => leadSecondsFor((perSecond.get(Math.floor(dueAt / 1000)) ?? 0) * groups, leasesPerSecond);
 }

@@ -7,6 +7,7 @@ import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { definitionFromRequest, jitterSeedOf, requestFieldsOf } from "../job-definition";
 import { missedRun } from "../lifecycle/creation";
 import { MissedRunPolicy, planRuns } from "../missed-runs";
+import type { Run } from "../run";
 import { previewRuns } from "../schedule/preview";
 import type { Schedule } from "../schedule/schedule";
 import { firstRunAt, nextFiring } from "../schedule/schedule";
@@ -17,6 +18,7 @@ import { jobView } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
+import { cancelRunsAhead, runsAhead } from "./runs-ahead";
 
 /**
  * PATCH /api/v1/jobs/{jobId}: changes a job in place (decision 0024). The patch is merged into
@@ -97,9 +99,9 @@ export async function updateJob(
 
     const now = Math.max(from, job.updatedAt + 1);
     const scheduleChanged = stringify(job.schedule) !== stringify(definition.schedule);
-    const nextRunAt = scheduleChanged
+    const { next: nextRunAt, superseded } = scheduleChanged
       ? await nextRunOfNewSchedule(deps, job, definition.schedule, now)
-      : job.nextRunAt;
+      : { next: job.nextRunAt, superseded: [] };
     const updated: Job = {
       ...job,
       ...definition,
@@ -116,6 +118,7 @@ export async function updateJob(
     if (changed.includes("labels")) await deps.jobs.fileLabels(updated, []);
     if (!(await deps.jobs.replaceJob(updated, job.updatedAt))) continue; // changed under us: read again
     if (removedLabels.length > 0) await deps.jobs.fileLabels(updated, removedLabels);
+    await cancelRunsAhead(deps, superseded, SUPERSEDED_REASON, now);
     deps.log.info("job updated", { jobId, by: caller.principal, fields: changed });
     if (
       updated.status === JobStatus.Active &&
@@ -165,7 +168,7 @@ async function nextRunOfNewSchedule(
   job: Job,
   schedule: Schedule,
   now: number,
-): Promise<number | undefined> {
+): Promise<{ readonly next: number | undefined; readonly superseded: readonly Run[] }> {
   const overdue = job.nextRunAt !== undefined && job.nextRunAt <= now;
   if (job.status === JobStatus.Active && overdue) {
     throw new ConflictError(
@@ -180,8 +183,17 @@ async function nextRunOfNewSchedule(
     );
   }
   await refuseWhileRunIsCreated(deps, job, "any");
-  const [latest] = await deps.runs.listRecentRuns(job.jobId, 1);
-  const after = Math.max(now - 1, latest?.scheduledFor ?? Number.NEGATIVE_INFINITY);
+  // A recurring job's runs made ahead in its block (decision 0044) that the new schedule does
+  // not fire are superseded: cancelled once the job is written. Those it fires are kept, and
+  // the new schedule goes on after them.
+  const { recent, ahead } = await runsAhead(deps, job.jobId, now);
+  const fires = (at: number) =>
+    schedule.kind === "once" ? firstRunAt(schedule, now) === at : nextFiring(schedule, at - 1)?.at === at;
+  const superseded = ahead.filter((run) => !fires(run.scheduledFor));
+  const after = Math.max(
+    now - 1,
+    ...recent.filter((run) => !superseded.includes(run)).map((run) => run.scheduledFor),
+  );
   let next: number | undefined;
   if (schedule.kind === "once") {
     if (schedule.runAt < now - MAX_PAST_RUN_AT_MS)
@@ -207,8 +219,11 @@ async function nextRunOfNewSchedule(
       plan.missed.map((firing) => deps.runs.createRun(missedRun(job, { ...firing, reason }, now))),
     );
   }
-  return next;
+  return { next, superseded };
 }
+
+/** The reason a run made ahead is cancelled by a schedule change. */
+export const SUPERSEDED_REASON = "the job's schedule changed before this run was due";
 
 async function result(
   deps: SchedulerDeps,
@@ -219,7 +234,7 @@ async function result(
 ): Promise<UpdateResult> {
   const zoneOf = (schedule: Schedule) => (schedule.kind === "cron" ? schedule.timeZone : DEFAULT_TIME_ZONE);
   return {
-    job: jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS)),
+    job: jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), deps.clock.now()),
     changed,
     nextRunsBefore: previewRuns(previous, zoneOf(previous), now, PREVIEW_COUNT),
     nextRunsAfter: previewRuns(job.schedule, zoneOf(job.schedule), job.nextRunAt ?? now, PREVIEW_COUNT),
