@@ -69,13 +69,14 @@ export function runView(run: Run): RunResponse {
 /**
  * The job's next run as a caller means it: a recurring job's item holds the firing after the
  * block of runs already made (decision 0044), so an active one shows its first firing from
- * `now` when that comes sooner.
+ * `now` when that comes sooner. It is also where a paused job resumes from (control-job.ts).
  */
 export function nextRunShown(job: JobSummary, now: number): number | undefined {
-  if (job.status !== JobStatus.Active || job.nextRunAt === undefined || job.schedule.kind === "once")
-    return job.nextRunAt;
+  if (job.status !== JobStatus.Active || job.schedule.kind === "once") return job.nextRunAt;
+  // A bounded job whose last block is made stores no next run, but has firings still to come.
   const first = nextFiring(job.schedule, now - 1)?.at;
-  return first !== undefined && first < job.nextRunAt ? first : job.nextRunAt;
+  if (first === undefined) return job.nextRunAt;
+  return job.nextRunAt === undefined || first < job.nextRunAt ? first : job.nextRunAt;
 }
 
 export function jobSummaryView(job: JobSummary, now: number): JobSummaryResponse {

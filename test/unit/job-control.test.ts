@@ -193,7 +193,7 @@ describe("firing recurring jobs", () => {
   });
 
   it("sends what it created even when another writer holds one of the job's runs", async () => {
-    const deps = memoryDeps(NOW);
+    const deps = memoryDeps(NOW, ONE_FIRING_A_SWEEP);
     const jobId = await everyMinute(deps, { missedRuns: "catch-up" });
     const job = await dueJob(deps, jobId);
     deps.clock.advance(3 * MINUTE);

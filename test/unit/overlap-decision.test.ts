@@ -124,19 +124,25 @@ describe("decideOverlap: an active run that will never start again holds no plac
       expect(decideOverlap(input({ ...base, policy, active: active })).kind).not.toBe("lease");
     });
 
-  it("buffer-one: a replay is not skipped behind a dead active run's waiter", () => {
+  it("buffer-one: the dead active run's waiter goes first; an older run waits, a newer one is skipped", () => {
     const waiter = run(T + 90_000);
-    const replayed = run(T + 30_000, { replays: 1 });
+    const queued = {
+      ...base,
+      policy: OverlapPolicy.BufferOne,
+      active: { ...dead, wakes: waiter.scheduledFor },
+      waiting: waiter,
+    };
     expect(
       decideOverlap(
-        input({
-          ...base,
-          policy: OverlapPolicy.BufferOne,
-          own: replayed,
-          active: { ...dead, wakes: waiter.scheduledFor },
-          waiting: waiter,
-        }),
+        input({ ...queued, own: waiter, waiting: undefined, startsAt: T + 90_000, now: T + 90_000 }),
       ),
     ).toEqual({ kind: "lease" });
+    // A replay, older than the waiter, is not skipped: it waits and runs after it.
+    const replayed = run(T + 30_000, { replays: 1 });
+    expect(decideOverlap(input({ ...queued, own: replayed }))).toEqual({ kind: "wait", until: T + 60_000 });
+    const newer = run(T + 120_000);
+    expect(
+      decideOverlap(input({ ...queued, own: newer, startsAt: T + 120_000, now: T + 120_000 })).kind,
+    ).toBe("skip");
   });
 });

@@ -86,7 +86,24 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
   // is over but for its record: its own message only ends it. It holds no place, or a run would
   // be skipped or kept waiting behind a run that is already dead, depending only on which of the
   // messages came first (the model found a replay skipped so).
-  if (neverStartsAgain(active, input) && !hasLiveLease(active, now)) return { kind: "lease" };
+  if (neverStartsAgain(active, input) && !hasLiveLease(active, now)) {
+    // Under buffer-one, the run it wakes still goes first: an older run waits for it, a newer
+    // one finds the buffer taken.
+    const waiter = input.waiting;
+    const queued =
+      policy === OverlapPolicy.BufferOne &&
+      waiter !== undefined &&
+      active.wakes === waiter.scheduledFor &&
+      waiter.scheduledFor !== own.scheduledFor &&
+      isUnfinished(waiter) &&
+      !neverStartsAgain(waiter, input);
+    if (!queued) return { kind: "lease" };
+    if (own.scheduledFor < waiter.scheduledFor || own.final) return { kind: "wait", until: now };
+    return {
+      kind: "skip",
+      reason: `the run of ${formatInstant(waiter.scheduledFor)} waits to start first (overlapPolicy buffer-one)`,
+    };
+  }
   const until = active.leaseExpiresAt ?? active.retryAt ?? now;
   // An older run (a replay) never ends or displaces the newer one: it runs after it.
   if (own.scheduledFor < active.scheduledFor) return { kind: "wait", until };

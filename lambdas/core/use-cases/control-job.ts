@@ -2,10 +2,9 @@ import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError } from "../errors";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
-import { nextFiring } from "../schedule/schedule";
 import { pauseRequest } from "../schemas";
 import { parseWith } from "../validation";
-import { jobView } from "../views";
+import { jobView, nextRunShown } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
 import { settleLastRun as settleFinished } from "./end-job";
@@ -44,20 +43,16 @@ const TRANSITIONS: Readonly<Record<JobAction, Transition>> = {
   cancel: { from: [JobStatus.Active, JobStatus.Paused], to: JobStatus.Cancelled, audit: "cancelled" },
 };
 
-/** The reason a run made ahead is cancelled with its job. */
-export const CANCELLED_AHEAD_REASON = "the job was cancelled before the run was due";
-
 /**
  * Where a paused recurring job resumes from: its first firing from now, not the end of the
  * block already made (decision 0044). Firings of the block that come due in the pause are
  * recorded missed by the lease step; on resume, the job's missed-run policy looks at them as
  * at any firing of the pause, and runs again those it keeps (fire-jobs.ts).
  */
-function rewound(job: Job, now: number): number | undefined {
-  if (job.nextRunAt === undefined || job.schedule.kind === "once") return job.nextRunAt;
-  const first = nextFiring(job.schedule, now - 1)?.at;
-  return first !== undefined && first < job.nextRunAt ? first : job.nextRunAt;
-}
+const resumesFrom = nextRunShown;
+
+/** The reason a run made ahead is cancelled with its job. */
+export const CANCELLED_AHEAD_REASON = "the job was cancelled before the run was due";
 
 export async function controlJob(
   deps: SchedulerDeps,
@@ -85,7 +80,11 @@ export async function controlJob(
       ...job,
       status: transition.to,
       nextRunAt:
-        action === "cancel" && !overdue ? undefined : action === "pause" ? rewound(job, now) : job.nextRunAt,
+        action === "cancel" && !overdue
+          ? undefined
+          : action === "pause"
+            ? resumesFrom(job, now)
+            : job.nextRunAt,
       updatedAt: now,
       version: job.version + 1,
       audit: [
@@ -102,8 +101,10 @@ export async function controlJob(
 
     if (action === "cancel") {
       await recordCancelledFirings(deps, changed, now);
-      const { ahead } = await runsAhead(deps, jobId, now);
-      await cancelRunsAhead(deps, ahead, CANCELLED_AHEAD_REASON, now);
+      // Every firing's run not started, not only those ahead: one orphaned before its send would
+      // otherwise stay pending (its job out of the due index); the lease step would cancel the others.
+      const { unstarted } = await runsAhead(deps, jobId, now);
+      await cancelRunsAhead(deps, unstarted, CANCELLED_AHEAD_REASON, now);
     }
     if (action === "resume" && changed.nextRunAt !== undefined) {
       if (changed.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {

@@ -12,6 +12,7 @@ import { requireFutureRun } from "../schedule/schedule-input";
 import { type CreateJobRequest, createJobRequest } from "../schemas";
 import { pushTypeOf } from "../target";
 import { parseWith } from "../validation";
+import { nextRunShown } from "../views";
 import { fireJobs } from "./fire-jobs";
 
 /** A one-off job may name a time this far in the past (clock skew, slow clients) and still run. */
@@ -67,7 +68,12 @@ async function repeated(deps: SchedulerDeps, job: Job): Promise<CreateJobResult>
       "idempotencyKey",
     );
   }
-  return { created: false, jobId: job.jobId, nextRunAt: nextInstantOf(original) };
+  const shown = original && nextRunShown(original, deps.clock.now());
+  return {
+    created: false,
+    jobId: job.jobId,
+    nextRunAt: shown === undefined ? undefined : formatInstant(shown),
+  };
 }
 
 function quotaError(refusal: Extract<Admission, { admitted: false }>): QuotaExceededError {

@@ -1,7 +1,6 @@
 /** A lease as the worker gets it: defined with the other responses (responses.ts). */
 import type { Lease } from "@jobsched/contract";
-import { RUN_QUEUE } from "../../definitions/queues";
-import { API_GATEWAY_TIMEOUT_MS, MAX_DELAY_SECONDS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
+import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS, hiddenWhileHeld } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -15,6 +14,9 @@ import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
 import { admitOverlap } from "./overlap";
+import { type Readable, type SentBack, sendBack } from "./send-back";
+
+export { RECYCLE_AFTER_RECEIVES } from "./send-back";
 
 export type { Lease };
 
@@ -171,8 +173,6 @@ async function hideUntilLapsed(
  */
 const REQUEST_BUDGET_MS = API_GATEWAY_TIMEOUT_MS - 7_000;
 
-type Readable = ReceivedRunMessage & { readonly message: RunMessage };
-
 /**
  * Sorts out the received messages this request cannot hand over, before anything is leased:
  * unreadable ones are deleted; runs of tenants the worker does not serve (no lane of theirs is
@@ -239,53 +239,6 @@ async function holdBackOverLimit(
     }),
   );
   return kept;
-}
-
-/**
- * A lane moves a message to its dead-letter queue once SQS has handed it out
- * RUN_QUEUE.deadLetter.maxReceiveCount times, and every receive counts: a run held back a
- * second at a time behind its tenant's rate limit, or sent back from a full response, is
- * received again and again without ever running. So a message received this often is sent
- * back as a fresh copy (its count starts again) and the old one deleted, instead of hidden.
- */
-export const RECYCLE_AFTER_RECEIVES = Math.floor(RUN_QUEUE.deadLetter.maxReceiveCount / 2);
-
-interface SentBack {
-  readonly received: Readable;
-  /** When it should be visible again, in seconds from now. */
-  readonly seconds: number;
-}
-
-/**
- * Sends received messages back to their lane, visible again in `seconds`: hidden, or, when
- * received RECYCLE_AFTER_RECEIVES times already, re-sent fresh (a delay of at most 15
- * minutes: a later run is hidden again when the copy shows up) and the old copy deleted. A
- * copy sent but not deleted only means a duplicate message, which the lease step drops.
- */
-async function sendBack(deps: SchedulerDeps, entries: readonly SentBack[]): Promise<void> {
-  const isWorn = (e: SentBack) => (e.received.receiveCount ?? 0) >= RECYCLE_AFTER_RECEIVES;
-  const worn = entries.filter(isWorn);
-  const rest = entries.filter((e) => !isWorn(e));
-  const hiding = deps.queue.hide(
-    rest.map((e) => ({ receiptHandle: e.received.receiptHandle, seconds: e.seconds })),
-  );
-  if (worn.length > 0) {
-    try {
-      await deps.queue.send(
-        worn.map((e) => ({
-          message: e.received.message,
-          delaySeconds: Math.min(MAX_DELAY_SECONDS, e.seconds),
-        })),
-      );
-      await deps.queue.deleteBatch(worn.map((e) => e.received.receiptHandle));
-    } catch (error) {
-      deps.log.warn("could not recycle worn run messages; hiding them instead", { error: String(error) });
-      await deps.queue.hide(
-        worn.map((e) => ({ receiptHandle: e.received.receiptHandle, seconds: e.seconds })),
-      );
-    }
-  }
-  await hiding;
 }
 
 /** The reason an at-most-once run whose lease lapsed is recorded `lost`. */
@@ -415,7 +368,7 @@ async function leaseOne(
     }
   }
   // A run due while the job's previous run is unfinished: the job's overlap policy decides.
-  if (!(await admitOverlap(deps, job, message, receiptHandle, startsAt))) return undefined;
+  if (!(await admitOverlap(deps, job, received, startsAt))) return undefined;
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const atMostOnce = job.delivery === "at-most-once";
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {

@@ -5,8 +5,8 @@ import type { Job } from "../job";
 import { DROPPED_RETRY_REASON } from "../lifecycle/outcomes";
 import { decideOverlap } from "../lifecycle/overlap-decision";
 import { isUnfinished } from "../lifecycle/transition";
-import type { RunMessage } from "../ports";
 import type { Run } from "../run";
+import { type Readable, sendBack } from "./send-back";
 
 /**
  * A job's overlap policy, applied when one of its runs is about to be leased (decision 0025).
@@ -38,10 +38,10 @@ export const MIN_RECHECK_SECONDS = 5;
 export async function admitOverlap(
   deps: SchedulerDeps,
   job: Job,
-  message: RunMessage,
-  receiptHandle: string,
+  received: Readable,
   startsAt: number,
 ): Promise<boolean> {
+  const { message, receiptHandle } = received;
   const policy = job.overlapPolicy ?? OverlapPolicy.Allow;
   if (policy === OverlapPolicy.Allow || message.backfill) return true;
   const now = deps.clock.now();
@@ -67,8 +67,11 @@ export async function admitOverlap(
     waiting,
     now,
   });
+  // Through sendBack: a message kept waiting here is received again and again (a buffer-one
+  // waiter behind a long run), and a worn one goes back as a fresh copy before SQS's receive
+  // count moves it to the dead-letter queue; a scheduled run has only its message (0043).
   const hide = async (seconds: number) => {
-    await deps.queue.hide([{ receiptHandle, seconds }]);
+    await sendBack(deps, [{ received, seconds }]);
     return false;
   };
   const wait = (until: number) =>

@@ -3,15 +3,18 @@ import type { SchedulerDeps } from "../deps";
 import { type Run, RunStatus } from "../run";
 
 /**
- * A recurring job's runs made ahead in its block (decision 0044) that have not come due:
- * pending firings' runs (not manual ones) scheduled after `now`, among its latest runs.
+ * A recurring job's runs made ahead in its block (decision 0044) that have not come due
+ * (`ahead`: firings' runs, not manual ones, pending and never leased, scheduled after `now`),
+ * and all its firings' runs never leased (`unstarted`), among its latest runs.
  */
 export async function runsAhead(deps: Pick<SchedulerDeps, "runs">, jobId: string, now: number) {
   const recent = await deps.runs.listRecentRuns(jobId, MAX_RUNS_PER_BLOCK + 1);
-  const ahead = recent.filter(
-    (run) => run.origin === undefined && run.status === RunStatus.Pending && run.scheduledFor > now,
+  // A firing's run (not a manual one) not started: a retry waiting is one too, but was started.
+  const unstarted = recent.filter(
+    (run) => run.origin === undefined && run.status === RunStatus.Pending && run.attempt === 0,
   );
-  return { recent, ahead };
+  const ahead = unstarted.filter((run) => run.scheduledFor > now);
+  return { recent, ahead, unstarted };
 }
 
 /**

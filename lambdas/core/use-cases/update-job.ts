@@ -3,6 +3,7 @@ import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError, PreconditionFailedError, ValidationError } from "../errors";
+import { formatInstant } from "../instant";
 import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { definitionFromRequest, jitterSeedOf, requestFieldsOf } from "../job-definition";
 import { missedRun } from "../lifecycle/creation";
@@ -14,7 +15,7 @@ import { firstRunAt, nextFiring } from "../schedule/schedule";
 import { DEFAULT_TIME_ZONE } from "../schedule/schedule-input";
 import { createJobRequest, updateJobRequest } from "../schemas";
 import { parseWith } from "../validation";
-import { jobView } from "../views";
+import { jobView, nextRunShown } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
@@ -187,8 +188,17 @@ async function nextRunOfNewSchedule(
   // not fire are superseded: cancelled once the job is written. Those it fires are kept, and
   // the new schedule goes on after them.
   const { recent, ahead } = await runsAhead(deps, job.jobId, now);
-  const fires = (at: number) =>
-    schedule.kind === "once" ? firstRunAt(schedule, now) === at : nextFiring(schedule, at - 1)?.at === at;
+  if (schedule.kind === "once") {
+    // A one-off's run is its last: none made ahead can stand for it (its `final` would be
+    // wrong), and its instant must be free, or its run would be found made already.
+    const at = firstRunAt(schedule, now);
+    if (recent.some((run) => run.scheduledFor === at))
+      throw new ConflictError(
+        `runAt: job ${job.jobId} has a run at ${formatInstant(at ?? now)}; pick another instant`,
+        "runAt",
+      );
+  }
+  const fires = (at: number) => schedule.kind !== "once" && nextFiring(schedule, at - 1)?.at === at;
   const superseded = ahead.filter((run) => !fires(run.scheduledFor));
   const after = Math.max(
     now - 1,
@@ -237,7 +247,12 @@ async function result(
     job: jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), deps.clock.now()),
     changed,
     nextRunsBefore: previewRuns(previous, zoneOf(previous), now, PREVIEW_COUNT),
-    nextRunsAfter: previewRuns(job.schedule, zoneOf(job.schedule), job.nextRunAt ?? now, PREVIEW_COUNT),
+    nextRunsAfter: previewRuns(
+      job.schedule,
+      zoneOf(job.schedule),
+      nextRunShown(job, now) ?? now,
+      PREVIEW_COUNT,
+    ),
   };
 }
 
