@@ -49,6 +49,13 @@ describe("blockHorizon and blockFirings", () => {
     expect(blockHorizon(once, NOW, NOW + 30_000, 600)).toBe(NOW + 30_000);
   });
 
+  it("end on a grid of blockSeconds, the last point within SQS's reach, so jobs firing together share a sweep", () => {
+    const job = { schedule: cron(1), nextRunAt: NOW + 4 * MINUTE };
+    // At 09:03:20 the last multiple of 10 minutes within 14 minutes is 09:10, not 09:13:20.
+    expect(blockHorizon(job, NOW + 200_000, NOW + 230_000, 600)).toBe(NOW + 10 * MINUTE);
+    expect(blockHorizon(job, NOW + 9 * MINUTE, NOW + 9 * MINUTE + 90_000, 600)).toBe(NOW + 20 * MINUTE);
+  });
+
   it("stop after MAX_RUNS_PER_BLOCK firings, never short of the lookahead", () => {
     const everySecond = {
       schedule: { kind: "interval" as const, everyMs: 1_000, anchor: NOW },
@@ -87,6 +94,16 @@ describe("a recurring job advanced in blocks", () => {
     for (const minute of [1, 2, 3, 5, 6, 7, 9]) expect(status(minute)).toBe(RunStatus.Cancelled);
     expect(deps.jobs.jobs.get(jobId)?.nextRunAt).toBe(NOW + 12 * MINUTE);
     expect(answer.job.nextRunAt).toBe("2026-12-02T09:04:00Z");
+  });
+
+  it("a pause of a bounded job whose last block is made rewinds to its next firing too", async () => {
+    const deps = memoryDeps(NOW - MINUTE);
+    const jobId = await firedBlock(deps, { endAt: new Date(NOW + 5 * MINUTE).toISOString() });
+    expect(deps.jobs.jobs.get(jobId)?.nextRunAt).toBeUndefined(); // every firing made
+    deps.clock.set(NOW + 30_000);
+    expect((await getJob(deps, alice, jobId)).nextRunAt).toBe("2026-12-02T09:01:00Z");
+    await controlJob(deps, alice, jobId, "pause");
+    expect(deps.jobs.jobs.get(jobId)?.nextRunAt).toBe(NOW + MINUTE);
   });
 
   it("a cancel cancels the runs made ahead at once", async () => {

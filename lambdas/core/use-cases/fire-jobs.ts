@@ -124,6 +124,8 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const created: Run[] = [];
   let duplicates = 0;
   let deferred = false;
+  /** Firings whose run exists unfinished: a last one that does is not a missed record to end on. */
+  const unfinished = new Set<number>();
   /**
    * A firing whose run exists already: a racing writer's, one orphaned before its send, or
    * one made ahead in a block and recorded missed because the job was paused when it came due.
@@ -138,6 +140,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       return;
     }
     const pending = existing.status === RunStatus.Pending;
+    if (pending) unfinished.add(scheduledFor);
     if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
     else if (pending)
       toSend.push(existing); // orphaned by a crash between create and send
@@ -175,7 +178,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   );
   return {
     job,
-    lastMissed: missedRuns.find((run) => run.final),
+    lastMissed: missedRuns.find((run) => run.final && !unfinished.has(run.scheduledFor)),
     nothingPlanned: plan.create.length === 0 && plan.missed.length === 0,
     deferred,
     toSend: deferred ? toSend.filter((run) => created.includes(run)) : toSend,
