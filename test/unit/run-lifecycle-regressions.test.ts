@@ -145,6 +145,18 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
     ).resolves.toBeUndefined();
   });
 
+  it("a schedule change of a paused job that dies records no missed firing its resume would not run (seed 4242)", async () => {
+    await expect(
+      replay([
+        new Create(spec({ schedule: { kind: "once", inSeconds: 28 }, jitter: "PT10S" })),
+        new Advance(300_000),
+        new Control(0, "pause"),
+        new Crashing(4, new PatchJob(0, { jitter: "PT20S" })),
+        new Control(0, "resume"),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
   it("a copy of a run under a live lease is kept until the lease ends, whatever the job became", async () => {
     await expect(
       replay([

@@ -100,9 +100,13 @@ export async function updateJob(
 
     const now = Math.max(from, job.updatedAt + 1);
     const scheduleChanged = stringify(job.schedule) !== stringify(definition.schedule);
-    const { next: nextRunAt, superseded } = scheduleChanged
+    const {
+      next: nextRunAt,
+      superseded,
+      missedInPause,
+    } = scheduleChanged
       ? await nextRunOfNewSchedule(deps, job, definition.schedule, now)
-      : { next: job.nextRunAt, superseded: [] };
+      : { next: job.nextRunAt, superseded: [], missedInPause: [] };
     const updated: Job = {
       ...job,
       ...definition,
@@ -120,6 +124,9 @@ export async function updateJob(
     if (!(await deps.jobs.replaceJob(updated, job.updatedAt))) continue; // changed under us: read again
     if (removedLabels.length > 0) await deps.jobs.fileLabels(updated, removedLabels);
     await cancelRunsAhead(deps, superseded, SUPERSEDED_REASON, now);
+    // After the write: written before it, a change that then died would leave the job on its
+    // old schedule with those firings recorded missed, and its resume would not run them.
+    await Promise.all(missedInPause.map((run) => deps.runs.createRun(run)));
     deps.log.info("job updated", { jobId, by: caller.principal, fields: changed });
     if (
       updated.status === JobStatus.Active &&
@@ -161,15 +168,20 @@ function mergeLabels(current: unknown, patch: unknown): Record<string, string> {
  * Where a job whose schedule changed goes on: the new schedule's first firing after now and
  * after the latest run that exists. Refused while the old schedule has a firing due that the
  * sweep has not handled (it is behind: a moment later it has), and for a one-off whose run
- * exists. A paused job's old firings that fell in the pause are recorded missed first, so a
- * crash between the two leaves them accounted for.
+ * exists. A paused job's old firings that fell in the pause are returned, to be recorded
+ * missed once the job is written (a crash in between leaves them unrecorded, never the job on
+ * its old schedule with them recorded missed: its resume would not run them).
  */
 async function nextRunOfNewSchedule(
   deps: SchedulerDeps,
   job: Job,
   schedule: Schedule,
   now: number,
-): Promise<{ readonly next: number | undefined; readonly superseded: readonly Run[] }> {
+): Promise<{
+  readonly next: number | undefined;
+  readonly superseded: readonly Run[];
+  readonly missedInPause: readonly Run[];
+}> {
   const overdue = job.nextRunAt !== undefined && job.nextRunAt <= now;
   if (job.status === JobStatus.Active && overdue) {
     throw new ConflictError(
@@ -225,11 +237,13 @@ async function nextRunOfNewSchedule(
       now + 1,
     );
     const reason = "the job was paused, and its schedule changed before it was resumed";
-    await Promise.all(
-      plan.missed.map((firing) => deps.runs.createRun(missedRun(job, { ...firing, reason }, now))),
-    );
+    return {
+      next,
+      superseded,
+      missedInPause: plan.missed.map((firing) => missedRun(job, { ...firing, reason }, now)),
+    };
   }
-  return { next, superseded };
+  return { next, superseded, missedInPause: [] };
 }
 
 /** The reason a run made ahead is cancelled by a schedule change. */
