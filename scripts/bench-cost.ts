@@ -46,9 +46,6 @@
  * function billed while the workers' lease requests wait. Target $5.00 a month with 4 workers.
  */
 import "../local/runtime-env";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { CreateJobsResponse } from "@jobsched/contract";
 import { createSignedFetch, createWorker } from "@jobsched/worker";
@@ -59,25 +56,15 @@ import { runTick } from "../lambdas/core/use-cases/tick";
 import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
-import { tenantOfPrincipal } from "../lambdas/handlers/http/request";
 import { createInternalHandler } from "../lambdas/handlers/internal";
 import { createSweepHandler } from "../lambdas/handlers/sweep";
-import { startLocalDispatcher } from "../local/dispatcher";
 import { type HttpHandler, startHttpGateway } from "../local/http-gateway";
 import { loadLocalCredentials } from "../local/local-credentials";
-import { LocalFunctions } from "../local/local-functions";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
-import { startWebhookReceiver } from "../test/support/webhook-receiver";
-import { storeWebhookSecret } from "../test/support/webhook-secret";
-import {
-  ESM_POLLERS,
-  ESM_QUEUES,
-  MEMORY_GB,
-  meterRequests,
-  PRICE,
-  PROVISIONED_UTILISATION,
-} from "./bench-cost-prices";
+import { reportIdle } from "./bench-cost-idle";
+import { MEMORY_GB, meterRequests, PRICE, PROVISIONED_UTILISATION } from "./bench-cost-prices";
+import { startPushTargets } from "./bench-cost-push-targets";
 import { meteredTable, startBenchStack } from "./bench-support";
 import { atMost, reportVerdict } from "./bench-verdict";
 import { createInvocationTimer, TYPICAL_LATENCY_MS } from "./emulator-latency";
@@ -221,7 +208,17 @@ const started = Date.now();
 const windowMs = (minutes - 0.5) * 60_000 - 70_000;
 const modes = (i: number) => (i % 20 === 0 ? "heartbeat" : i % 10 === 1 ? "retry-once" : "ok");
 const outcomes = { succeeded: 0, failedOnce: 0, heartbeatRuns: 0 };
-const pushed = push ? await startPushTargets() : undefined;
+const pushed = push
+  ? await startPushTargets({
+      outcomes,
+      deps,
+      tenantPrincipal: credentials.first("tenant").principal,
+      pushPollingClient,
+      pushQueueUrl: config.pushQueueUrl,
+      sqsEndpoint: config.sqsEndpoint ?? "",
+      meter: (handler) => metered(lambdas.dispatcher, handler),
+    })
+  : undefined;
 /** A job's body: a worker type (pull), or a webhook or a function as its target (push, by turns). */
 const jobBody = (n: number, fields: Record<string, unknown>) => {
   if (!pushed) return { type: "cost", ...fields };
@@ -296,67 +293,11 @@ const workers = push
       }),
     );
 
-/**
- * Push: a webhook receiver and a local function with the same failure mix (a retried tenth
- * fails its first attempt; a slow twentieth takes 7 s), and the dispatcher on the push queue.
- */
-async function startPushTargets() {
-  const react = async (envelope: { attempt: number; payload: { mode?: string } }): Promise<boolean> => {
-    const mode = envelope.payload?.mode ?? "ok";
-    if (mode === "retry-once" && envelope.attempt === 1) {
-      outcomes.failedOnce += 1;
-      return false;
-    }
-    if (mode === "heartbeat") {
-      outcomes.heartbeatRuns += 1;
-      await sleep(7_000);
-    }
-    outcomes.succeeded += 1;
-    return true;
-  };
-  const receiver = await startWebhookReceiver(async ({ body }) =>
-    (await react(JSON.parse(body))) ? 204 : 503,
-  );
-  const functionArn = "arn:aws:lambda:us-east-1:000000000000:function:cost-bench";
-  const folder = mkdtempSync(join(tmpdir(), "jobsched-cost-"));
-  writeFileSync(
-    join(folder, "target.mjs"),
-    "export async function handler(envelope) { if (!(await globalThis.costBenchReact(envelope))) throw new Error('transient'); }\n",
-  );
-  (globalThis as { costBenchReact?: typeof react }).costBenchReact = react;
-  const tenantName = tenantOfPrincipal(credentials.first("tenant").principal);
-  await storeWebhookSecret(
-    deps.webhookSecrets,
-    tenantName,
-    `whsec_${Buffer.from("cost-bench-secret-32-bytes-long!").toString("base64")}`,
-  );
-  const dispatcher = startLocalDispatcher(
-    deps,
-    pushPollingClient,
-    config.pushQueueUrl,
-    new LocalFunctions(new Map([[functionArn, join(folder, "target.mjs")]])),
-    config.sqsEndpoint ?? "",
-    (handler) => metered(lambdas.dispatcher, handler),
-  );
-  return {
-    webhook: { kind: "https", url: `${receiver.url}/hook` },
-    function: {
-      kind: "lambda",
-      functionArn,
-      roleArn: "arn:aws:iam::000000000000:role/jobsched-target-cost-bench",
-    },
-    async stop() {
-      await dispatcher.stop();
-      receiver.close();
-    },
-  };
-}
-
 if (idle) {
   const ticks = await measureIdle();
   await Promise.all(workers.map((w) => w.stop()));
   await sweeper.stop();
-  reportIdle(ticks);
+  reportIdle(ticks, { lambdas, sqsCalls, capacity, workerCount, targetUsd });
   await new Promise<void>((done) => gateway.server.close(() => done()));
   await stack.close();
   process.exit(process.exitCode ?? 0);
@@ -507,61 +448,4 @@ async function measureIdle(): Promise<number> {
     await sleep(at + CLOUD_SETTINGS.tickSeconds * 1000 - Date.now());
   }
   return ticks;
-}
-
-/**
- * An idle deployment's month, by component, from `ticks` minutes of it measured here (scaled by
- * the 43,200 ticks of a 30-day month). The tick fires every minute whether or not anything is
- * stored; each tick's sweep queries every shard (read units) on the sweeper; the event sources
- * (the sweep and push queues) are polled by AWS whether or not messages come, which the local
- * event source does not imitate, so that line is modelled (ESM_POLLERS); the workers' lease
- * requests are API requests, function invocations, function time while each waits for work, and
- * the long polls of their lanes.
- */
-function reportIdle(ticks: number): void {
-  const month = 43_200 / ticks;
-  const gbs = (name: keyof typeof MEMORY_GB) => (lambdas[name].awsMs * MEMORY_GB[name]) / 1000;
-  const sqsOf = (pattern: RegExp) =>
-    Object.entries(sqsCalls)
-      .filter(([name]) => pattern.test(name))
-      .reduce((sum, [, n]) => sum + n, 0);
-  const leaseSqs = sqsOf(/^(Receive|ChangeMessageVisibility|DeleteMessage)/);
-  const tickSqs = sqsOf(/.*/) - leaseSqs;
-  const lambdaCost = (name: keyof typeof MEMORY_GB) =>
-    month * (lambdas[name].invocations * PRICE.lambdaRequest + gbs(name) * PRICE.lambdaGbSecondArm);
-  const components = {
-    "tick: Lambda requests and GB-s (EventBridge's scheduled rule is free)": lambdaCost("tick"),
-    "sweep: Lambda requests and GB-s": lambdaCost("sweeper"),
-    "DynamoDB reads (sweep and repair queries, lease lookups)":
-      capacity.reads() * month * PRICE.dynamoReadUnit,
-    "DynamoDB writes (sweep cursors)": capacity.writes() * month * PRICE.dynamoWriteUnit,
-    "SQS: the tick's sends to the sweep queue": tickSqs * month * PRICE.sqsRequest,
-    [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
-      ESM_POLLERS * ESM_QUEUES * ((30 * 86_400) / 20) * PRICE.sqsRequest,
-    "workers' lease requests: HTTP API": lambdas.internal.invocations * month * PRICE.httpApiRequest,
-    "workers' lease requests: Lambda requests and GB-s while waiting": lambdaCost("internal"),
-    "workers' lease requests: SQS long polls of their lanes": leaseSqs * month * PRICE.sqsRequest,
-  };
-  const total = Object.values(components).reduce((sum, usd) => sum + usd, 0);
-  console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
-  console.log(
-    `idle for ${ticks} ticks (a minute each) with ${workerCount} idle workers: ${lambdas.internal.invocations} lease requests ` +
-      `(${(lambdas.internal.awsMs / Math.max(1, lambdas.internal.invocations)).toFixed(0)} ms each at AWS latencies), ` +
-      `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU, ${capacity.writes().toFixed(0)} WRU, ` +
-      `SQS ${JSON.stringify(sqsCalls)}`,
-  );
-  console.log(
-    "cost a month (43,200 ticks) at the defaults, on-demand list prices (Lambda time at AWS latencies):",
-  );
-  for (const [name, usd] of Object.entries(components))
-    console.log(`  ${name.padEnd(84)} $${usd.toFixed(2)}`);
-  console.log(`  ${"total".padEnd(84)} $${total.toFixed(2)}`);
-  reportVerdict([
-    atMost(
-      `idle deployment a month, ${workerCount} idle workers, USD`,
-      total,
-      targetUsd,
-      (n) => `$${n.toFixed(2)}`,
-    ),
-  ]);
 }

@@ -1,0 +1,69 @@
+import { ESM_POLLERS, ESM_QUEUES, MEMORY_GB, PRICE } from "./bench-cost-prices";
+import { atMost, reportVerdict } from "./bench-verdict";
+
+/**
+ * An idle deployment's month, by component, from `ticks` minutes of it measured here (scaled by
+ * the 43,200 ticks of a 30-day month). The tick fires every minute whether or not anything is
+ * stored; each tick's sweep queries every shard (read units) on the sweeper; the event sources
+ * (the sweep and push queues) are polled by AWS whether or not messages come, which the local
+ * event source does not imitate, so that line is modelled (ESM_POLLERS); the workers' lease
+ * requests are API requests, function invocations, function time while each waits for work, and
+ * the long polls of their lanes.
+ */
+export function reportIdle(
+  ticks: number,
+  measured: {
+    readonly lambdas: Record<keyof typeof MEMORY_GB, { invocations: number; ms: number; awsMs: number }>;
+    readonly sqsCalls: Record<string, number>;
+    readonly capacity: { reads(): number; writes(): number };
+    readonly workerCount: number;
+    readonly targetUsd: number;
+  },
+): void {
+  const { lambdas, sqsCalls, capacity, workerCount, targetUsd } = measured;
+  const month = 43_200 / ticks;
+  const gbs = (name: keyof typeof MEMORY_GB) => (lambdas[name].awsMs * MEMORY_GB[name]) / 1000;
+  const sqsOf = (pattern: RegExp) =>
+    Object.entries(sqsCalls)
+      .filter(([name]) => pattern.test(name))
+      .reduce((sum, [, n]) => sum + n, 0);
+  const leaseSqs = sqsOf(/^(Receive|ChangeMessageVisibility|DeleteMessage)/);
+  const tickSqs = sqsOf(/.*/) - leaseSqs;
+  const lambdaCost = (name: keyof typeof MEMORY_GB) =>
+    month * (lambdas[name].invocations * PRICE.lambdaRequest + gbs(name) * PRICE.lambdaGbSecondArm);
+  const components = {
+    "tick: Lambda requests and GB-s (EventBridge's scheduled rule is free)": lambdaCost("tick"),
+    "sweep: Lambda requests and GB-s": lambdaCost("sweeper"),
+    "DynamoDB reads (sweep and repair queries, lease lookups)":
+      capacity.reads() * month * PRICE.dynamoReadUnit,
+    "DynamoDB writes (sweep cursors)": capacity.writes() * month * PRICE.dynamoWriteUnit,
+    "SQS: the tick's sends to the sweep queue": tickSqs * month * PRICE.sqsRequest,
+    [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
+      ESM_POLLERS * ESM_QUEUES * ((30 * 86_400) / 20) * PRICE.sqsRequest,
+    "workers' lease requests: HTTP API": lambdas.internal.invocations * month * PRICE.httpApiRequest,
+    "workers' lease requests: Lambda requests and GB-s while waiting": lambdaCost("internal"),
+    "workers' lease requests: SQS long polls of their lanes": leaseSqs * month * PRICE.sqsRequest,
+  };
+  const total = Object.values(components).reduce((sum, usd) => sum + usd, 0);
+  console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
+  console.log(
+    `idle for ${ticks} ticks (a minute each) with ${workerCount} idle workers: ${lambdas.internal.invocations} lease requests ` +
+      `(${(lambdas.internal.awsMs / Math.max(1, lambdas.internal.invocations)).toFixed(0)} ms each at AWS latencies), ` +
+      `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU, ${capacity.writes().toFixed(0)} WRU, ` +
+      `SQS ${JSON.stringify(sqsCalls)}`,
+  );
+  console.log(
+    "cost a month (43,200 ticks) at the defaults, on-demand list prices (Lambda time at AWS latencies):",
+  );
+  for (const [name, usd] of Object.entries(components))
+    console.log(`  ${name.padEnd(84)} $${usd.toFixed(2)}`);
+  console.log(`  ${"total".padEnd(84)} $${total.toFixed(2)}`);
+  reportVerdict([
+    atMost(
+      `idle deployment a month, ${workerCount} idle workers, USD`,
+      total,
+      targetUsd,
+      (n) => `$${n.toFixed(2)}`,
+    ),
+  ]);
+}
