@@ -106,6 +106,24 @@ describe("a recurring job advanced in blocks", () => {
     expect(deps.jobs.jobs.get(jobId)?.nextRunAt).toBe(NOW + MINUTE);
   });
 
+  it("a change to a one-off cancels every run ahead, and refuses an instant a run already holds", async () => {
+    const deps = memoryDeps(NOW - MINUTE);
+    const jobId = await firedBlock(deps);
+    deps.clock.set(NOW + 30_000);
+    await expect(
+      updateJob(deps, alice, jobId, { runAt: new Date(NOW + 3 * MINUTE).toISOString() }, undefined),
+    ).rejects.toThrow(/runAt: job .* has a run at/);
+    await updateJob(
+      deps,
+      alice,
+      jobId,
+      { runAt: new Date(NOW + 3 * MINUTE + 5_000).toISOString() },
+      undefined,
+    );
+    const ahead = runsOf(deps, jobId).filter((r) => r.scheduledFor > NOW + 30_000 && r.origin === undefined);
+    expect(ahead.filter((r) => r.status === RunStatus.Pending)).toEqual([]);
+  });
+
   it("a cancel cancels the runs made ahead at once", async () => {
     const deps = memoryDeps(NOW - MINUTE);
     const jobId = await firedBlock(deps);
@@ -149,4 +167,16 @@ describe("a recurring job advanced in blocks", () => {
         .map((r) => (r.scheduledFor - NOW) / MINUTE);
       expect(again).toEqual(reran);
     });
+});
+
+describe("hiddenWhileHeld", () => {
+  it("hides a message until a live lease ends and a second, and never for a run under none", async () => {
+    const { hiddenWhileHeld } = await import("../../lambdas/core/delivery");
+    expect(hiddenWhileHeld(undefined, NOW)).toBeUndefined();
+    expect(hiddenWhileHeld({ status: RunStatus.Pending, leaseExpiresAt: undefined }, NOW)).toBeUndefined();
+    expect(hiddenWhileHeld({ status: RunStatus.Leased, leaseExpiresAt: undefined }, NOW)).toBeUndefined();
+    expect(hiddenWhileHeld({ status: RunStatus.Leased, leaseExpiresAt: NOW }, NOW)).toBeUndefined();
+    expect(hiddenWhileHeld({ status: RunStatus.Leased, leaseExpiresAt: NOW + 29_500 }, NOW)).toBe(31);
+    expect(hiddenWhileHeld({ status: RunStatus.Leased, leaseExpiresAt: NOW + 86_400_000 }, NOW)).toBe(43_140);
+  });
 });

@@ -154,6 +154,24 @@ describe("leaseRuns", () => {
     expect(deps.queue.deleted).toContain("late");
   });
 
+  it("keeps a copy of a held run of a job with an overlap policy hidden until the lease ends too", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      overlapPolicy: "skip",
+      runAt: new Date(NOW).toISOString(),
+    });
+    deps.queue.deliverAll();
+    const [first] = await lease(deps);
+    deps.queue.ready.push({
+      message: { runId: first?.runId ?? "", jobId, scheduledFor: NOW, tenant: "t", type: "x" },
+      receiptHandle: "dup-overlap",
+    });
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.deleted).not.toContain("dup-overlap");
+    expect(deps.queue.extended.map((e) => e.receiptHandle)).toContain("dup-overlap");
+  });
+
   it("drops unreadable messages and messages for runs that do not exist", async () => {
     const deps = memoryDeps(NOW);
     deps.queue.ready.push({ message: undefined, receiptHandle: "garbage" });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { allRepairKeys, repairKeyOf } from "../../lambdas/core/keys";
+import { RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import {
   BUSY_LANE_RECHECK_MS,
@@ -139,5 +140,19 @@ describe("the repair pass after the queue lost every message (the local emulator
     const reset = await repairRuns(deps, { queueWasReset: true });
     expect(reset.resent).toBe(2);
     expect(deps.queue.sent.map((s) => s.message.runId).sort()).toEqual(runs.map((r) => r.runId).sort());
+
+    // A run under a live lease is re-sent to show up only once its lease has ended.
+    const [first] = runs;
+    if (!first) throw new Error("no run");
+    deps.runs.runs.set([...deps.runs.runs.entries()].find(([, r]) => r.runId === first.runId)?.[0] ?? "", {
+      ...first,
+      status: RunStatus.Leased,
+      attempt: 1,
+      fence: 1,
+      leaseExpiresAt: deps.clock.now() + 30_000,
+    });
+    deps.queue.sent.length = 0;
+    await repairRuns(deps, { queueWasReset: true });
+    expect(deps.queue.sent.find((s) => s.message.runId === first.runId)?.delaySeconds).toBe(31);
   });
 });
