@@ -180,3 +180,32 @@ describe("hiddenWhileHeld", () => {
     expect(hiddenWhileHeld({ status: RunStatus.Leased, leaseExpiresAt: NOW + 86_400_000 }, NOW)).toBe(43_140);
   });
 });
+
+describe("a run missed in a pause after a lease that lapsed", () => {
+  for (const [delivery, rerun] of [
+    ["at-least-once", true],
+    ["at-most-once", false],
+  ] as const)
+    it(`is run again on resume only if it may run twice (${delivery})`, async () => {
+      const { PAUSED_RUN_REASON } = await import("../../lambdas/core/run");
+      const deps = memoryDeps(NOW - MINUTE);
+      const jobId = await firedBlock(deps, { missedRuns: "catch-up", delivery });
+      deps.clock.set(NOW + 30_000);
+      await controlJob(deps, alice, jobId, "pause");
+      const key = [...deps.runs.runs.entries()].find(
+        ([, r]) => r.jobId === jobId && r.scheduledFor === NOW + MINUTE,
+      );
+      if (!key) throw new Error("no run at 09:01");
+      // Leased once before the pause, its lease lapsed in it: recorded missed by the lease step.
+      deps.runs.runs.set(key[0], {
+        ...key[1],
+        status: RunStatus.Missed,
+        error: PAUSED_RUN_REASON,
+        attempt: 1,
+        fence: 1,
+      });
+      deps.clock.set(NOW + MINUTE + 40_000);
+      await controlJob(deps, alice, jobId, "resume");
+      expect(deps.runs.runs.get(key[0])?.status).toBe(rerun ? RunStatus.Pending : RunStatus.Missed);
+    });
+});
