@@ -83,8 +83,9 @@ export interface ComponentLoad {
  *   put: 2); the tenant index holds keys, status and type only, so an advance does not touch it;
  * - lease: run update (1);
  * - completion: run update (1).
- * (A one-off job's run is its job's last: it adds a repair-index put and delete, 2, and the
- * job's end; the spike's runs are recurring jobs' firings, the one-off rows say what differs.)
+ * (A one-off job's run is its job's last: it adds the job's end (2, the tenant entry's status),
+ * and no repair-index entry either (decision 0045); the spike's runs are recurring jobs'
+ * firings, the one-off rows say what differs.)
  * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
  * Reads per run: the lease step's BatchGet of the job (strongly consistent: jobKb / 4 KB,
  * rounded up), the sweep's due-index query (projected ~0.3 KB: 0.075 RRU).
@@ -182,9 +183,9 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: repair-index key, one-off jobs",
       quota: `partition WRU/s (${REPAIR_PARTITIONS} keys)`,
       limit: QUOTAS.partitionWru,
-      load: Math.max(sweepRate, completedRuns) / REPAIR_PARTITIONS,
+      load: 0,
       raise: "design change",
-      note: `were the spike's runs one-off jobs, each run (its job's last) is put in and removed from one of ${REPAIR_PARTITIONS} repair keys`,
+      note: "a job's last run is carried by its message too; it enters the index only when its job cannot end yet (paused, or a sweep cut short: decision 0045)",
     },
     {
       component: "DynamoDB: tenant-index key",

@@ -96,9 +96,10 @@ export interface RunOutcome {
   readonly now: number;
   /**
    * Whether the run is its job's last, as the caller knows it: the write is conditional on it
-   * (a wrong guess writes nothing). A last run keeps its repair-index entry when it finishes,
-   * with its finished status, until settleFinalRun: should the caller die before its job is
-   * marked, the repair pass finds it there and marks the job.
+   * (a wrong guess writes nothing). A last run in the repair index keeps its entry when it
+   * finishes, with its finished status, until settleFinalRun: should the caller die before its
+   * job is marked, the repair pass finds it there and marks the job. One carried by its message
+   * has no entry: the message, deleted only after the job is marked, comes back (decision 0045).
    */
   readonly final: boolean;
 }
@@ -124,6 +125,8 @@ export type RepairCandidate = Pick<
 export interface FinishedRun {
   readonly receiptHandle: string | undefined;
   readonly final: boolean;
+  /** Whether it is still in the repair index (a last run that was in it stays until settled). */
+  readonly tracked: boolean;
   /** overlapPolicy buffer-one: the run that waited for this one, to be sent on its way now. */
   readonly wakes?:
     | { readonly scheduledFor: number; readonly tenant: string; readonly type: string }
@@ -265,6 +268,12 @@ export interface RunStore {
    */
   settleFinalRun(jobId: string, scheduledFor: number): Promise<void>;
   /**
+   * Puts a finished last run with no repair-index entry into the index from `checkAt`: its job
+   * could not be ended yet (paused, or not yet moved past it), and its message is about to go.
+   * False when the run is not such a run (nothing is written).
+   */
+  trackFinalRun(jobId: string, scheduledFor: number, checkAt: number): Promise<boolean>;
+  /**
    * Unfinished runs, and finished last runs whose job may not be marked yet, in one repair
    * partition, whose check time is at or before `before`.
    */
@@ -275,11 +284,13 @@ export interface RunStore {
     cursor?: string,
   ): Promise<Page<RepairCandidate>>;
   /**
-   * Unfinished runs with no repair-index entry (a scheduled run's message carries it: decision
-   * 0043), read by a whole-table scan: only for a queue known to have lost every message (the
-   * local SQS emulator after a restart), never in AWS.
+   * Runs with no repair-index entry whose message may be all that drives them: unfinished ones
+   * (a scheduled run's message carries it: decision 0043) and finished last runs not cancelled
+   * (their message re-drives the job's end: decision 0045). Read by a whole-table scan: only
+   * for a queue known to have lost every message (the local SQS emulator after a restart),
+   * never in AWS.
    */
-  scanUntrackedUnfinished(limit: number, cursor?: string): Promise<Page<Run>>;
+  scanUntracked(limit: number, cursor?: string): Promise<Page<Run>>;
   /** Sets a new check time if the run still has `expectedCheckAt`; false when it changed. */
   rescheduleCheck(run: RepairCandidate, expectedCheckAt: number, checkAt: number): Promise<boolean>;
 }

@@ -131,7 +131,11 @@ describe("DynamoRunStore", () => {
       .resolvesOnce({ Attributes: { receiptHandle: "rh-1", final: true } })
       .rejects(conditionFailed());
     const outcome = { status: "succeeded", error: undefined, now: NOW, final: false } as const;
-    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({ receiptHandle: "rh-1", final: true });
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({
+      receiptHandle: "rh-1",
+      final: true,
+      tracked: false,
+    });
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toBeUndefined();
     // Not a last run (so the condition says): it leaves the repair index.
     const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
@@ -187,11 +191,13 @@ describe("DynamoRunStore", () => {
 describe("DynamoRunStore: a worker's completion", () => {
   it("names the worker's tenants in the condition, and writes nothing for a worker serving none", async () => {
     db.reset();
-    db.on(UpdateCommand).resolves({ Attributes: { receiptHandle: "rh", final: true } });
+    db.on(UpdateCommand).resolves({ Attributes: { receiptHandle: "rh", final: true, checkAt: NOW } });
     const outcome = { status: "succeeded", error: undefined, now: NOW, final: true } as const;
+    // A last run that was in the repair index stays there until its job is marked.
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome, ["a", "b"])).toEqual({
       receiptHandle: "rh",
       final: true,
+      tracked: true,
     });
     const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toContain("tenant IN (:tenant0, :tenant1)");

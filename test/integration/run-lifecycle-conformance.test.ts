@@ -139,6 +139,7 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
       replacing: maybe(fc.constantFrom(T + 60_000, T + 120_000)),
     }),
     fc.constant({ kind: "settle" as const }),
+    fc.record({ kind: fc.constant("track" as const), checkAt: fc.constant(T + 45_000) }),
     fc.record({
       kind: fc.constant("recheck" as const),
       expectedCheckAt: fc.constantFrom(run.checkAt ?? T, T + 1),
@@ -180,6 +181,8 @@ async function applyThroughStore(runs: RunStore, run: Run, event: RunEvent): Pro
     case "settle":
       await runs.settleFinalRun(jobId, at);
       return undefined; // answers nothing: judged by the run read back
+    case "track":
+      return runs.trackFinalRun(jobId, at, event.checkAt);
     case "recheck": {
       const candidate = { ...run, checkAt: event.expectedCheckAt };
       return runs.rescheduleCheck(candidate, event.expectedCheckAt, event.checkAt);

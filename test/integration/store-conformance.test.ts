@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Job } from "../../lambdas/core/job";
 import { repairKeyOf } from "../../lambdas/core/keys";
-import { newRun } from "../../lambdas/core/lifecycle/creation";
+import { newRun, scheduledRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, LeaseGrant, RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
@@ -150,6 +150,7 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect(await succeed(stores, run, 1, { tenants: ["t1"] })).toEqual({
       receiptHandle: `rh-w1-${T}`,
       final: false,
+      tracked: false,
     });
     expect(await stored(stores, run)).toMatchObject({ status: "succeeded", finishedAt: T + 1_000 });
     expect(await succeed(stores, run, 1)).toBeUndefined(); // a repeat changes nothing
@@ -309,6 +310,50 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     const open = await pendingRun(stores, { final: true });
     await stores.runs.settleFinalRun(open.jobId, open.scheduledFor);
     expect(await candidates(open)).toContain(open.runId);
+  });
+
+  it("puts a finished last run carried by its message into the repair index once, and nothing else (decision 0045)", async () => {
+    const candidates = async (of: Run) =>
+      (await stores.runs.queryRepairCandidates(repairKeyOf(of.jobId), T + 3_600_000, 100)).items.map(
+        (c) => c.runId,
+      );
+    const untracked = async (final: boolean) => {
+      sequence += 1;
+      const job = { jobId: `j_tracked${String(sequence).padStart(12, "0")}`, tenant: "t1", type: "x" };
+      const run = scheduledRun(job, T, T, final);
+      expect(await stores.runs.createRun(run)).toBe("created");
+      return run;
+    };
+    const last = await untracked(true);
+    expect(await stores.runs.trackFinalRun(last.jobId, last.scheduledFor, T + 1_000)).toBe(false); // unfinished
+    await lease(stores, last, T);
+    expect(await succeed(stores, last, 1, { final: true })).toMatchObject({ final: true, tracked: false });
+    expect(await candidates(last)).not.toContain(last.runId);
+    const untrackedIds = async () => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await stores.runs.scanUntracked(100, cursor);
+        ids.push(...page.items.map((r) => r.runId));
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      return ids;
+    };
+    expect(await untrackedIds()).toContain(last.runId); // a local queue reset's scan finds it
+    expect(await stores.runs.trackFinalRun(last.jobId, last.scheduledFor, T + 1_000)).toBe(true);
+    expect(await untrackedIds()).not.toContain(last.runId);
+    expect(await stored(stores, last)).toMatchObject({ status: "succeeded", checkAt: T + 1_000 });
+    expect(await candidates(last)).toContain(last.runId);
+    expect(await stores.runs.trackFinalRun(last.jobId, last.scheduledFor, T + 2_000)).toBe(false); // once
+    await stores.runs.settleFinalRun(last.jobId, last.scheduledFor);
+    expect(await candidates(last)).not.toContain(last.runId);
+
+    const other = await untracked(false);
+    await lease(stores, other, T);
+    await succeed(stores, other, 1);
+    expect(await stores.runs.trackFinalRun(other.jobId, other.scheduledFor, T + 1_000)).toBe(false);
+    expect(await untrackedIds()).not.toContain(other.runId); // finished, not a last run
+    expect(await stores.runs.trackFinalRun("j_nosuchjob0000000000", T, T + 1_000)).toBe(false);
   });
 
   it("moves a repair check only from the check time it was read with", async () => {

@@ -16,12 +16,13 @@ export async function checkState(world: World): Promise<void> {
     const runs = await world.stores.runsOf(job.jobId);
     // (a) An active job has something that will run or end it: a next firing for the sweep,
     // an unfinished run the repair index watches (or a message carries), or a finished last run
-    // still in the repair index, whose check ends the job.
+    // still in the repair index, whose check ends the job, or whose message is still queued
+    // (decision 0045: its lease step ends the job).
     if (job.status === JobStatus.Active && job.nextRunAt === undefined) {
       const driven = runs.some(
         (r) =>
-          (isUnfinished(r) && (r.checkAt !== undefined || world.queue.carries(r.jobId, r.scheduledFor))) ||
-          (r.final && r.checkAt !== undefined),
+          (isUnfinished(r) || r.final) &&
+          (r.checkAt !== undefined || world.queue.carries(r.jobId, r.scheduledFor)),
       );
       if (!driven)
         world.fail(

@@ -27,6 +27,7 @@ import type {
 } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { triggerJob } from "../../lambdas/core/use-cases/manual-runs";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 
 /**
@@ -230,6 +231,7 @@ export class MemoryRunStore implements RunStore {
     return {
       receiptHandle,
       final,
+      tracked: applied.after.checkAt !== undefined,
       ...(wakes === undefined ? {} : { wakes: { scheduledFor: wakes, tenant, type } }),
     };
   }
@@ -330,6 +332,10 @@ export class MemoryRunStore implements RunStore {
     this.apply(jobId, scheduledFor, { kind: "settle" });
   }
 
+  async trackFinalRun(jobId: string, scheduledFor: number, checkAt: number) {
+    return this.apply(jobId, scheduledFor, { kind: "track", checkAt }) !== undefined;
+  }
+
   async queryRepairCandidates(repairKey: string, before: number, limit: number, cursor?: string) {
     const all = [...this.runs.values()]
       .flatMap((r) => (r.checkAt === undefined ? [] : [{ ...r, checkAt: r.checkAt }]))
@@ -340,9 +346,13 @@ export class MemoryRunStore implements RunStore {
     return { items, cursor: start + limit < all.length ? String(start + limit) : undefined };
   }
 
-  async scanUntrackedUnfinished(limit: number, cursor?: string) {
+  async scanUntracked(limit: number, cursor?: string) {
     const all = [...this.runs.values()].filter(
-      (r) => r.checkAt === undefined && (r.status === RunStatus.Pending || r.status === RunStatus.Leased),
+      (r) =>
+        r.checkAt === undefined &&
+        (r.status === RunStatus.Pending ||
+          r.status === RunStatus.Leased ||
+          (r.final && r.status !== RunStatus.Cancelled)),
     );
     const start = cursor === undefined ? 0 : Number(cursor);
     const items: Run[] = all.slice(start, start + limit);
@@ -617,6 +627,20 @@ export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {
  * A one-off job of type "x" due now (on the fake clock), created through the API's use case
  * by `caller`, its run fired and delivered to the memory queue. Returns the job id.
  */
+/**
+ * A run the repair pass watches (decision 0045: a firing's run is carried by its message, not
+ * the index): a manual run of a one-off job due tomorrow, sent and delivered. Returns its job id.
+ */
+export async function watchedRun(deps: MemoryDeps, caller: Caller, type = "x"): Promise<string> {
+  const { jobId } = await createJob(deps, caller, {
+    type,
+    runAt: new Date(deps.clock.now() + 86_400_000).toISOString(),
+  });
+  await triggerJob(deps, caller, jobId, {});
+  deps.queue.deliverAll();
+  return jobId;
+}
+
 export async function dueRun(
   deps: MemoryDeps,
   extra: Record<string, unknown>,

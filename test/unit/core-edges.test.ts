@@ -19,7 +19,7 @@ import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { jobView } from "../../lambdas/core/views";
-import { memoryDeps } from "../support/memory-ports";
+import { memoryDeps, watchedRun } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const caller = { tenant: "t", principal: "p" };
@@ -184,6 +184,7 @@ describe("use cases under rarer conditions", () => {
     const finish = deps.runs.finishRun.bind(deps.runs);
     deps.runs.finishRun = async (...args) => ({
       final: true,
+      tracked: false,
       ...(await finish(...args)),
       receiptHandle: undefined,
     });
@@ -219,9 +220,9 @@ describe("use cases under rarer conditions", () => {
 
   it("re-sends a run whose lease lapsed with nobody taking it, and leaves finished or re-claimed runs alone", async () => {
     const deps = memoryDeps(NOW);
-    await createJob(deps, caller, { type: "x", runAt: soon() });
-    await createJob(deps, caller, { type: "x", runAt: soon() });
-    deps.queue.deliverAll();
+    // Runs the repair pass watches: manual runs (a firing's run is carried by its message).
+    await watchedRun(deps, caller);
+    await watchedRun(deps, caller);
     await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 2 });
     deps.queue.sent.length = 0;
     deps.clock.advance((deps.settings.leaseSeconds + deps.settings.repairGraceSeconds) * 1000);

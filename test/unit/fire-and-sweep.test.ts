@@ -91,7 +91,7 @@ describe("fireJobs", () => {
     expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
   });
 
-  it("gives a firing's run a repair-index entry only when it is its job's last (decision 0043)", async () => {
+  it("gives no firing's run a repair-index entry, not even its job's last (decisions 0043, 0045)", async () => {
     const deps = memoryDeps(NOW - HOUR, { advanceBlockSeconds: 0 }); // one firing a sweep
     const oneOff = await dueJob(deps, NOW + 10_000);
     const { jobId } = await createJob(deps, caller, {
@@ -105,13 +105,14 @@ describe("fireJobs", () => {
     await fireJobs(deps, [oneOff, { ...recurring, nextRunAt: recurring.nextRunAt }], NOW + 20_000);
     const tracked = [...deps.runs.runs.values()].map((r) => [
       r.jobId === oneOff.jobId,
+      r.final,
       r.checkAt !== undefined,
     ]);
     expect(tracked).toHaveLength(2);
     expect(tracked).toEqual(
       expect.arrayContaining([
-        [true, true],
-        [false, false],
+        [true, true, false],
+        [false, false, false],
       ]),
     );
   });

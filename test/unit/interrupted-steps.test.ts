@@ -4,6 +4,7 @@ import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { replayDeadLetter } from "../../lambdas/core/use-cases/dead-letters";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
@@ -43,10 +44,18 @@ async function ticksUntilRepaired(deps: MemoryDeps) {
 }
 
 describe("a job's last run finished, its finisher killed before the job is marked", () => {
+  /** The run's message, shown again once the lease it was hidden for lapsed. */
+  function messageComesBack(deps: MemoryDeps, jobId: string, runId: string) {
+    deps.queue.ready.push({
+      message: { runId, jobId, scheduledFor: NOW, tenant: "a", type: "x" },
+      receiptHandle: "again",
+    });
+  }
+
   it.each([
     ["a success", "succeeded"],
     ["a dead letter", "failed"],
-  ] as const)("%s: the repair pass marks the job, once", async (_name, result) => {
+  ] as const)("%s: its message comes back and the lease step marks the job, once", async (_name, result) => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, {}, alice);
     const lease = await leaseOne(deps);
@@ -56,62 +65,162 @@ describe("a job's last run finished, its finisher killed before the job is marke
     const body = { fence: lease.fence, result, retryable: false, final: lease.final };
     await expect(completeRun(killed, worker, lease.runId, body)).rejects.toThrow("killed");
     expect(await statusOf(deps, jobId)).toBe("active");
-    expect(onlyRun(deps).checkAt).toBeDefined(); // the trace the repair pass follows
+    // No repair-index entry (decision 0045): the message, not deleted, is the trace.
+    expect(onlyRun(deps).checkAt).toBeUndefined();
+    expect(deps.queue.deleted).toEqual([]);
 
-    expect(await ticksUntilRepaired(deps)).toBe(1);
+    deps.clock.set(Date.parse(lease.leaseExpiresAt) + 1_000);
+    messageComesBack(deps, jobId, lease.runId);
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
     expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(deps.queue.deleted).toEqual(["again"]);
     expect(onlyRun(deps)).toMatchObject({
       status: result === "succeeded" ? "succeeded" : "dead-lettered",
       checkAt: undefined,
     });
+    expect(await ticksUntilRepaired(deps)).toBe(0); // nothing left for the repair pass
   });
 
-  it("killed after the job is marked, before the run leaves the repair index: the pass tidies up", async () => {
+  it("killed before the job is marked, the worker's repeated completion marks it", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    const body = { fence: lease.fence, result: "succeeded" as const, final: true };
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    await expect(completeRun(killed, worker, lease.runId, body)).rejects.toThrow("killed");
+    expect(await completeRun(deps, worker, lease.runId, body)).toMatchObject({ status: "succeeded" });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+
+  it("a replayed last run (in the repair index), killed after the job is marked: the pass tidies up", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const first = await leaseOne(deps);
+    await completeRun(deps, worker, first.runId, { fence: first.fence, result: "failed", retryable: false });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    await replayDeadLetter(deps, alice, first.runId);
+    expect(onlyRun(deps).checkAt).toBeDefined(); // a replay is watched by the repair pass
+    deps.queue.deliverAll();
     const lease = await leaseOne(deps);
     const killed = crashing(deps, "runs", "settleFinalRun", false);
     await expect(
       completeRun(killed, worker, lease.runId, { fence: lease.fence, result: "succeeded" }),
     ).rejects.toThrow("killed");
-    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(onlyRun(deps)).toMatchObject({ status: "succeeded" });
+    expect(onlyRun(deps).checkAt).toBeDefined();
     expect(await ticksUntilRepaired(deps)).toBe(1);
     expect(onlyRun(deps).checkAt).toBeUndefined();
   });
 
-  it("dead-lettered by the lease step (every lease lapsed): the repair pass marks the job", async () => {
+  it("dead-lettered by the lease step (every lease lapsed): its message comes back and marks the job", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, { maxAttempts: 1, leaseSeconds: 30 }, alice);
     const lease = await leaseOne(deps);
     // The worker dies; its lease lapses and the message comes back.
     deps.clock.set(NOW + 31_000);
-    deps.queue.ready.push({
-      message: { runId: lease.runId, jobId, scheduledFor: NOW, tenant: "a", type: "x" },
-      receiptHandle: "again",
-    });
+    messageComesBack(deps, jobId, lease.runId);
     const killed = crashing(deps, "jobs", "completeJob", false);
     await expect(leaseRuns(killed, worker, { workerId: "w", types: ["x"], max: 10 })).rejects.toThrow(
       "killed",
     );
     expect(onlyRun(deps).status).toBe(RunStatus.DeadLettered);
     expect(await statusOf(deps, jobId)).toBe("active");
+    expect(deps.queue.deleted).toEqual([]);
 
-    expect(await ticksUntilRepaired(deps)).toBe(1);
+    deps.clock.set(NOW + 70_000);
+    messageComesBack(deps, jobId, lease.runId);
+    await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
     expect(await statusOf(deps, jobId)).toBe("completed");
   });
 
-  it("missed by the lease step (later than maxLateness): the repair pass marks the job", async () => {
+  it("missed by the lease step (later than maxLateness): its message comes back and marks the job", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, { maxLateness: "PT10S" }, alice);
     deps.clock.set(NOW + 20_000); // delivered late
+    const [message] = deps.queue.ready;
     const killed = crashing(deps, "jobs", "completeJob", false);
     await expect(leaseRuns(killed, worker, { workerId: "w", types: ["x"], max: 10 })).rejects.toThrow(
       "killed",
     );
     expect(onlyRun(deps).status).toBe(RunStatus.Missed);
+    expect(await statusOf(deps, jobId)).toBe("active");
 
+    if (message) deps.queue.ready.push(message);
+    await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+
+  it("under an overlap policy too: the returning message marks the job before it is dropped", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, { overlapPolicy: "skip" }, alice);
+    const lease = await leaseOne(deps);
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    const body = { fence: lease.fence, result: "succeeded" as const, final: true };
+    await expect(completeRun(killed, worker, lease.runId, body)).rejects.toThrow("killed");
+    deps.clock.set(Date.parse(lease.leaseExpiresAt) + 1_000);
+    messageComesBack(deps, jobId, lease.runId);
+    await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(deps.queue.deleted).toEqual(["again"]);
+  });
+
+  it("its job paused meanwhile: the run enters the repair index, and a resume killed before it ended the job is repaired", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    await controlJob(deps, alice, jobId, "pause");
+    const body = { fence: lease.fence, result: "succeeded" as const, final: true };
+    expect(await completeRun(deps, worker, lease.runId, body)).toMatchObject({ status: "succeeded" });
+    expect(await statusOf(deps, jobId)).toBe("paused");
+    expect(onlyRun(deps).checkAt).toBeDefined(); // its message is gone: the index keeps it in view
+
+    const killed = crashing(deps, "runs", "listRecentRuns", false);
+    await expect(controlJob(killed, alice, jobId, "resume")).rejects.toThrow("killed");
+    expect(await statusOf(deps, jobId)).toBe("active");
     expect(await ticksUntilRepaired(deps)).toBe(1);
     expect(await statusOf(deps, jobId)).toBe("completed");
+    expect(onlyRun(deps).checkAt).toBeUndefined();
+  });
+
+  it("the local queue reset lost its message: the first repair pass's scan marks the job", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    const killed = crashing(deps, "jobs", "completeJob", false);
+    const body = { fence: lease.fence, result: "succeeded" as const, final: true };
+    await expect(completeRun(killed, worker, lease.runId, body)).rejects.toThrow("killed");
+    deps.queue.ready.length = 0; // the emulator restarted empty
+    expect(await repairRuns(deps, { queueWasReset: true })).toMatchObject({ resent: 0 });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+
+  it("a resume landing between the finisher's two reads: the run enters the repair index, which ends the job", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    const completeJob = deps.jobs.completeJob.bind(deps.jobs);
+    deps.jobs.completeJob = async () => false; // paused when it wrote, active again when it reads
+    const body = { fence: lease.fence, result: "succeeded" as const, final: true };
+    expect(await completeRun(deps, worker, lease.runId, body)).toMatchObject({ status: "succeeded" });
+    deps.jobs.completeJob = completeJob;
+    expect(await statusOf(deps, jobId)).toBe("active");
+    expect(onlyRun(deps).checkAt).toBeDefined();
+    expect(await ticksUntilRepaired(deps)).toBe(1);
+    expect(await statusOf(deps, jobId)).toBe("completed");
+  });
+
+  it("a cancelled last run's message (a schedule change superseded it) leaves its job alone", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const [key, run] = [...deps.runs.runs.entries()][0] ?? [];
+    if (!key || !run) throw new Error("no run");
+    deps.runs.runs.set(key, { ...run, status: RunStatus.Cancelled, finishedAt: NOW, error: "superseded" });
+    const job = await deps.jobs.getJob(jobId);
+    if (!job) throw new Error("no job");
+    deps.jobs.jobs.set(jobId, { ...job, nextRunAt: NOW + 3_600_000 }); // the job goes on
+    await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(onlyRun(deps).checkAt).toBeUndefined(); // not tracked: nothing of the job's end waits on it
+    expect(await statusOf(deps, jobId)).toBe("active");
   });
 
   it("finishes a last run whether the completion echoes `final`, omits it, or gets it wrong", async () => {

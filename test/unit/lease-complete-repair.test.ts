@@ -6,7 +6,7 @@ import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
-import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { type MemoryDeps, memoryDeps, watchedRun } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const caller = { tenant: "t", principal: "p" };
@@ -293,7 +293,7 @@ describe("completeRun", () => {
 describe("repairRuns", () => {
   it("re-sends a pending run whose message never turned up, once its check time passed", async () => {
     const deps = memoryDeps(NOW);
-    await deliveredRun(deps);
+    await watchedRun(deps, caller);
     deps.queue.ready.length = 0; // the message is lost
     expect(await repairRuns(deps)).toMatchObject({ resent: 0 });
     deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
@@ -304,7 +304,7 @@ describe("repairRuns", () => {
 
   it("looks again later at a run whose lease a heartbeat kept alive, without re-sending it", async () => {
     const deps = memoryDeps(NOW);
-    await deliveredRun(deps);
+    await watchedRun(deps, caller);
     const [granted] = await lease(deps);
     const key = [...deps.runs.runs.keys()][0] ?? "";
     const run = deps.runs.runs.get(key);
@@ -318,8 +318,8 @@ describe("repairRuns", () => {
 
   it("after a queue reset re-sends every unfinished run at once, a held one for when its lease ends", async () => {
     const deps = memoryDeps(NOW);
-    await deliveredRun(deps);
-    await deliveredRun(deps);
+    await watchedRun(deps, caller);
+    await watchedRun(deps, caller);
     const [held] = await lease(deps);
     deps.queue.ready.length = 0;
     deps.clock.advance(1_000);
@@ -334,7 +334,7 @@ describe("repairRuns", () => {
 
   it("pages through many candidates in one pass, each once even as re-sent runs move down the index", async () => {
     const deps = memoryDeps(NOW);
-    for (let i = 0; i < 250; i++) await deliveredRun(deps);
+    for (let i = 0; i < 250; i++) await watchedRun(deps, caller);
     deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
     expect(await repairRuns(deps)).toMatchObject({ inspected: 250, resent: 250 });
     deps.clock.advance(1_000); // re-sent runs now sort after the ones not yet reached
@@ -343,7 +343,7 @@ describe("repairRuns", () => {
 
   it("skips a held run whose check another repair pass moved first", async () => {
     const deps = memoryDeps(NOW);
-    await deliveredRun(deps);
+    await watchedRun(deps, caller);
     await lease(deps);
     deps.clock.advance(deps.settings.leaseSeconds * 1000 - 1);
     const [key, run] = [...deps.runs.runs.entries()][0] ?? [];

@@ -7,7 +7,7 @@ import {
   RESENDS_PER_TENANT,
   repairRuns,
 } from "../../lambdas/core/use-cases/repair-runs";
-import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { type MemoryDeps, memoryDeps, watchedRun } from "../support/memory-ports";
 
 /**
  * The repair pass under load (issue 15): a run whose message waits in a busy lane is not
@@ -17,10 +17,9 @@ import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 
 /** `count` one-off runs of `tenant` and `type`, due now, their messages queued (then lost or waiting). */
+/** Pending runs the repair pass watches (manual runs: a firing's is carried by its message). */
 async function pendingRuns(deps: MemoryDeps, count: number, tenant = "t", type = "x") {
-  for (let i = 0; i < count; i++) {
-    await createJob(deps, { tenant, principal: "p" }, { type, runAt: new Date(NOW).toISOString() });
-  }
+  for (let i = 0; i < count; i++) await watchedRun(deps, { tenant, principal: "p" }, type);
   deps.queue.sent.length = 0;
 }
 const graceMs = (deps: MemoryDeps) => deps.settings.repairGraceSeconds * 1000;

@@ -157,6 +157,7 @@ export class DynamoRunStore implements RunStore {
     if (tenants !== undefined && tenants.length === 0) return undefined;
     let receiptHandle: string | undefined;
     let final = false;
+    let tracked = false;
     let wakes: FinishedRun["wakes"];
     // A worker's completion also names the tenants it serves: one IN condition, no read first.
     const tenantValues = Object.fromEntries((tenants ?? []).map((tenant, i) => [`:tenant${i}`, tenant]));
@@ -191,6 +192,7 @@ export class DynamoRunStore implements RunStore {
       );
       receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
       final = Attributes?.final === true;
+      tracked = final && typeof Attributes?.checkAt === "number";
       if (typeof Attributes?.wakes === "number") {
         wakes = {
           scheduledFor: Attributes.wakes,
@@ -199,7 +201,7 @@ export class DynamoRunStore implements RunStore {
         };
       }
     });
-    return done ? { receiptHandle, final, ...(wakes ? { wakes } : {}) } : undefined;
+    return done ? { receiptHandle, final, tracked, ...(wakes ? { wakes } : {}) } : undefined;
   }
 
   async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
@@ -538,6 +540,28 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
+  async trackFinalRun(jobId: string, scheduledFor: number, checkAt: number): Promise<boolean> {
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: runKey(jobId, scheduledFor),
+          UpdateExpression: "SET checkAt = :checkAt, repairKey = :repairKey",
+          ConditionExpression:
+            "attribute_exists(pk) AND attribute_not_exists(checkAt) AND #final = :true AND NOT #status IN (:pending, :leased)",
+          ExpressionAttributeNames: { ...STATUS, ...FINAL },
+          ExpressionAttributeValues: {
+            ":checkAt": checkAt,
+            ":repairKey": repairKeyOf(jobId),
+            ":true": true,
+            ":pending": "pending",
+            ":leased": "leased",
+          },
+        }),
+      ),
+    );
+  }
+
   async queryRepairCandidates(
     repairKey: string,
     before: number,
@@ -568,14 +592,21 @@ export class DynamoRunStore implements RunStore {
     return { items, cursor: encodeCursor(result.LastEvaluatedKey) };
   }
 
-  async scanUntrackedUnfinished(limit: number, cursor?: string): Promise<Page<Run>> {
+  async scanUntracked(limit: number, cursor?: string): Promise<Page<Run>> {
     const result = await this.db.send(
       new ScanCommand({
         TableName: this.tableName,
         FilterExpression:
-          "begins_with(sk, :prefix) AND #status IN (:pending, :leased) AND attribute_not_exists(checkAt)",
-        ExpressionAttributeNames: STATUS,
-        ExpressionAttributeValues: { ":prefix": RUN_SK_PREFIX, ":pending": "pending", ":leased": "leased" },
+          "begins_with(sk, :prefix) AND attribute_not_exists(checkAt) AND " +
+          "(#status IN (:pending, :leased) OR (#final = :true AND #status <> :cancelled))",
+        ExpressionAttributeNames: { ...STATUS, ...FINAL },
+        ExpressionAttributeValues: {
+          ":prefix": RUN_SK_PREFIX,
+          ":pending": "pending",
+          ":leased": "leased",
+          ":true": true,
+          ":cancelled": "cancelled",
+        },
         ExclusiveStartKey: decodeCursor(cursor, keyShapeOf()),
         Limit: limit,
       }),

@@ -40,18 +40,16 @@ export function newRun(
  * run is sent, so a send lost to a crash is found again through the due index; once sent, the
  * message carries the run (a lapsed lease's message comes back; a copy of a run under a live
  * lease is kept hidden until the lease ends). So it takes no repair-index entry, two write
- * units a run less (decision 0043), unless it is the job's last: the repair pass finishes
- * that job's end should its finisher die first.
+ * units a run less (decision 0043). A job's last run neither (decision 0045): its message is
+ * deleted only once the job is marked, so a finisher that dies first leaves it to come back.
  */
 export function scheduledRun(
   job: Pick<DueJob, "jobId" | "tenant" | "type">,
   scheduledFor: number,
   now: number,
-  repairGraceMs: number,
   final: boolean,
 ): Run {
-  const run = newRun(job, scheduledFor, now, repairGraceMs, final);
-  return final ? run : { ...run, checkAt: undefined };
+  return { ...newRun(job, scheduledFor, now, 0, final), checkAt: undefined };
 }
 
 /**

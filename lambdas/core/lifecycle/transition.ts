@@ -18,6 +18,7 @@ import { availableAt, type Run, RunStatus } from "../run";
  *   pending (never started) --miss--> missed (maxLateness)
  *   pending (a retry) --drop-retry--> dead-lettered (its job became at-most-once)
  *   dead-lettered | missed --replay--> pending (attempt 0)
+ *   finished last run, untracked --track--> the same, in the repair index (its job not yet ended)
  */
 export type RunEvent =
   | { readonly kind: "lease"; readonly grant: LeaseGrant }
@@ -56,6 +57,8 @@ export type RunEvent =
   | { readonly kind: "drop-retry"; readonly reason: string; readonly now: number; readonly final: boolean }
   | { readonly kind: "wake"; readonly waiting: number; readonly replacing?: number | undefined }
   | { readonly kind: "settle" }
+  /** A finished last run whose job could not be ended yet enters the repair index (decision 0045). */
+  | { readonly kind: "track"; readonly checkAt: number }
   | { readonly kind: "recheck"; readonly expectedCheckAt: number; readonly checkAt: number };
 
 /** A stored run: the run and the receipt handle of the message that delivered its lease. */
@@ -92,8 +95,10 @@ export function isUnstartedOrLapsed(run: Run, now: number): boolean {
 const held = (run: RunRecord, fence: number) => run.status === RunStatus.Leased && run.fence === fence;
 
 /**
- * A run that finishes leaves the repair index, except a job's last run, which stays until its
- * job is marked (end-job.ts): a crash between the two writes leaves it there for the repair pass.
+ * A run that finishes leaves the repair index, except a job's last run that is in it (a replay,
+ * a retry, a missed record), which stays until its job is marked (end-job.ts): a crash between
+ * the two writes leaves it there for the repair pass. A last run carried by its message is not
+ * in it: that message, deleted only once the job is marked, re-drives the end (decision 0045).
  */
 function finished(run: RunRecord, status: RunStatus, error: string | undefined, now: number): RunRecord {
   return {
@@ -206,6 +211,10 @@ export function transition(run: RunRecord | undefined, event: RunEvent): RunReco
       // Only a finished run: a replayed one is unfinished again and needs its entry.
       if (run.checkAt === undefined || isUnfinished(run)) return undefined;
       return { ...run, checkAt: undefined };
+    case "track":
+      // Only a finished last run not in the index: its job's end waits for a pause or a sweep.
+      if (!run.final || isUnfinished(run) || run.checkAt !== undefined) return undefined;
+      return { ...run, checkAt: event.checkAt };
     case "recheck":
       if (run.checkAt !== event.expectedCheckAt) return undefined;
       return { ...run, checkAt: event.checkAt };

@@ -26,7 +26,8 @@ export type { CompletionResult };
  * - failed otherwise (`retryable: false`, or the last attempt): the run is dead-lettered with
  *   its error, for an operator to replay.
  *
- * The delivering message is deleted once the outcome is recorded. A completion repeated with
+ * The delivering message is deleted once the outcome is recorded, and after a last run, once its
+ * job is marked: should this die first, the message comes back (decision 0045). A completion repeated with
  * the same fence and result (the worker retried because the first answer was lost) gets the
  * recorded outcome again, and finishes what a crash may have cut short (marking the job done).
  *
@@ -50,9 +51,10 @@ export async function completeRun(
   if (request.result === "succeeded") {
     const finished = await finishHeld(seen, succeeded(now));
     if (!finished) return repeatedOrStale(seen);
-    await deleting(deps, runId, finished.receiptHandle);
     await wakeBuffered(deps, key.jobId, finished);
+    // The job's end before the message goes: a last run's message re-drives it (decision 0045).
     await endJobAfter(deps, key, finished, now);
+    await deleting(deps, runId, finished.receiptHandle);
     deps.log.info("run completed", { runId, status: "succeeded", fence: request.fence });
     return { runId, status: "succeeded" };
   }
@@ -128,10 +130,10 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
 
   const finished = await finishHeld(seen, decision.ending, run);
   if (!finished) return repeatedOrStale(seen);
-  await seen.deleting(deps, runId, finished.receiptHandle);
   await wakeBuffered(deps, key.jobId, finished);
-  // A replay still runs it: leases ignore completed jobs.
+  // A replay still runs it: leases ignore completed jobs. Before the message goes (as above).
   await endJobAfter(deps, key, finished, now);
+  await seen.deleting(deps, runId, finished.receiptHandle);
   deps.log.warn("run dead-lettered", {
     runId,
     attempt: run.attempt,
@@ -143,7 +145,7 @@ async function recordFailure(seen: Seen): Promise<CompletionResult> {
 
 /**
  * Finishes the run held with the request's fence. Whether it is its job's last run is part of
- * the write's condition (a last run keeps its repair-index entry, see endJobAfter): known from
+ * the write's condition (a last run's end is its job's, see endJobAfter): known from
  * a run already read, or from the worker's echo of its lease's `final`, or else read. A wrong
  * echo costs a read, never a wrong write.
  */

@@ -1,6 +1,7 @@
 import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { type Job, JobStatus } from "../job";
+import { isUnfinished } from "../lifecycle/transition";
 import { MissedRunPolicy } from "../missed-runs";
 import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
 
@@ -10,29 +11,66 @@ import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
  * conditional on the job still being active with no next run, so a cancelled or paused job
  * stays so (a resume ends it then) and a repeat is harmless.
  *
- * Two writes, so the first leaves a trace for the second: a last run keeps its repair-index
- * entry when it finishes, and loses it only here, once the job is marked (or cancelled, or
- * ended). A caller killed in between leaves the run there, and the repair pass calls this
- * again. So does a job that still shows a next run: the sweep that created its last run was
- * cut short before it moved the job on, and the next sweep will; and a paused job, which its
- * resume ends (settleLastRun), so that a resume killed before it did is repaired too. Answers
- * whether the run left the repair index.
+ * Two writes, so the first leaves a trace for the second (decision 0045). A last run carried by
+ * its message (a firing's) has no repair-index entry: its finishers call this before they delete
+ * the message, so one killed in between leaves the message to come back, and the lease step
+ * that finds the run finished calls this again. A last run in the repair index (a replay, a
+ * retry, a missed record) keeps its entry when it finishes and loses it only here, once the job
+ * is marked (or cancelled, or ended); the repair pass calls this again for one left there.
+ *
+ * A job that may not be ended yet keeps its last run in view: a paused one, which its resume
+ * ends (settleLastRun), one that still shows a next run (the sweep that created its last run
+ * was cut short before it moved the job on; the next sweep will), and one a resume or a sweep
+ * made active with no next run between this call's two reads. A run not in the index enters
+ * it here (trackFinalRun), since its message is about to go, and the repair pass ends the job
+ * when it can (settleLastRun). Answers whether the job's end is settled.
  */
 export async function endJobAfter(
-  deps: Pick<SchedulerDeps, "jobs" | "runs">,
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "settings">,
   run: { readonly jobId: string; readonly scheduledFor: number },
-  finished: { readonly final: boolean } | undefined,
+  finished: LastRunState | undefined,
   now: number,
 ): Promise<boolean> {
   if (!finished?.final) return false;
+  const tracked = "tracked" in finished ? finished.tracked : finished.checkAt !== undefined;
   if (!(await deps.jobs.completeJob(run.jobId, now))) {
     const job = await deps.jobs.getJob(run.jobId);
-    if (job?.status === JobStatus.Paused) return false;
-    if (job?.status === JobStatus.Active && job.nextRunAt !== undefined) return false;
+    // Active with no next run: a resume or the sweep wrote it since; what it wants of this run
+    // (end, or a re-run of a firing missed in the pause) the repair pass decides (settleLastRun).
+    const waits = job?.status === JobStatus.Paused || job?.status === JobStatus.Active;
+    if (waits) {
+      const checkAt = now + deps.settings.repairGraceSeconds * 1000;
+      if (!tracked) await deps.runs.trackFinalRun(run.jobId, run.scheduledFor, checkAt);
+      return false;
+    }
   }
-  await deps.runs.settleFinalRun(run.jobId, run.scheduledFor);
+  if (tracked) await deps.runs.settleFinalRun(run.jobId, run.scheduledFor);
   return true;
 }
+
+/**
+ * A message found its run finished (a copy, or the message of a finisher that died): if that is
+ * its job's last run and not in the repair index, the message is what re-drives the job's end,
+ * before it is deleted (decision 0045). Anything else: nothing to do.
+ */
+export async function endJobOnMessage(
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "settings">,
+  run: Run | undefined,
+  now: number,
+): Promise<void> {
+  // Not a cancelled one: its job was cancelled, or a schedule change superseded it (the job
+  // goes on with other firings), and neither leaves anything to end.
+  if (run?.final && !isUnfinished(run) && run.checkAt === undefined && run.status !== RunStatus.Cancelled)
+    await endJobAfter(deps, run, run, now);
+}
+
+/**
+ * What ending a job needs to know of its last run: whether it is the last, and whether it is in
+ * the repair index (a finisher's answer says so; a run read says so by its check time).
+ */
+export type LastRunState =
+  | { readonly final: boolean; readonly tracked: boolean }
+  | Pick<Run, "final" | "checkAt">;
 
 /**
  * An active job with no firing left (a one-off, or a bounded job past its end) whose last run
@@ -45,7 +83,10 @@ export async function endJobAfter(
 export async function settleLastRun(
   deps: SchedulerDeps,
   job: Job,
-  last: Pick<Run, "jobId" | "scheduledFor" | "final" | "status" | "error" | "finishedAt" | "attempt">,
+  last: Pick<
+    Run,
+    "jobId" | "scheduledFor" | "final" | "status" | "error" | "finishedAt" | "attempt" | "checkAt"
+  >,
   by: string,
   now: number,
 ): Promise<boolean> {

@@ -157,7 +157,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
       const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
-      const run = scheduledRun(job, scheduledFor, now, graceMs, final);
+      const run = scheduledRun(job, scheduledFor, now, final);
       if ((await deps.runs.createRun(run)) === "created") {
         created.push(run);
         toSend.push(run);

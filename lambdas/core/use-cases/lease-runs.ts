@@ -12,7 +12,7 @@ import type { ReceivedRunMessage, RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
-import { endJobAfter } from "./end-job";
+import { endJobAfter, endJobOnMessage } from "./end-job";
 import { admitOverlap } from "./overlap";
 import { type Readable, type SentBack, sendBack } from "./send-back";
 
@@ -276,8 +276,9 @@ async function endRetriedAtMostOnce(deps: SchedulerDeps, message: RunMessage, no
 
 /**
  * Ends a run that must not start (its job is cancelled, gone or paused): a run that is not its
- * job's last, as most are, in one write; a last run, read first, keeps its repair-index entry
- * so the job is ended (or, on resume, the run re-run) even if this step dies after the write.
+ * job's last, as most are, in one write; a last run is read first, and its job's end follows
+ * before the message is deleted (endJobAfter: a paused job's last run enters the repair index,
+ * so that a resume killed before it ended the job is repaired).
  */
 async function abandonUnstarted(
   deps: SchedulerDeps,
@@ -292,13 +293,26 @@ async function abandonUnstarted(
   if (!run?.final) return;
   const ended = await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, true);
   if (ended) await endJobAfter(deps, ended, ended, now);
+  // Finished before (its finisher died before marking the job): its message re-drives the end.
+  else await endJobOnMessage(deps, run, now);
 }
 
-/** A message of a run under a live lease goes back until the lease ends (hiddenWhileHeld). */
-async function keptWhileHeld(deps: SchedulerDeps, received: Readable, now: number): Promise<boolean> {
+/**
+ * A message of a run under a live lease goes back until the lease ends (hiddenWhileHeld). One
+ * of a finished last run re-drives its job's end first, when `endsJob` (endJobOnMessage).
+ */
+async function keptWhileHeld(
+  deps: SchedulerDeps,
+  received: Readable,
+  now: number,
+  endsJob: boolean,
+): Promise<boolean> {
   const run = await deps.runs.getRun(received.message.jobId, received.message.scheduledFor);
   const seconds = hiddenWhileHeld(run, now);
-  if (seconds === undefined) return false;
+  if (seconds === undefined) {
+    if (endsJob) await endJobOnMessage(deps, run, now);
+    return false;
+  }
   deps.log.info("a copy of a held run waits for its lease to end", {
     runId: received.message.runId,
     seconds,
@@ -325,8 +339,8 @@ async function leaseOne(
   const { message, receiptHandle } = received;
   const now = deps.clock.now();
   // Whatever the reason, a message of a run under a live lease is kept (keptWhileHeld).
-  const drop = async (reason: string) => {
-    if (await keptWhileHeld(deps, received, now)) return undefined;
+  const drop = async (reason: string, endsJob = false) => {
+    if (await keptWhileHeld(deps, received, now, endsJob)) return undefined;
     deps.log.info("dropping run message", { reason, runId: message.runId });
     await deps.queue.delete(receiptHandle);
     return undefined;
@@ -382,7 +396,7 @@ async function leaseOne(
   if (!leased && atMostOnce && (await endRetriedAtMostOnce(deps, message, now))) {
     return drop("at-most-once run leased before: recorded lost or dead-lettered, not run again");
   }
-  if (!leased) return drop("run is finished, or gone");
+  if (!leased) return drop("run is finished, or gone", true);
   const exhausted = exhaustedByLapses(leased, job, now);
   if (exhausted) {
     const finished = await deps.runs.finishRun(leased.jobId, leased.scheduledFor, leased.fence, {

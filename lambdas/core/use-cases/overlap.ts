@@ -6,6 +6,7 @@ import { DROPPED_RETRY_REASON } from "../lifecycle/outcomes";
 import { decideOverlap } from "../lifecycle/overlap-decision";
 import { isUnfinished } from "../lifecycle/transition";
 import type { Run } from "../run";
+import { endJobOnMessage } from "./end-job";
 import { type Readable, sendBack } from "./send-back";
 
 /**
@@ -83,6 +84,7 @@ export async function admitOverlap(
       // A message of a run under a live lease may be its holder's own, shown early.
       const held = hiddenWhileHeld(own, now);
       if (held !== undefined) return hide(held);
+      await endJobOnMessage(deps, own, now);
       deps.log.info("dropping run message", { reason: decision.reason, runId: message.runId });
       await deps.queue.delete(receiptHandle);
       return false;

@@ -2,9 +2,10 @@ import { baseLeadSecondsOf, delaySecondsAfter, delaySecondsUntil, runMessageOf }
 import type { SchedulerDeps } from "../deps";
 import { JobStatus } from "../job";
 import { allRepairKeys } from "../keys";
+import { isUnfinished } from "../lifecycle/transition";
 import type { RepairCandidate } from "../ports";
 import { availableAt, RunStatus } from "../run";
-import { endJobAfter, settleLastRun } from "./end-job";
+import { endJobAfter, endJobOnMessage, settleLastRun } from "./end-job";
 
 /** Candidates read per repair partition and page. */
 const PAGE = 100;
@@ -39,9 +40,10 @@ type Action = "resent" | "rescheduled" | "settled" | "skipped" | "deferred";
 
 /**
  * Re-delivers runs whose message was lost or never sent, and ends jobs whose last run finished
- * but whose finisher died before it marked the job (such a run stays in the index until then). DynamoDB is the source of truth:
- * every unfinished run that nothing else re-drives (a job's last run, a retry, a manual run, a
- * backfill, a replay; a firing's other runs are carried by their message, decision 0043) sits
+ * but could not end its job then (paused, or not yet moved past it; or its finisher died, for
+ * a last run the index held). DynamoDB is the source of truth: every unfinished run that
+ * nothing else re-drives (a retry, a manual run, a backfill, a replay; a firing's runs, its
+ * job's last included, are carried by their message, decisions 0043 and 0045) sits
  * in the repair index under the time by which something should have happened to it. When that time passes and the run is still pending, or its lease lapsed
  * and nobody leased it again, its message is presumed lost, unless its lane has messages
  * waiting to be received: then it most likely waits its turn behind others (or for a worker
@@ -147,7 +149,10 @@ async function repairOne(deps: SchedulerDeps, run: RepairCandidate, pass: PassCo
     if (job?.status === JobStatus.Active && job.nextRunAt === undefined) {
       const last = await deps.runs.getRun(run.jobId, run.scheduledFor);
       if (last && (await settleLastRun(deps, job, last, "repair", now))) return "settled";
-    } else if (job?.status !== JobStatus.Paused && (await endJobAfter(deps, run, { final: true }, now))) {
+    } else if (
+      job?.status !== JobStatus.Paused &&
+      (await endJobAfter(deps, run, { final: true, tracked: true }, now))
+    ) {
       return "settled";
     }
     const later = job?.status === JobStatus.Paused ? PAUSED_RECHECK_MS : graceMs;
@@ -200,15 +205,17 @@ function laneBacklog(deps: SchedulerDeps, run: RepairCandidate, pass: PassContex
 /**
  * After the queue lost every message (the local emulator's restart): re-sends the unfinished
  * runs the repair index does not hold, scheduled runs whose message was their only carrier
- * (decision 0043), each visible when it was due or its lease ends. A whole-table scan, so
- * never in AWS, where SQS keeps its messages.
+ * (decision 0043), each visible when it was due or its lease ends; and ends the active jobs
+ * whose last run finished with no entry (its message was to re-drive that end: decision 0045).
+ * A whole-table scan, so never in AWS, where SQS keeps its messages.
  */
 async function resendUntracked(deps: SchedulerDeps, now: number): Promise<number> {
   let sent = 0;
   let cursor: string | undefined;
   do {
-    const page = await deps.runs.scanUntrackedUnfinished(PAGE, cursor);
-    const messages = page.items.map((run) => {
+    const page = await deps.runs.scanUntracked(PAGE, cursor);
+    const unfinished = page.items.filter(isUnfinished);
+    const messages = unfinished.map((run) => {
       const leaseEnd = run.status === RunStatus.Leased ? (run.leaseExpiresAt ?? now) : undefined;
       const delaySeconds =
         leaseEnd !== undefined && leaseEnd > now
@@ -218,6 +225,11 @@ async function resendUntracked(deps: SchedulerDeps, now: number): Promise<number
     });
     if (messages.length > 0) await deps.queue.send(messages);
     sent += messages.length;
+    const lastRuns = page.items.filter((run) => !isUnfinished(run));
+    const jobs = await deps.jobs.getJobs(lastRuns.map((run) => run.jobId));
+    for (const run of lastRuns) {
+      if (jobs.get(run.jobId)?.status === JobStatus.Active) await endJobOnMessage(deps, run, now);
+    }
     cursor = page.cursor;
   } while (cursor !== undefined);
   return sent;

@@ -40,7 +40,8 @@ export async function cancelRunsAhead(
         now,
         run.final,
       );
-      if (ended?.final) await deps.runs.settleFinalRun(run.jobId, run.scheduledFor);
+      if (ended?.final && ended.checkAt !== undefined)
+        await deps.runs.settleFinalRun(run.jobId, run.scheduledFor);
     }),
   );
 }
