@@ -400,11 +400,27 @@ describe("per-tenant rate limit", () => {
     );
     const leased = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
     expect(leased.map((l) => l.runId)).toEqual([a.message?.runId]);
-    // b: a fresh copy, visible in a second, the worn one deleted; c: hidden a second, as before.
-    expect(deps.queue.sent.map((s) => [s.message.runId, s.delaySeconds])).toEqual([[b.message?.runId, 1]]);
+    // b: a fresh copy, visible at once (a worn message is not leased: decision 0045), the worn
+    // one deleted; c: hidden a second, as before.
+    expect(deps.queue.sent.map((s) => [s.message.runId, s.delaySeconds])).toEqual([[b.message?.runId, 0]]);
     expect(deps.queue.deleted).toEqual([b.receiptHandle]);
     expect(deps.queue.extended).toEqual([{ receiptHandle: c.receiptHandle, seconds: 1 }]);
     expect(RECYCLE_AFTER_RECEIVES).toBeLessThan(RUN_QUEUE.deadLetter.maxReceiveCount);
+  });
+
+  it("recycles a run's message worn by lapsed leases before SQS would dead-letter it, and leases the copy", async () => {
+    const deps = memoryDeps(NOW);
+    await dueRun(deps, { maxAttempts: 100, leaseSeconds: 30 });
+    const [message] = deps.queue.ready.splice(0);
+    if (!message) throw new Error("no message");
+    // Its leases lapsed again and again: SQS has handed the message out that many times.
+    deps.queue.ready.push({ ...message, receiveCount: RECYCLE_AFTER_RECEIVES });
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(deps.queue.deleted).toEqual([message.receiptHandle]);
+    expect(deps.queue.sent.map((s) => s.delaySeconds)).toEqual([0]);
+    deps.queue.deliverAll();
+    const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(lease?.runId).toBe(message.message?.runId);
   });
 });
 

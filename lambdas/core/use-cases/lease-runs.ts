@@ -14,11 +14,10 @@ import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter, endJobOnMessage } from "./end-job";
 import { admitOverlap } from "./overlap";
-import { type Readable, type SentBack, sendBack } from "./send-back";
-
-export { RECYCLE_AFTER_RECEIVES } from "./send-back";
+import { RECYCLE_AFTER_RECEIVES, type Readable, type SentBack, sendBack } from "./send-back";
 
 export type { Lease };
+export { RECYCLE_AFTER_RECEIVES };
 
 /**
  * Hands due runs to a worker. Each received message becomes a lease through one conditional
@@ -176,7 +175,8 @@ const REQUEST_BUDGET_MS = API_GATEWAY_TIMEOUT_MS - 7_000;
 /**
  * Sorts out the received messages this request cannot hand over, before anything is leased:
  * unreadable ones are deleted; runs of tenants the worker does not serve (no lane of theirs is
- * polled, so only a misfiled message) go back at once; runs due beyond the hold window (a
+ * polled, so only a misfiled message) go back at once; worn ones go back at once as a fresh
+ * copy (sendBack); runs due beyond the hold window (a
  * retry or a repair's resend due later than SQS can delay a message) are hidden again until
  * DELIVERY_LEAD_SECONDS before they are due (at most what SQS allows, 12 hours; later ones
  * are hidden again then). Returns the rest: runs this request may lease and hand over.
@@ -193,6 +193,11 @@ async function setAsideWhatCannotBeHandedOver(
   for (const r of received) {
     if (!r.message) unreadable.push(r.receiptHandle);
     else if (!servesTenant(worker, r.message.tenant)) back.push({ received: r as Readable, seconds: 0 });
+    // Worn by many receives (a run whose leases keep lapsing: up to maxAttempts, which may be
+    // more than SQS's maxReceiveCount): back at once as a fresh copy, before SQS moves it to
+    // the dead-letter queue, which nothing reads; the message is the run's carrier (0043).
+    else if ((r.receiveCount ?? 0) >= RECYCLE_AFTER_RECEIVES)
+      back.push({ received: r as Readable, seconds: 0 });
     else if (dueOf(r.message) - now > EARLY_HOLD_MS) {
       const seconds = Math.floor((dueOf(r.message) - now) / 1000) - DELIVERY_LEAD_SECONDS;
       back.push({ received: r as Readable, seconds: Math.min(SAFE_VISIBILITY_SECONDS, seconds) });
