@@ -7,8 +7,10 @@
  *
  * Prints each step of a one-off worker run that succeeds at once, and of an every-minute cron's
  * runs (its steady state is its second block of runs, decision 0044: one sweep makes a block's
- * runs and moves the job on once, then each minute's run is leased and completed). Exits non-zero if a one-off run costs more than --max-one-off write units (issue
- * 28: 6) or a cron run more than --max-cron (4).
+ * runs and moves the job on once, then each minute's run is leased and completed). The sweep
+ * cursor's write, once a group an hour, is printed apart and not counted to a run. Exits
+ * non-zero if a one-off run costs more than --max-one-off write units (issue 28: 6) or a cron
+ * run more than --max-cron (4).
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
