@@ -18,7 +18,7 @@ import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { runMessageOf } from "../lambdas/core/delivery";
 import { SHARDS_PER_GROUP, shardOf } from "../lambdas/core/keys";
-import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
+import { CURSOR_SAFETY_MS, sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
@@ -150,12 +150,10 @@ const oneOff: Step[] = [];
 const HOUR_MS = 3_600_000;
 const early = (CLOUD_SETTINGS.tickSeconds + 1) * 1000; // the cursor's sweep, a tick before
 const planned = Math.ceil((clock.now() + 300_000) / 1000) * 1000;
-// Both sweeps in one hour (the cursor moves once an hour): the bench's figures never depend on
-// the minute it runs at.
-const runAt =
-  Math.floor((planned - early) / HOUR_MS) === Math.floor((planned - 2_000) / HOUR_MS)
-    ? planned
-    : planned + early;
+// Both sweeps under one cursor hour (the cursor moves to the hour of CURSOR_SAFETY_MS ago, once
+// an hour): the bench's figures never depend on the minute it runs at.
+const cursorHour = (at: number) => Math.floor((at - CURSOR_SAFETY_MS) / HOUR_MS);
+const runAt = cursorHour(planned - early) === cursorHour(planned - 2_000) ? planned : planned + early;
 let oneOffId = "";
 await measured(oneOff, "one-off: create (POST /api/v1/jobs)", async () => {
   const answer = await invoke(

@@ -209,6 +209,20 @@ describe("a job's last run finished, its finisher killed before the job is marke
     expect(await statusOf(deps, jobId)).toBe("completed");
   });
 
+  it("a last run a schedule change made not the last (the job fires later) finishes without ending or tracking", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, {}, alice);
+    const lease = await leaseOne(deps);
+    const job = await deps.jobs.getJob(jobId);
+    if (!job) throw new Error("no job");
+    deps.jobs.jobs.set(jobId, { ...job, nextRunAt: NOW + 3_600_000 }); // later firings now
+    const body = { fence: lease.fence, result: "succeeded" as const, final: true };
+    expect(await completeRun(deps, worker, lease.runId, body)).toMatchObject({ status: "succeeded" });
+    expect(await statusOf(deps, jobId)).toBe("active");
+    expect(onlyRun(deps).checkAt).toBeUndefined(); // the repair pass will not end the job on it
+    expect(deps.queue.deleted).toHaveLength(1);
+  });
+
   it("a cancelled last run's message (a schedule change superseded it) leaves its job alone", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, {}, alice);

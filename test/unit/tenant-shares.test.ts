@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InProcessTargetSlots } from "../../lambdas/adapters/targets/target-slots";
 import { InProcessTenantShares } from "../../lambdas/adapters/targets/tenant-shares";
+import { SAFE_VISIBILITY_SECONDS } from "../../lambdas/core/aws-limits";
 import type { Caller } from "../../lambdas/core/caller";
 import { RunStatus } from "../../lambdas/core/run";
 import type { RunEnvelope, TargetInvoker } from "../../lambdas/core/target";
@@ -8,6 +9,7 @@ import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { dispatchRuns } from "../../lambdas/core/use-cases/dispatch-runs";
 import { RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
 import {
+  gaveBackThinBatch,
   OVER_SHARE_BACK_SECONDS,
   THIN_COME_BACK_SECONDS,
 } from "../../lambdas/core/use-cases/share-admission";
@@ -189,5 +191,16 @@ describe("the dispatcher keeps to its tenant shares", () => {
     // It comes again 3 s before its second: held and delivered.
     deps.clock.set(far - THIN_COME_BACK_SECONDS * 1000);
     expect(await dispatch([alone])).toMatchObject({ leased: 1, succeeded: 1 });
+  });
+
+  it("gives back a thin batch due days ahead for what SQS allows, and a worn one never: the lease step recycles it", async () => {
+    const deps = memoryDeps(NOW);
+    const days = NOW + 3 * 86_400_000; // a retry due three days ahead
+    const message = { runId: "r", jobId: "j_thinbatch000000000", scheduledFor: days, tenant: "a", type: "x" };
+    expect(await gaveBackThinBatch(deps, [{ message, receiptHandle: "far" }])).toBe(true);
+    expect(deps.queue.extended).toEqual([{ receiptHandle: "far", seconds: SAFE_VISIBILITY_SECONDS }]);
+    const worn = { message, receiptHandle: "worn", receiveCount: RECYCLE_AFTER_RECEIVES };
+    expect(await gaveBackThinBatch(deps, [worn])).toBe(false);
+    expect(deps.queue.extended).toHaveLength(1);
   });
 });

@@ -37,7 +37,12 @@ export async function endJobAfter(
     const job = await deps.jobs.getJob(run.jobId);
     // Active with no next run: a resume or the sweep wrote it since; what it wants of this run
     // (end, or a re-run of a firing missed in the pause) the repair pass decides (settleLastRun).
-    const waits = job?.status === JobStatus.Paused || job?.status === JobStatus.Active;
+    // Active with a next run past this one: a schedule change gave the job later firings, and
+    // this run is not its last any more: nothing of the job's end waits on it.
+    const waits =
+      job?.status === JobStatus.Paused ||
+      (job?.status === JobStatus.Active &&
+        (job.nextRunAt === undefined || job.nextRunAt <= run.scheduledFor));
     if (waits) {
       const checkAt = now + deps.settings.repairGraceSeconds * 1000;
       if (!tracked) await deps.runs.trackFinalRun(run.jobId, run.scheduledFor, checkAt);

@@ -1,3 +1,4 @@
+import { SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { dueOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
@@ -24,8 +25,8 @@ export function withinShare(admit: Admission, share: TenantShare | undefined): A
 /**
  * Before the lease step reads anything: the runs of tenants whose share is full go back to the
  * queue for OVER_SHARE_BACK_SECONDS, their fences untouched. A message received often already
- * is left to the lease step (withinShare), which sends it back as a fresh copy before SQS
- * would move it to the dead-letter queue. Returns the rest.
+ * is left to the lease step, which sends it back at once as a fresh copy before SQS would move
+ * it to the dead-letter queue (its count starts again). Returns the rest.
  */
 export async function setAsideOverShare(
   deps: SchedulerDeps,
@@ -69,13 +70,19 @@ export async function gaveBackThinBatch(
   batch: readonly ReceivedRunMessage[],
 ): Promise<boolean> {
   if (batch.length === 0 || batch.length > THIN_BATCH) return false;
+  // A worn message goes on to the lease step, which sends it back as a fresh copy (sendBack).
+  if (batch.some((r) => (r.receiveCount ?? 0) >= RECYCLE_AFTER_RECEIVES)) return false;
   const now = deps.clock.now();
   const dues = batch.map((r) => (r.message ? dueOf(r.message) : now));
   if (dues.some((due) => due - now < THIN_HOLD_LIMIT_MS)) return false;
   const failed = await deps.queue.hide(
     batch.map((r, i) => ({
       receiptHandle: r.receiptHandle,
-      seconds: Math.max(1, Math.floor(((dues[i] ?? now) - now) / 1000) - THIN_COME_BACK_SECONDS),
+      // A retry due days ahead: hidden for what SQS allows, and hidden again when it comes back.
+      seconds: Math.min(
+        SAFE_VISIBILITY_SECONDS,
+        Math.max(1, Math.floor(((dues[i] ?? now) - now) / 1000) - THIN_COME_BACK_SECONDS),
+      ),
     })),
   );
   // One that stayed visible comes back after the visibility it was received with: no harm.
