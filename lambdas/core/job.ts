@@ -49,6 +49,13 @@ export interface Job {
    * coming due checks for being unfinished. Claimed by the lease step, never by the sweep.
    */
   readonly activeRunAt?: number | undefined;
+  /**
+   * The firing whose run is the job's last (its scheduled instant), written by the sweep's
+   * advance that left the job no next run. Only that run's end completes the job: a run marked
+   * last before a schedule change gave the job later firings is not its last any more
+   * (decision 0046). Absent on jobs advanced before it was kept: any last run ends them.
+   */
+  readonly lastFiringAt?: number | undefined;
   readonly maxLatenessMs: number | undefined;
   readonly maxAttempts: number;
   readonly retry: BackoffPolicy;

@@ -37,17 +37,28 @@ export interface JobStore {
   ): Promise<Page<DueJob> & { readonly readUnits: number }>;
   /**
    * Moves a job past `from` once its run exists: to `next`, or out of the due index when there
-   * is no next run. Conditional on the job still being at `from`; false when it was not (another
-   * sweeper moved it first, or the tenant changed it).
+   * is no next run, then recording `last` (the firing of its last run, if one was made or
+   * recorded) as its lastFiringAt. Conditional on the job still being at `from`; false when it
+   * was not (another sweeper moved it first, or the tenant changed it).
    */
-  advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean>;
+  advanceJob(
+    jobId: string,
+    from: number,
+    next: number | undefined,
+    now: number,
+    last?: number,
+  ): Promise<boolean>;
   /**
    * Takes a cancelled job out of the due index once its overdue firings are recorded;
    * conditional on it still being cancelled at `from`. Its updatedAt (the cancel) is kept.
    */
   closeCancelledJob(jobId: string, from: number): Promise<boolean>;
-  /** Marks an active job with no next run as completed; false when it was not in that state. */
-  completeJob(jobId: string, now: number): Promise<boolean>;
+  /**
+   * Marks an active job with no next run as completed; false when it was not in that state. With
+   * `last` (the firing of the run that ended): only if that is the job's lastFiringAt, or it
+   * has none.
+   */
+  completeJob(jobId: string, now: number, last?: number): Promise<boolean>;
   /**
    * Writes a changed job (pause, resume, cancel) if nobody changed it since it was read, i.e.
    * its updatedAt is still `expectedUpdatedAt`; false otherwise. Files it in the due index

@@ -436,6 +436,29 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     expect((await stores.jobs.getJob(job.jobId))?.status).toBe("completed");
   });
 
+  it("records the last firing when it leaves a job no next run, and completes it only from that run (decision 0046)", async () => {
+    const job = await storedJob();
+    const from = job.nextRunAt ?? 0;
+    expect(await stores.jobs.advanceJob(job.jobId, from, undefined, T, from)).toBe(true);
+    expect((await stores.jobs.getJob(job.jobId))?.lastFiringAt).toBe(from);
+    // An earlier run still marked last (a schedule change came between) does not end it.
+    expect(await stores.jobs.completeJob(job.jobId, T + 1, from - 300_000)).toBe(false);
+    expect(await stores.jobs.completeJob(job.jobId, T + 1, from)).toBe(true);
+    // A replace keeps it (the PATCH of a job whose last run is out writes the whole job).
+    const other = await storedJob();
+    await stores.jobs.advanceJob(other.jobId, other.nextRunAt ?? 0, undefined, T, 42);
+    const advanced = await stores.jobs.getJob(other.jobId);
+    if (!advanced) throw new Error("no job");
+    expect(
+      await stores.jobs.replaceJob({ ...advanced, payload: 2, updatedAt: T + 5 }, advanced.updatedAt),
+    ).toBe(true);
+    expect((await stores.jobs.getJob(other.jobId))?.lastFiringAt).toBe(42);
+    // A job advanced before the firing was kept: any last run ends it, as before.
+    const legacy = await storedJob();
+    await stores.jobs.advanceJob(legacy.jobId, legacy.nextRunAt ?? 0, undefined, T);
+    expect(await stores.jobs.completeJob(legacy.jobId, T + 1, 7)).toBe(true);
+  });
+
   it("replaces a job (pause, resume, cancel) only if it was not changed since it was read", async () => {
     const job = await storedJob();
     const paused = { ...job, status: "paused" as const, updatedAt: T + 10 };

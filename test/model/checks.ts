@@ -29,6 +29,25 @@ export async function checkState(world: World): Promise<void> {
           `(a) active job ${job.jobId} has no next run and nothing that will run or end it: ${runs.map((r) => world.describeRun(r)).join("; ")}`,
         );
     }
+    // (g) A job ends with its last run: when it completes, its last run is finished. That is
+    // the run of the firing its last advance recorded (lastFiringAt), else its latest run
+    // marked last: a schedule change can leave an earlier run marked last, and it must not end
+    // the job. Judged at the step that completed it: a later replay may run that run again.
+    if (job.status === JobStatus.Completed && !modelJob.completed) {
+      modelJob.completed = true;
+      const marked = runs.filter((r) => r.final && r.status !== RunStatus.Cancelled);
+      const last =
+        job.lastFiringAt === undefined
+          ? marked.reduce<Run | undefined>(
+              (latest, r) => (latest && latest.scheduledFor > r.scheduledFor ? latest : r),
+              undefined,
+            )
+          : runs.find((r) => r.scheduledFor === job.lastFiringAt);
+      if (last && isUnfinished(last))
+        world.fail(
+          `(g) job ${job.jobId} completed before its last run finished: ${world.describeRun(last)} (runs: ${runs.map((r) => `${world.describeRun(r)}${r.final ? " final" : ""}`).join("; ")})`,
+        );
+    }
     // (c) Under skip, buffer-one and cancel-previous, at most one run leased since the job has
     // had that policy holds a live lease; backfilled runs run beside the others by design.
     const leasedBefore = modelJob.leasedBeforePolicy;

@@ -43,6 +43,8 @@ export interface ModelJob {
    * only the other live leases: runs leased under an earlier policy may overlap by design.
    */
   leasedBeforePolicy: ReadonlyMap<string, number> | undefined;
+  /** The checks saw the job completed (check (g) judges the step that completed it). */
+  completed?: boolean;
 }
 
 /** Where the run and job records live: memory, or the DynamoDB adapters on dynalite. */

@@ -116,10 +116,17 @@ export class MemoryJobStore implements JobStore {
     return { items, cursor: undefined, readUnits: 0.5 };
   }
 
-  async advanceJob(jobId: string, from: number, next: number | undefined, now: number) {
+  async advanceJob(jobId: string, from: number, next: number | undefined, now: number, last?: number) {
     const job = this.jobs.get(jobId);
     if (!job || job.nextRunAt !== from || job.status !== "active") return false;
-    this.jobs.set(jobId, { ...job, nextRunAt: next, updatedAt: now, dueKey: this.dueKey(jobId, next, now) });
+    const lastFiringAt = next === undefined && last !== undefined ? last : job.lastFiringAt;
+    this.jobs.set(jobId, {
+      ...job,
+      nextRunAt: next,
+      updatedAt: now,
+      dueKey: this.dueKey(jobId, next, now),
+      lastFiringAt,
+    });
     return true;
   }
 
@@ -130,9 +137,10 @@ export class MemoryJobStore implements JobStore {
     return true;
   }
 
-  async completeJob(jobId: string, now: number) {
+  async completeJob(jobId: string, now: number, last?: number) {
     const job = this.jobs.get(jobId);
     if (job?.status !== "active" || job.nextRunAt !== undefined) return false;
+    if (last !== undefined && job.lastFiringAt !== undefined && job.lastFiringAt !== last) return false;
     this.jobs.set(jobId, { ...job, status: "completed", updatedAt: now });
     return true;
   }
@@ -624,10 +632,6 @@ export function memoryDeps(now: number, settings: Partial<SchedulerSettings> = {
 }
 
 /**
- * A one-off job of type "x" due now (on the fake clock), created through the API's use case
- * by `caller`, its run fired and delivered to the memory queue. Returns the job id.
- */
-/**
  * A run the repair pass watches (decision 0045: a firing's run is carried by its message, not
  * the index): a manual run of a one-off job due tomorrow, sent and delivered. Returns its job id.
  */
@@ -641,6 +645,10 @@ export async function watchedRun(deps: MemoryDeps, caller: Caller, type = "x"): 
   return jobId;
 }
 
+/**
+ * A one-off job of type "x" due now (on the fake clock), created through the API's use case
+ * by `caller`, its run fired and delivered to the memory queue. Returns the job id.
+ */
 export async function dueRun(
   deps: MemoryDeps,
   extra: Record<string, unknown>,

@@ -90,11 +90,22 @@ export class DynamoJobStore implements JobStore {
     };
   }
 
-  async advanceJob(jobId: string, from: number, next: number | undefined, now: number): Promise<boolean> {
+  async advanceJob(
+    jobId: string,
+    from: number,
+    next: number | undefined,
+    now: number,
+    last?: number,
+  ): Promise<boolean> {
     const due = next === undefined ? undefined : dueAttributes(jobId, next, now);
     const moveOn =
       due === undefined
-        ? { UpdateExpression: "SET updatedAt = :now REMOVE nextRunAt, dueKey, dueAt", values: {} }
+        ? last === undefined
+          ? { UpdateExpression: "SET updatedAt = :now REMOVE nextRunAt, dueKey, dueAt", values: {} }
+          : {
+              UpdateExpression: "SET updatedAt = :now, lastFiringAt = :last REMOVE nextRunAt, dueKey, dueAt",
+              values: { ":last": last },
+            }
         : {
             UpdateExpression: "SET updatedAt = :now, nextRunAt = :next, dueKey = :dueKey, dueAt = :next",
             values: { ":next": due.dueAt, ":dueKey": due.dueKey },
@@ -129,16 +140,23 @@ export class DynamoJobStore implements JobStore {
     );
   }
 
-  async completeJob(jobId: string, now: number): Promise<boolean> {
+  async completeJob(jobId: string, now: number, last?: number): Promise<boolean> {
+    const ofLast =
+      last === undefined ? "" : " AND (attribute_not_exists(lastFiringAt) OR lastFiringAt = :last)";
     return applied(() =>
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: jobPk(jobId), sk: JOB_SK },
           UpdateExpression: "SET #status = :completed, updatedAt = :now",
-          ConditionExpression: "#status = :active AND attribute_not_exists(nextRunAt)",
+          ConditionExpression: `#status = :active AND attribute_not_exists(nextRunAt)${ofLast}`,
           ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":completed": "completed", ":active": "active", ":now": now },
+          ExpressionAttributeValues: {
+            ":completed": "completed",
+            ":active": "active",
+            ":now": now,
+            ...(last === undefined ? {} : { ":last": last }),
+          },
         }),
       ),
     );

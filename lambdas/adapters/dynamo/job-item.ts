@@ -44,6 +44,7 @@ const jobItemSchema = z.object({
   missedRuns: policySchema,
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
+  lastFiringAt: z.number().optional(),
   delivery: z.literal("at-most-once").optional(),
   target: targetResponse.optional(),
   labels: z.record(z.string(), z.string()).optional(),

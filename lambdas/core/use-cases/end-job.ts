@@ -33,16 +33,18 @@ export async function endJobAfter(
 ): Promise<boolean> {
   if (!finished?.final) return false;
   const tracked = "tracked" in finished ? finished.tracked : finished.checkAt !== undefined;
-  if (!(await deps.jobs.completeJob(run.jobId, now))) {
+  if (!(await deps.jobs.completeJob(run.jobId, now, run.scheduledFor))) {
     const job = await deps.jobs.getJob(run.jobId);
     // Active with no next run: a resume or the sweep wrote it since; what it wants of this run
     // (end, or a re-run of a firing missed in the pause) the repair pass decides (settleLastRun).
-    // Active with a next run past this one: a schedule change gave the job later firings, and
-    // this run is not its last any more: nothing of the job's end waits on it.
+    // Active with a next run past this one, or whose last firing is another: a schedule change
+    // gave the job later firings, and this run is not its last any more: nothing of the job's
+    // end waits on it (decision 0046).
+    const superseded = job?.lastFiringAt !== undefined && job.lastFiringAt !== run.scheduledFor;
     const waits =
-      job?.status === JobStatus.Paused ||
+      (job?.status === JobStatus.Paused && !(job.nextRunAt === undefined && superseded)) ||
       (job?.status === JobStatus.Active &&
-        (job.nextRunAt === undefined || job.nextRunAt <= run.scheduledFor));
+        (job.nextRunAt === undefined ? !superseded : job.nextRunAt <= run.scheduledFor));
     if (waits) {
       const checkAt = now + deps.settings.repairGraceSeconds * 1000;
       if (!tracked) await deps.runs.trackFinalRun(run.jobId, run.scheduledFor, checkAt);

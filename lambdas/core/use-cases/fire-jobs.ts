@@ -3,6 +3,7 @@ import { baseLeadSecondsOf, DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessage
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { missedRun, scheduledRun } from "../lifecycle/creation";
+import { isUnfinished } from "../lifecycle/transition";
 import { planRuns } from "../missed-runs";
 import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
 import { endJobAfter } from "./end-job";
@@ -33,6 +34,8 @@ interface JobOutcome {
   readonly lastMissed: Run | undefined;
   /** The plan had no firing at all (a schedule that ended before the job's next run). */
   readonly nothingPlanned: boolean;
+  /** With no next firing: the firing of the job's last run, made or recorded missed. */
+  readonly last: number | undefined;
   readonly toSend: Run[];
   readonly created: Run[];
   readonly duplicates: number;
@@ -77,8 +80,8 @@ export async function fireJobs(
 
   const ready = outcomes.filter((o) => !o.deferred);
   await Promise.all(
-    ready.map(async ({ job, next, lastMissed, nothingPlanned }) => {
-      const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now);
+    ready.map(async ({ job, next, last, lastMissed, nothingPlanned }) => {
+      const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now, last);
       // Nothing left to run, and the last firing was missed: the job is done. That record is
       // final and waits in the repair index, so a crash right here still ends the job.
       if (moved && lastMissed) await endJobAfter(deps, lastMissed, lastMissed, now);
@@ -140,7 +143,9 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       return;
     }
     const pending = existing.status === RunStatus.Pending;
-    if (pending) unfinished.add(scheduledFor);
+    // Pending or leased (a create that died before the job moved on, then a lease): the firing
+    // is running, not missed, and its run ends the job.
+    if (isUnfinished(existing)) unfinished.add(scheduledFor);
     if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
     else if (pending)
       toSend.push(existing); // orphaned by a crash between create and send
@@ -180,6 +185,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
     job,
     lastMissed: missedRuns.find((run) => run.final && !unfinished.has(run.scheduledFor)),
     nothingPlanned: plan.create.length === 0 && plan.missed.length === 0,
+    last: plan.next === undefined ? (plan.create.at(-1) ?? lastMissedAt?.scheduledFor) : undefined,
     deferred,
     toSend: deferred ? toSend.filter((run) => created.includes(run)) : toSend,
     created,

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { scheduledRun } from "../../lambdas/core/lifecycle/creation";
+import { type Run, RunStatus } from "../../lambdas/core/run";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { endJobAfter } from "../../lambdas/core/use-cases/end-job";
+import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
+import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+
+/**
+ * Decision 0046: a job completes from its last run only, the run of the firing its last advance
+ * recorded (lastFiringAt), not from an earlier run still marked last.
+ */
+const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
+const MINUTE = 60_000;
+const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
+
+async function fire(deps: MemoryDeps, jobId: string, at: number) {
+  deps.clock.set(at);
+  const job = await deps.jobs.getJob(jobId);
+  if (job?.nextRunAt === undefined) throw new Error("no next run");
+  await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
+}
+
+function runAt(deps: MemoryDeps, jobId: string, scheduledFor: number): Run {
+  const run = [...deps.runs.runs.values()].find((r) => r.jobId === jobId && r.scheduledFor === scheduledFor);
+  if (!run) throw new Error(`no run at ${new Date(scheduledFor).toISOString()}`);
+  return run;
+}
+
+/** The run finished (as its finisher's write leaves it), and its finisher's call to end the job. */
+async function finish(deps: MemoryDeps, run: Run): Promise<boolean> {
+  const finished = { ...run, status: RunStatus.Succeeded, finishedAt: deps.clock.now() };
+  deps.runs.runs.set(`${run.jobId}@${run.scheduledFor}`, finished);
+  return endJobAfter(deps, finished, finished, deps.clock.now());
+}
+
+describe("a job's last firing", () => {
+  it("is the only run that completes its job once a schedule change gave it a later last run", async () => {
+    const deps = memoryDeps(NOW - MINUTE);
+    const { jobId } = await createJob(deps, alice, {
+      type: "tick",
+      cron: "*/2 * * * *",
+      startAt: new Date(NOW).toISOString(),
+      endAt: new Date(NOW + 3.5 * MINUTE).toISOString(),
+    });
+    await fire(deps, jobId, NOW); // one block: 09:00 and 09:02, the last
+    expect(runAt(deps, jobId, NOW + 2 * MINUTE).final).toBe(true);
+    expect(await deps.jobs.getJob(jobId)).toMatchObject({
+      nextRunAt: undefined,
+      lastFiringAt: NOW + 2 * MINUTE,
+    });
+
+    // Every minute from 09:01:30: 09:02 is kept (the new schedule fires it), 09:03 is the last now.
+    deps.clock.set(NOW + 1.5 * MINUTE);
+    await updateJob(deps, alice, jobId, { cron: "* * * * *" }, undefined);
+    await fire(deps, jobId, NOW + 3 * MINUTE);
+    expect(runAt(deps, jobId, NOW + 3 * MINUTE).final).toBe(true);
+    expect((await deps.jobs.getJob(jobId))?.lastFiringAt).toBe(NOW + 3 * MINUTE);
+
+    // 09:02 still carries its `final`; its end neither completes the job nor waits in the index.
+    expect(await finish(deps, runAt(deps, jobId, NOW + 2 * MINUTE))).toBe(true);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(runAt(deps, jobId, NOW + 2 * MINUTE).checkAt).toBeUndefined();
+
+    expect(await finish(deps, runAt(deps, jobId, NOW + 3 * MINUTE))).toBe(true);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("is not missed when its run exists leased: a create killed before its advance leaves the run to end the job", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      runAt: new Date(NOW + 3_600_000).toISOString(),
+      missedRuns: "skip",
+    });
+    const job = await deps.jobs.getJob(jobId);
+    if (!job) throw new Error("no job");
+    // The job as a create killed after its run's send and before its advance leaves it, then leased.
+    deps.jobs.jobs.set(jobId, {
+      ...job,
+      schedule: { kind: "once", runAt: NOW },
+      nextRunAt: NOW,
+      dueKey: undefined,
+    });
+    const run = scheduledRun(job, NOW, NOW, true);
+    await deps.runs.createRun({ ...run, status: RunStatus.Leased, attempt: 1, fence: 1 });
+
+    // The sweep, 45 s late under `skip`, finds the firing running: not a missed last run to end on.
+    await fire(deps, jobId, NOW + 45_000);
+    expect(await deps.jobs.getJob(jobId)).toMatchObject({
+      status: "active",
+      nextRunAt: undefined,
+      lastFiringAt: NOW,
+    });
+    expect(await finish(deps, runAt(deps, jobId, NOW))).toBe(true);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+});
