@@ -208,13 +208,19 @@ export interface RunStore {
   countDeadLetters(): Promise<number>;
   /**
    * Returns a dead-lettered run (or, when `from` says so, a missed one: a resumed job's run
-   * that its pause kept from starting) to pending with its attempts reset, counting the replay.
+   * that its pause kept from starting) to pending with its attempts reset, counting the replay;
+   * with `keepsAttempts` (a resume's re-run), its attempts kept and its error cleared.
    * Undefined when the run is not in that state (any more).
    */
   replayRun(
     jobId: string,
     scheduledFor: number,
-    replay: { readonly by: string; readonly now: number; readonly checkAt: number },
+    replay: {
+      readonly by: string;
+      readonly now: number;
+      readonly checkAt: number;
+      readonly keepsAttempts?: boolean | undefined;
+    },
     from?: "dead-lettered" | "missed",
   ): Promise<Run | undefined>;
   /**

@@ -111,6 +111,7 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
       by: fc.constant("operator"),
       now: fc.constant(T),
       checkAt: fc.constant(T + 30_000),
+      keepsAttempts: fc.boolean(),
     }),
     fc.record({
       kind: fc.constant("abandon" as const),

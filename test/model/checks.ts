@@ -19,9 +19,12 @@ export async function checkState(world: World): Promise<void> {
     // still in the repair index, whose check ends the job, or whose message is still queued
     // (decision 0045: its lease step ends the job).
     if (job.status === JobStatus.Active && job.nextRunAt === undefined) {
+      // A run marked last counts only if it is the job's last firing (decision 0046).
+      const lastOfJob = (r: Run) =>
+        r.final && (job.lastFiringAt === undefined || r.scheduledFor === job.lastFiringAt);
       const driven = runs.some(
         (r) =>
-          (isUnfinished(r) || r.final) &&
+          (isUnfinished(r) || lastOfJob(r)) &&
           (r.checkAt !== undefined || world.queue.carries(r.jobId, r.scheduledFor)),
       );
       if (!driven)
@@ -30,19 +33,27 @@ export async function checkState(world: World): Promise<void> {
         );
     }
     // (g) A job ends with its last run: when it completes, its last run is finished. That is
-    // the run of the firing its last advance recorded (lastFiringAt), else its latest run
-    // marked last: a schedule change can leave an earlier run marked last, and it must not end
-    // the job. Judged at the step that completed it: a later replay may run that run again.
+    // the run of the firing its last advance recorded (lastFiringAt, decision 0046), else its
+    // latest run marked last: a schedule change can leave an earlier run marked last, and it
+    // must not end the job. A run at lastFiringAt not marked last is a firing's run made ahead
+    // whose missed record could not be written (a backlog's summary): the record ended the job.
+    // Judged at the step that completed it: a later replay may run that run again.
     if (job.status === JobStatus.Completed && !modelJob.completed) {
       modelJob.completed = true;
-      const marked = runs.filter((r) => r.final && r.status !== RunStatus.Cancelled);
+      const atLast = runs.find((r) => r.scheduledFor === job.lastFiringAt);
+      if (job.lastFiringAt !== undefined && !atLast)
+        world.fail(`(g) job ${job.jobId} completed with no run at its last firing ${job.lastFiringAt}`);
       const last =
         job.lastFiringAt === undefined
-          ? marked.reduce<Run | undefined>(
-              (latest, r) => (latest && latest.scheduledFor > r.scheduledFor ? latest : r),
-              undefined,
-            )
-          : runs.find((r) => r.scheduledFor === job.lastFiringAt);
+          ? runs
+              .filter((r) => r.final && r.status !== RunStatus.Cancelled)
+              .reduce<Run | undefined>(
+                (latest, r) => (latest && latest.scheduledFor > r.scheduledFor ? latest : r),
+                undefined,
+              )
+          : atLast?.final
+            ? atLast
+            : undefined;
       if (last && isUnfinished(last))
         world.fail(
           `(g) job ${job.jobId} completed before its last run finished: ${world.describeRun(last)} (runs: ${runs.map((r) => `${world.describeRun(r)}${r.final ? " final" : ""}`).join("; ")})`,

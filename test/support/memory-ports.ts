@@ -311,7 +311,7 @@ export class MemoryRunStore implements RunStore {
   async replayRun(
     jobId: string,
     scheduledFor: number,
-    replay: { by: string; now: number; checkAt: number },
+    replay: { by: string; now: number; checkAt: number; keepsAttempts?: boolean | undefined },
     from: "dead-lettered" | "missed" = "dead-lettered",
   ) {
     return this.applied(jobId, scheduledFor, { kind: "replay", from, ...replay });

@@ -47,9 +47,7 @@ export async function createTestStack(
     dynamodbEndpoint: inject("dynamoEndpoint"),
     sqsEndpoint: options.sqsEndpoint ?? inject("sqsEndpoint"),
     tableName: `test-${unique}`,
-    // No creates-a-second quota unless a test sets one: a fast machine creates a test's
-    // hundreds of jobs faster than the default 200 a second (quotas.test.ts sets its own).
-    settings: { ...LOCAL_SETTINGS, tenantCreatesPerSecond: 0, ...options.settings },
+    settings: { ...LOCAL_SETTINGS, ...options.settings },
     ...(options.table ? { table: options.table } : {}),
   });
   // SQS held to AWS's limits; the dev credentials' worker bindings, as the local runtime has them.

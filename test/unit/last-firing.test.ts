@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { scheduledRun } from "../../lambdas/core/lifecycle/creation";
-import { type Run, RunStatus } from "../../lambdas/core/run";
+import { PAUSED_RUN_REASON, type Run, RunStatus } from "../../lambdas/core/run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
-import { endJobAfter } from "../../lambdas/core/use-cases/end-job";
+import { endJobAfter, settleLastRun } from "../../lambdas/core/use-cases/end-job";
 import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
@@ -95,5 +96,50 @@ describe("a job's last firing", () => {
     });
     expect(await finish(deps, runAt(deps, jobId, NOW))).toBe(true);
     expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("is the backlog's summary record when a long pause ends past the schedule's end: the job completes", async () => {
+    const deps = memoryDeps(NOW - MINUTE);
+    const { jobId } = await createJob(deps, alice, {
+      type: "tick",
+      cron: "* * * * *",
+      startAt: new Date(NOW).toISOString(),
+      endAt: new Date(NOW + 180 * MINUTE).toISOString(),
+      missedRuns: "skip",
+    });
+    await fire(deps, jobId, NOW - 30_000); // its first block, made ahead: 09:00 to 09:09, none last
+    await controlJob(deps, alice, jobId, "pause");
+    // No worker ran in the pause: the block's runs are still pending when it is resumed at 13:00.
+    deps.clock.set(NOW + 240 * MINUTE);
+    await controlJob(deps, alice, jobId, "resume");
+    const job = await deps.jobs.getJob(jobId);
+    if (job?.status === "active" && job.nextRunAt !== undefined) await fire(deps, jobId, NOW + 240 * MINUTE);
+    // 180 firings missed, one summary record under 09:00, whose run exists: the record ends it.
+    expect(runAt(deps, jobId, NOW)).toMatchObject({ status: "pending", final: false });
+    expect(await deps.jobs.getJob(jobId)).toMatchObject({ status: "completed", lastFiringAt: NOW });
+  });
+
+  it("is what a resume re-runs: a run marked last that a schedule change superseded only settles", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      runAt: new Date(NOW + 3_600_000).toISOString(),
+    });
+    const job = await deps.jobs.getJob(jobId);
+    if (!job) throw new Error("no job");
+    const stale = {
+      ...scheduledRun(job, NOW - MINUTE, NOW - MINUTE, true),
+      status: RunStatus.Missed,
+      error: PAUSED_RUN_REASON,
+      finishedAt: NOW,
+      checkAt: NOW,
+    };
+    await deps.runs.createRun(stale);
+    const active = { ...job, nextRunAt: undefined, lastFiringAt: NOW + MINUTE };
+    deps.jobs.jobs.set(jobId, active);
+    expect(await settleLastRun(deps, active, stale, "resume", NOW)).toBe(true);
+    expect(runAt(deps, jobId, NOW - MINUTE)).toMatchObject({ status: "missed", checkAt: undefined });
+    expect(deps.queue.sent).toEqual([]);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
   });
 });

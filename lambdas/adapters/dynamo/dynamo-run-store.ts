@@ -335,22 +335,33 @@ export class DynamoRunStore implements RunStore {
   async replayRun(
     jobId: string,
     scheduledFor: number,
-    replay: { readonly by: string; readonly now: number; readonly checkAt: number },
+    replay: {
+      readonly by: string;
+      readonly now: number;
+      readonly checkAt: number;
+      readonly keepsAttempts?: boolean | undefined;
+    },
     from: "dead-lettered" | "missed" = "dead-lettered",
   ): Promise<Run | undefined> {
+    const kept = replay.keepsAttempts === true;
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       UpdateExpression:
-        "SET #status = :pending, attempt = :zero, availableAt = :now, checkAt = :checkAt, repairKey = :repairKey, " +
-        "replayedAt = :now, replayedBy = :by ADD replays :one " +
-        "REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle, #ttl",
+        `SET #status = :pending, ${kept ? "" : "attempt = :zero, "}availableAt = :now, checkAt = :checkAt, ` +
+        "repairKey = :repairKey, replayedAt = :now, replayedBy = :by ADD replays :one " +
+        `REMOVE deadTenant, finishedAt, retryAt, leaseExpiresAt, receiptHandle, #ttl${kept ? ", #error" : ""}`,
       ConditionExpression: "#status = :from",
       // A replayed run runs again: it must not expire while it does.
-      ExpressionAttributeNames: { ...STATUS, "#ttl": JOBS_TABLE.timeToLiveAttribute },
+      ExpressionAttributeNames: {
+        ...STATUS,
+        "#ttl": JOBS_TABLE.timeToLiveAttribute,
+        ...(kept ? { "#error": "error" } : {}),
+      },
+      // DynamoDB refuses a value the expressions do not use.
       ExpressionAttributeValues: {
         ":pending": "pending",
         ":from": from,
-        ":zero": 0,
+        ...(kept ? {} : { ":zero": 0 }),
         ":one": 1,
         ":checkAt": replay.checkAt,
         ":repairKey": repairKeyOf(jobId),

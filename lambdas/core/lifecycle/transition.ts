@@ -17,7 +17,7 @@ import { availableAt, type Run, RunStatus } from "../run";
  *   pending | leased --revoke--> cancelled (cancel-previous; fence raised)
  *   pending (never started) --miss--> missed (maxLateness)
  *   pending (a retry) --drop-retry--> dead-lettered (its job became at-most-once)
- *   dead-lettered | missed --replay--> pending (attempt 0)
+ *   dead-lettered | missed --replay--> pending (attempt 0; a resume's re-run keeps its attempts)
  *   finished last run, untracked --track--> the same, in the repair index (its job not yet ended)
  */
 export type RunEvent =
@@ -43,6 +43,8 @@ export type RunEvent =
       readonly by: string;
       readonly now: number;
       readonly checkAt: number;
+      /** A resume's re-run: the attempts (leases) the run had count still. */
+      readonly keepsAttempts?: boolean | undefined;
     }
   | {
       readonly kind: "abandon";
@@ -167,7 +169,11 @@ export function transition(run: RunRecord | undefined, event: RunEvent): RunReco
       return {
         ...run,
         status: RunStatus.Pending,
-        attempt: 0,
+        // An operator's replay starts the run over; a resume's re-run of a firing its pause kept
+        // from starting does not: a lease it had still counts (at-most-once never leases it
+        // again, and maxAttempts counts it), and the pause's reason is not its error.
+        attempt: event.keepsAttempts ? run.attempt : 0,
+        error: event.keepsAttempts ? undefined : run.error,
         checkAt: event.checkAt,
         replays: (run.replays ?? 0) + 1,
         replayedAt: event.now,

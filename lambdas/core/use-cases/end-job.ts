@@ -98,7 +98,11 @@ export async function settleLastRun(
   now: number,
 ): Promise<boolean> {
   if (!last.final || last.finishedAt === undefined) return false;
+  // A run marked last before a schedule change gave the job another last firing (decision
+  // 0046) is not re-run for it: it only settles.
+  const superseded = job.lastFiringAt !== undefined && job.lastFiringAt !== last.scheduledFor;
   if (
+    !superseded &&
     last.status === RunStatus.Missed &&
     last.error === PAUSED_RUN_REASON &&
     job.missedRuns !== MissedRunPolicy.Skip &&
@@ -109,7 +113,7 @@ export async function settleLastRun(
     const rerun = await deps.runs.replayRun(
       job.jobId,
       last.scheduledFor,
-      { by, now, checkAt: now + deps.settings.repairGraceSeconds * 1000 },
+      { by, now, checkAt: now + deps.settings.repairGraceSeconds * 1000, keepsAttempts: true },
       RunStatus.Missed,
     );
     if (rerun) {

@@ -143,9 +143,10 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       return;
     }
     const pending = existing.status === RunStatus.Pending;
-    // Pending or leased (a create that died before the job moved on, then a lease): the firing
-    // is running, not missed, and its run ends the job.
-    if (isUnfinished(existing)) unfinished.add(scheduledFor);
+    // A last run pending or leased (a create that died before the job moved on, then a lease):
+    // the firing is running, not missed, and the run ends the job. One not marked last (made
+    // ahead in a block, under a long backlog's summary record) ends nothing: the record does.
+    if (isUnfinished(existing) && existing.final) unfinished.add(scheduledFor);
     if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
     else if (pending)
       toSend.push(existing); // orphaned by a crash between create and send
@@ -153,7 +154,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       const rerun = await deps.runs.replayRun(
         job.jobId,
         scheduledFor,
-        { by: RESUMED_BY, now, checkAt: now + graceMs },
+        { by: RESUMED_BY, now, checkAt: now + graceMs, keepsAttempts: true },
         RunStatus.Missed,
       );
       if (rerun) toSend.push(rerun);
