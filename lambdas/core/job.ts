@@ -53,7 +53,7 @@ export interface Job {
    * The firing whose run is the job's last (its scheduled instant), written by the sweep's
    * advance that left the job no next run. Only that run's end completes the job: a run marked
    * last before a schedule change gave the job later firings is not its last any more
-   * (decision 0046). Absent on jobs advanced before it was kept: any last run ends them.
+   * (decision 0046). Absent on jobs advanced before it was kept: whichever last run finishes ends them.
    */
   readonly lastFiringAt?: number | undefined;
   readonly maxLatenessMs: number | undefined;

@@ -453,7 +453,7 @@ describe.each(kinds)("the job store %s", (_name, make) => {
       await stores.jobs.replaceJob({ ...advanced, payload: 2, updatedAt: T + 5 }, advanced.updatedAt),
     ).toBe(true);
     expect((await stores.jobs.getJob(other.jobId))?.lastFiringAt).toBe(42);
-    // A job advanced before the firing was kept: any last run ends it, as before.
+    // A job advanced before the firing was kept: whichever last run finishes ends it, as before.
     const legacy = await storedJob();
     await stores.jobs.advanceJob(legacy.jobId, legacy.nextRunAt ?? 0, undefined, T);
     expect(await stores.jobs.completeJob(legacy.jobId, T + 1, 7)).toBe(true);

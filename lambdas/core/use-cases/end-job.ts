@@ -40,7 +40,7 @@ export async function endJobAfter(
     // Active with a next run past this one, or whose last firing is another: a schedule change
     // gave the job later firings, and this run is not its last any more: nothing of the job's
     // end waits on it (decision 0046).
-    const superseded = job?.lastFiringAt !== undefined && job.lastFiringAt !== run.scheduledFor;
+    const superseded = job !== undefined && isSupersededLast(job, run.scheduledFor);
     const waits =
       (job?.status === JobStatus.Paused && !(job.nextRunAt === undefined && superseded)) ||
       (job?.status === JobStatus.Active &&
@@ -100,7 +100,7 @@ export async function settleLastRun(
   if (!last.final || last.finishedAt === undefined) return false;
   // A run marked last before a schedule change gave the job another last firing (decision
   // 0046) is not re-run for it: it only settles.
-  const superseded = job.lastFiringAt !== undefined && job.lastFiringAt !== last.scheduledFor;
+  const superseded = isSupersededLast(job, last.scheduledFor);
   if (
     !superseded &&
     last.status === RunStatus.Missed &&
@@ -122,4 +122,9 @@ export async function settleLastRun(
     }
   }
   return endJobAfter(deps, last, last, now);
+}
+
+/** A run marked last whose job's last firing is another (a schedule change came between). */
+function isSupersededLast(job: Pick<Job, "lastFiringAt">, scheduledFor: number): boolean {
+  return job.lastFiringAt !== undefined && job.lastFiringAt !== scheduledFor;
 }
