@@ -13,6 +13,8 @@ const ROOT = join(import.meta.dirname, "../..");
 const LIFECYCLE = "lambdas/core/lifecycle/";
 const STATUS_WRITERS = [
   "lambdas/adapters/dynamo/dynamo-run-store.ts",
+  // The run store's repair-index side (its entry's conditions name the run's status).
+  "lambdas/adapters/dynamo/dynamo-repair-index.ts",
   "lambdas/adapters/dynamo/dynamo-job-store.ts",
 ];
 
