@@ -13,8 +13,8 @@ const ROOT = join(import.meta.dirname, "../..");
 const LIFECYCLE = "lambdas/core/lifecycle/";
 const STATUS_WRITERS = [
   "lambdas/adapters/dynamo/dynamo-run-store.ts",
-  // The run store's repair-index side (its entry's conditions name the run's status).
-  "lambdas/adapters/dynamo/dynamo-repair-index.ts",
+  // The run store's shared condition fragments (split from it: its lease and hold guards).
+  "lambdas/adapters/dynamo/run-expressions.ts",
   "lambdas/adapters/dynamo/dynamo-job-store.ts",
 ];
 
