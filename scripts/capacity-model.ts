@@ -80,10 +80,10 @@ export interface ComponentLoad {
  * Write units per run, per step, read off the code (one-KB items unless said; decision 0041):
  * - sweep: run put (1), with no repair-index entry: a firing's run that is not its job's last
  *   is carried by its message (decision 0043); job advance (jobKb) + due-index move (delete +
- *   put: 2); the tenant index holds keys, status and type only, so an advance does not touch it;
+ *   put: 2); the tenant index holds keys and type only, so an advance does not touch it;
  * - lease: run update (1);
  * - completion: run update (1).
- * (A one-off job's run is its job's last: it adds the job's end (2, the tenant entry's status),
+ * (A one-off job's run is its job's last: it adds the job's end (1: the tenant index holds no status, decision 0047),
  * and no repair-index entry either (decision 0045); the spike's runs are recurring jobs'
  * firings, the one-off rows say what differs.)
  * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
@@ -199,9 +199,17 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: tenant-index key, one-off jobs",
       quota: "partition WRU/s (one key a tenant)",
       limit: QUOTAS.partitionWru,
-      load: completedRuns / tenants,
+      load: 0,
       raise: "design change",
-      note: "were the spike's runs one-off jobs, each job's end (status completed) rewrites its tenant-index entry as the runs complete",
+      note: "were the spike's runs one-off jobs, each job's end writes its job item only: the index holds keys and type (decision 0047; it held the status, 16.7x)",
+    },
+    {
+      component: "DynamoDB: tenant-index key, creates",
+      quota: "partition WRU/s (one key a tenant)",
+      limit: QUOTAS.partitionWru,
+      load: CLOUD_SETTINGS.tenantCreatesPerSecond,
+      raise: "settings",
+      note: `a tenant's creates, each one small entry (1 WRU), at most its creates-per-second quota (jobsched:tenantCreatesPerSecond, ${CLOUD_SETTINGS.tenantCreatesPerSecond}); label pointers file under partitions of their own`,
     },
     {
       component: "DynamoDB: due-index shard key",

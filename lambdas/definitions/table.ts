@@ -46,8 +46,8 @@ export interface TableDefinition {
  * ordered by the time the repair pass should look at them again; the pass reads the few it finds
  * due, so a lease, a heartbeat or a completion never rewrites the entry (decision 0041).
  * tenant-index: jobs (and their label pointers) by tenant, newest first, for listing; it holds
- * the keys, status and type only, so a job's advance never rewrites it, only its create and a
- * status change (decision 0041).
+ * the keys and the type only, which a job keeps, so no write after a job's create rewrites it:
+ * not an advance (decision 0041), nor a pause, a resume or a job's end (decision 0047).
  * dead-letter-index (sparse): dead-lettered runs (only they carry `deadTenant`) by tenant,
  * most recent first: the dead-letter queue's listing, replay and depth.
  */
@@ -82,7 +82,7 @@ export const JOBS_TABLE = {
       name: "tenant-index",
       partitionKey: { name: "jobTenant", type: "S" },
       sortKey: { name: "createdAt", type: "N" },
-      projectedAttributes: ["type", "status"],
+      projectedAttributes: ["type"],
     },
     {
       name: "dead-letter-index",

@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
@@ -19,6 +25,22 @@ const limits = { tenantCreatesPerSecond: 2, tenantMaxActiveJobs: 10, tenantMaxJo
 const conditionFailed = () => new ConditionalCheckFailedException({ message: "no", $metadata: {} });
 
 const updates = () => db.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+/** A page of the tenant index: keys only (and the type), as it is projected (decision 0047). */
+const indexPage = (ids: string[], last?: Record<string, unknown>) => ({
+  Items: ids.map((id) => ({ pk: `JOB#${id}`, sk: "JOB", jobTenant: "a", createdAt: 1, type: "x" })),
+  ...(last ? { LastEvaluatedKey: last } : {}),
+});
+/** BatchGetItem answers with each asked job's item, its status from `statuses` (by job id). */
+function jobsWithStatuses(statuses: Record<string, string>) {
+  db.on(BatchGetCommand).callsFake((input: { RequestItems: Record<string, { Keys: { pk: string }[] }> }) => {
+    const [table, asked] = Object.entries(input.RequestItems)[0] ?? ["", { Keys: [] }];
+    return {
+      Responses: {
+        [table]: asked.Keys.map((key) => ({ pk: key.pk, sk: "JOB", status: statuses[key.pk.slice(4)] })),
+      },
+    };
+  });
+}
 /** Every request sent: each expression's placeholders given and used exactly (DynamoDB's rule). */
 function expectValidExpressions() {
   for (const call of db.calls()) {
@@ -130,18 +152,31 @@ describe("DynamoTenantQuotas", () => {
       return {};
     });
     db.on(GetCommand).resolves({ Item: { second: SECOND - 5, creates: 1, activeJobs: 10 } });
+    // 7 of the 9 jobs may still fire: active or paused; the completed and cancelled are not counted.
     db.on(QueryCommand)
-      .resolvesOnce({ Count: 3, LastEvaluatedKey: { k: 1 } })
-      .resolves({ Count: 4 });
+      .resolvesOnce(indexPage(["j1", "j2", "j3", "j4"], { k: 1 }))
+      .resolves(indexPage(["j5", "j6", "j7", "j8", "j9"]));
+    jobsWithStatuses({
+      j1: "active",
+      j2: "completed",
+      j3: "paused",
+      j4: "active",
+      j5: "cancelled",
+      j6: "active",
+      j7: "active",
+      j8: "paused",
+      j9: "active",
+    });
     const quotas = new DynamoTenantQuotas(client, "t", limits);
     expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
     const query = db.commandCalls(QueryCommand)[0]?.args[0].input;
     expect(query).toMatchObject({
       IndexName: TENANT_INDEX.name,
-      Select: "COUNT",
-      FilterExpression: "#status IN (:active, :paused)",
+      KeyConditionExpression: "jobTenant = :tenant",
     });
+    expect(query?.FilterExpression).toBeUndefined(); // the index holds no status to filter on
     expect(db.commandCalls(QueryCommand)).toHaveLength(2); // every page counted
+    expect(db.commandCalls(BatchGetCommand)).toHaveLength(2); // each page's jobs read once
     expect(updates().find((u) => u.UpdateExpression?.includes("recountedAt"))).toMatchObject({
       UpdateExpression: "SET recountedAt = :now ADD activeJobs :delta",
       ExpressionAttributeValues: { ":now": NOW, ":delta": 7 - 10 },
@@ -205,8 +240,9 @@ describe("DynamoTenantQuotas", () => {
 describe("DynamoTenantQuotas.releaseType", () => {
   it("gives a type back when no page of the tenant's jobs has an active or paused one of it", async () => {
     db.on(QueryCommand)
-      .resolvesOnce({ Count: 0, LastEvaluatedKey: { pk: "JOB#j1" } })
-      .resolvesOnce({ Count: 0 });
+      .resolvesOnce(indexPage(["j1"], { pk: "JOB#j1" }))
+      .resolvesOnce(indexPage(["j2"]));
+    jobsWithStatuses({ j1: "completed", j2: "cancelled" });
     db.on(UpdateCommand).resolves({});
     const quotas = new DynamoTenantQuotas(client, "t", limits);
 
@@ -216,9 +252,8 @@ describe("DynamoTenantQuotas.releaseType", () => {
     expect(queries).toHaveLength(2);
     expect(queries[0]).toMatchObject({
       IndexName: TENANT_INDEX.name,
-      FilterExpression: "#type = :type AND #status IN (:active, :paused)",
+      FilterExpression: "#type = :type",
       ExpressionAttributeValues: { ":tenant": "a", ":type": "x" },
-      Select: "COUNT",
     });
     expect(queries[1]?.ExclusiveStartKey).toEqual({ pk: "JOB#j1" });
     expect(updates()).toEqual([
@@ -232,7 +267,8 @@ describe("DynamoTenantQuotas.releaseType", () => {
   });
 
   it("keeps a type an active or paused job still has, and does nothing when the quota is lifted", async () => {
-    db.on(QueryCommand).resolves({ Count: 1, LastEvaluatedKey: { pk: "JOB#j1" } });
+    db.on(QueryCommand).resolves(indexPage(["j1", "j2"], { pk: "JOB#j2" }));
+    jobsWithStatuses({ j1: "completed", j2: "paused" });
     expect(await new DynamoTenantQuotas(client, "t", limits).releaseType("a", "x")).toBe(false);
     expect(db.commandCalls(QueryCommand)).toHaveLength(1);
     expect(updates()).toEqual([]);

@@ -200,9 +200,10 @@ export class DynamoJobStore implements JobStore {
    * A page of the tenant's jobs, newest first: the keys from the tenant index (its own entries,
    * or a label's pointer items), then the jobs read in one batch and checked against the filter
    * (tenant, every label, status, type) on the job items themselves. The index holds only the
-   * keys, status and type (decision 0041): the listing's other fields change as jobs advance,
-   * and a projected copy would be rewritten at each advance. The status and type filter runs in
-   * the index too, where the entries are the tenant's own, so a filtered page reads few jobs.
+   * keys and the type (decisions 0041, 0047): the listing's other fields change as jobs advance
+   * or end, and a projected copy would be rewritten each time. The type filter runs in the
+   * index too, where the entries are the tenant's own, so a page filtered by type reads few
+   * jobs; a status filter reads the jobs of each page it looks through.
    */
   async listJobs(
     tenant: string,
@@ -212,12 +213,8 @@ export class DynamoJobStore implements JobStore {
   ): Promise<Page<JobSummary>> {
     const [first] = filter.labels ?? [];
     const partition = first ? labelPartition(tenant, first[0], first[1]) : tenant;
-    const indexFilter = first
-      ? undefined
-      : [
-          ...(filter.status === undefined ? [] : ["#status = :status"]),
-          ...(filter.type === undefined ? [] : ["#type = :type"]),
-        ].join(" AND ") || undefined;
+    // The index holds the type, which a job keeps; the status is checked on the job items.
+    const indexFilter = first || filter.type === undefined ? undefined : "#type = :type";
     const items: JobSummary[] = [];
     let startKey = decodeCursor(
       cursor,
@@ -238,17 +235,10 @@ export class DynamoJobStore implements JobStore {
           KeyConditionExpression: "jobTenant = :partition",
           ...(indexFilter === undefined
             ? {}
-            : {
-                FilterExpression: indexFilter,
-                ExpressionAttributeNames: {
-                  ...(filter.status === undefined ? {} : { "#status": "status" }),
-                  ...(filter.type === undefined ? {} : { "#type": "type" }),
-                },
-              }),
+            : { FilterExpression: indexFilter, ExpressionAttributeNames: { "#type": "type" } }),
           ExpressionAttributeValues: {
             ":partition": partition,
-            ...(indexFilter !== undefined && filter.status !== undefined ? { ":status": filter.status } : {}),
-            ...(indexFilter !== undefined && filter.type !== undefined ? { ":type": filter.type } : {}),
+            ...(indexFilter === undefined ? {} : { ":type": filter.type }),
           },
           ScanIndexForward: false,
           Limit: limit - items.length,

@@ -2,6 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } 
 import type { Admission, TenantQuotas } from "../../core/ports";
 import type { SchedulerSettings } from "../../definitions/settings";
 import { TENANT_INDEX } from "../../definitions/table";
+import { batchGetItems } from "./batch-get";
 import { applied, isConditionFailure } from "./conditions";
 
 /**
@@ -40,7 +41,7 @@ type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiv
  *
  * Active jobs are not counted down when a job ends (that would be a write on every job's
  * last step, and a step that can be cut short): when the count would refuse a create, the
- * tenant's active and paused jobs are counted from the tenant index, at most every
+ * tenant's active and paused jobs are counted (the tenant index's keys, the jobs' statuses), at most every
  * RECOUNT_EVERY_MS, and the difference added. Between recounts the count errs only on the
  * strict side.
  */
@@ -267,8 +268,12 @@ export class DynamoTenantQuotas implements TenantQuotas {
   }
 
   /**
-   * The tenant's active and paused jobs (of `type` only, if given), from the tenant index;
-   * with a type it stops at the first page that finds one (whether any is all it is asked).
+   * The tenant's active and paused jobs (of `type` only, if given): the keys from the tenant
+   * index, the statuses from the job items (the index holds no status, so a job's end or pause
+   * never rewrites the tenant's index partition: decision 0047). With a type it stops at the
+   * first page that finds one (whether any is all it is asked). A recount reads each of the
+   * tenant's jobs once (0.5 read unit a job of up to 4 KB), at most every RECOUNT_EVERY_MS and
+   * only when the count refused a create.
    */
   private async liveJobs(tenant: string, type?: string): Promise<number> {
     const ofType = type !== undefined;
@@ -280,24 +285,27 @@ export class DynamoTenantQuotas implements TenantQuotas {
           TableName: this.tableName,
           IndexName: TENANT_INDEX.name,
           KeyConditionExpression: "jobTenant = :tenant",
-          FilterExpression: `${ofType ? "#type = :type AND " : ""}#status IN (:active, :paused)`,
-          ExpressionAttributeNames: { "#status": "status", ...(ofType ? { "#type": "type" } : {}) },
-          ExpressionAttributeValues: {
-            ":tenant": tenant,
-            ":active": "active",
-            ":paused": "paused",
-            ...(ofType ? { ":type": type } : {}),
-          },
-          Select: "COUNT",
+          ...(ofType
+            ? {
+                FilterExpression: "#type = :type",
+                ExpressionAttributeNames: { "#type": "type" },
+                ExpressionAttributeValues: { ":tenant": tenant, ":type": type },
+              }
+            : { ExpressionAttributeValues: { ":tenant": tenant } }),
           ExclusiveStartKey: start,
         }),
       );
-      count += page.Count ?? 0;
+      const keys = (page.Items ?? []).map((item) => ({ pk: item.pk, sk: item.sk }));
+      const jobs = keys.length === 0 ? [] : await batchGetItems(this.db, this.tableName, keys, false);
+      count += jobs.filter((job) => LIVE.has(String(job.status))).length;
       start = page.LastEvaluatedKey;
     } while (start && !(ofType && count > 0));
     return count;
   }
 }
+
+/** The statuses a tenant's quota counts: a job that may still fire. */
+const LIVE = new Set(["active", "paused"]);
 
 /** How long a process trusts the types it read from a tenant's TYPES set. */
 export const KNOWN_TYPES_MS = RECOUNT_EVERY_MS;
