@@ -1,3 +1,4 @@
+import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
@@ -29,9 +30,10 @@ describe("a one-off job, end to end on the emulators", () => {
     invoke(api, httpEvent("GET /api/v1/jobs/{jobId}", { pathParameters: { jobId } }));
 
   it("is swept, delivered at its second, leased with a fence, completed and reported succeeded", async () => {
-    // Prepare: a job a minute out, so the API leaves it to the sweep.
+    // Prepare: a job 20 minutes out, so the API leaves it to the sweep (a job due within 15
+    // minutes has its run made at create: decision 0048, the next test).
     clock.offsetMs = 0;
-    const runAt = new Date(Math.ceil((Date.now() + 60_000) / 1000) * 1000);
+    const runAt = new Date(Math.ceil((Date.now() + 20 * 60_000) / 1000) * 1000);
     const created = await invoke(
       api,
       httpEvent("POST /api/v1/jobs", {
@@ -97,6 +99,25 @@ describe("a one-off job, end to end on the emulators", () => {
     );
     const [run] = job.body.runs as Array<{ startedAt: string }>;
     expect(Date.parse(run?.startedAt ?? "")).toBeGreaterThanOrEqual(Date.parse(runAt));
+  });
+
+  it("makes a run 10 minutes out at create: stored pending with its job moved on, out of the due index", async () => {
+    // Decision 0048; the test before shows such a run leased without a sweep.
+    clock.offsetMs = 0;
+    const runAt = new Date(Math.ceil((Date.now() + 10 * 60_000) / 1000) * 1000).toISOString();
+    const created = await invoke(api, httpEvent("POST /api/v1/jobs", { body: { type: "later", runAt } }));
+    expect(created.status).toBe(201);
+    const jobId = String(created.body.jobId);
+    const { Item } = await stack.db.send(
+      new GetCommand({ TableName: stack.config.tableName, Key: { pk: `JOB#${jobId}`, sk: "JOB" } }),
+    );
+    expect(Item).toMatchObject({ status: "active", lastFiringAt: Date.parse(runAt) });
+    expect(Item).not.toHaveProperty("dueKey");
+    expect(Item).not.toHaveProperty("nextRunAt");
+    // As any one-off whose run is made: no next run, the run pending in its history.
+    const job = await getJob(jobId);
+    expect(job.body).not.toHaveProperty("nextRunAt");
+    expect(job.body).toMatchObject({ runs: [{ status: "pending", scheduledFor: created.body.nextRunAt }] });
   });
 
   it("answers a repeated completion (same fence and result) as the first, and refuses the other result", async () => {

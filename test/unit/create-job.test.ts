@@ -89,12 +89,12 @@ describe("createJob", () => {
     );
   });
 
-  it("still accepts the job when firing it fails; the sweep finds it later", async () => {
-    const deps = memoryDeps(NOW);
+  it("still accepts a recurring job when firing it fails; the sweep finds it later", async () => {
+    const deps = memoryDeps(NOW + 59_000);
     deps.queue.failSends = true;
-    const result = await createJob(deps, caller, { type: "x", runAt: at(NOW + 1_000) });
+    const result = await createJob(deps, caller, { type: "x", cron: "* * * * *" });
     expect(result.created).toBe(true);
-    expect((await deps.jobs.getJob(result.jobId))?.nextRunAt).toBe(NOW + 1_000);
+    expect((await deps.jobs.getJob(result.jobId))?.nextRunAt).toBe(NOW + 60_000);
     expect(deps.warnings).toHaveLength(1);
   });
 

@@ -10,6 +10,7 @@ import { bucketOf, SHARDS_PER_GROUP, SWEEP_GROUP_COUNT, shardOf } from "../../la
 import { RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { fireJobs, IN_FLIGHT_MS } from "../../lambdas/core/use-cases/fire-jobs";
+import { RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import {
   bucketsToRead,
   CURSOR_SAFETY_MS,
@@ -23,8 +24,15 @@ const NOW = Date.UTC(2026, 10, 2, 8, 30, 0);
 const HOUR = 3_600_000;
 const caller = { tenant: "t", principal: "p" };
 
+/**
+ * A one-off in the due index: created more than 15 minutes before it is due (a nearer one's run
+ * is made at create, decision 0048), the clock then put back where it was.
+ */
 async function dueJob(deps: MemoryDeps, runAt: number): Promise<DueJob> {
+  const now = deps.clock.now();
+  deps.clock.set(Math.min(now, runAt - RUN_AT_CREATE_WITHIN_MS));
   const { jobId } = await createJob(deps, caller, { type: "x", runAt: new Date(runAt).toISOString() });
+  deps.clock.set(now);
   const job = await deps.jobs.getJob(jobId);
   if (!job?.nextRunAt) throw new Error("job has no next run");
   return { ...job, nextRunAt: job.nextRunAt };

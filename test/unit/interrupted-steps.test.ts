@@ -253,7 +253,8 @@ describe("a job's last run finished, its finisher killed before the job is marke
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
   it("the run finishing before the next sweep still ends the job, through the repair pass", async () => {
     const deps = memoryDeps(NOW);
-    const runAt = NOW + 10 * 60_000;
+    // Beyond 15 minutes ahead, so the sweep makes its run (a nearer one's is made at create: 0048).
+    const runAt = NOW + 20 * 60_000;
     const { jobId } = await createJob(deps, alice, { type: "x", runAt: new Date(runAt).toISOString() });
     const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
     deps.clock.set(runAt - 20_000);
@@ -282,7 +283,8 @@ describe("a sweep killed after creating a job's last run, before moving the job 
 describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
   it("the repair pass completes the job from its final missed record", async () => {
     const deps = memoryDeps(NOW);
-    const runAt = NOW + 10 * 60_000;
+    // Beyond 15 minutes ahead, so the sweep handles it (a nearer one's run is made at create: 0048).
+    const runAt = NOW + 20 * 60_000;
     const { jobId } = await createJob(deps, alice, {
       type: "x",
       runAt: new Date(runAt).toISOString(),

@@ -4,7 +4,7 @@ import { NotFoundError, StaleFenceError, ValidationError } from "../../lambdas/c
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
-import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { CREATE_SETTLES_MS, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { type MemoryDeps, memoryDeps, watchedRun } from "../support/memory-ports";
 
@@ -183,12 +183,31 @@ describe("leaseRuns", () => {
     expect(deps.queue.deleted).toEqual(expect.arrayContaining(["garbage", "ghost"]));
   });
 
-  it("cancels the run of a job that no longer exists instead of leasing it", async () => {
+  it("gives back a run whose job is not stored while its create may finish; then drops it, leaving the run", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await deliveredRun(deps);
-    deps.jobs.jobs.delete(jobId);
+    const job = deps.jobs.jobs.get(jobId);
+    deps.jobs.jobs.delete(jobId); // as a create that made the run (decision 0048) and has not stored it
+    const message = deps.queue.ready[0]?.message;
+    if (!job || !message) throw new Error("no job or message");
     expect(await lease(deps)).toEqual([]);
-    expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Cancelled);
+    expect(deps.queue.extended).toEqual([expect.objectContaining({ seconds: 10 })]);
+    expect(deps.queue.deleted).toEqual([]);
+    expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Pending);
+
+    // The create stored it in time: the message, back again, is leased.
+    deps.jobs.jobs.set(jobId, job);
+    deps.queue.ready.push({ message, receiptHandle: "again" });
+    expect(await lease(deps)).toHaveLength(1);
+
+    // Never stored, and the create is long dead: dropped, the run left for a retry to send.
+    const other = memoryDeps(NOW);
+    const orphan = await deliveredRun(other);
+    other.jobs.jobs.delete(orphan);
+    other.clock.advance(CREATE_SETTLES_MS);
+    expect(await lease(other)).toEqual([]);
+    expect(other.queue.deleted).toHaveLength(1);
+    expect([...other.runs.runs.values()][0]?.status).toBe(RunStatus.Pending);
   });
 
   it("gives a lapsed lease to the next worker with a higher fence; the old fence is then refused", async () => {

@@ -14,6 +14,12 @@ import { pushTypeOf } from "../target";
 import { parseWith } from "../validation";
 import { nextRunShown } from "../views";
 import { fireJobs } from "./fire-jobs";
+import {
+  cancelRunOfLostCreate,
+  firingMadeAtCreate,
+  makeRunAtCreate,
+  movedOnAtCreate,
+} from "./one-off-with-run";
 
 /** A one-off job may name a time this far in the past (clock skew, slow clients) and still run. */
 export const MAX_PAST_RUN_AT_MS = 5 * 60_000;
@@ -29,7 +35,9 @@ export interface CreateJobResult {
  * Validates and stores a job. The answer comes only after DynamoDB has the job, so an
  * accepted job is never lost. The tenant's quotas are counted first; a refusal is a 429 with
  * Retry-After, and writes no job. A job due before the next sweep could see it is fired here, so
- * "run in 5 seconds" runs in 5 seconds; if that fails the sweep still finds it in the index.
+ * "run in 5 seconds" runs in 5 seconds; if that fails the sweep still finds it in the index. A
+ * one-off due within 15 minutes has its run made and sent before the job is stored, and never
+ * enters the index (decision 0048).
  */
 export async function createJob(
   deps: SchedulerDeps & { readonly randomBytes: RandomBytes },
@@ -47,6 +55,8 @@ export async function createJob(
     if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) return repeated(deps, job);
     throw quotaError(admission);
   }
+  const madeAt = job.status === JobStatus.Active ? firingMadeAtCreate(deps, job, now) : undefined;
+  if (madeAt !== undefined) return createWithRun(deps, job, madeAt, now);
   if ((await deps.jobs.createJob(job)) === "exists") {
     await deps.quotas.releaseCreate(job.tenant);
     return repeated(deps, job);
@@ -57,6 +67,32 @@ export async function createJob(
     await fireNearTerm(deps, { ...job, nextRunAt: job.nextRunAt });
   }
   return { created: true, jobId: job.jobId, nextRunAt: nextInstantOf(job) };
+}
+
+/**
+ * A one-off due within SQS's longest delay: its run made and sent first, then the job stored
+ * already moved past it (decision 0048): three write units less than the due index's way (its
+ * entry put and removed, the sweep's advance).
+ */
+async function createWithRun(
+  deps: SchedulerDeps,
+  job: Job,
+  at: number,
+  now: number,
+): Promise<CreateJobResult> {
+  // A retry of a create that was stored answers as one, and makes nothing.
+  if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) {
+    await deps.quotas.releaseCreate(job.tenant);
+    return repeated(deps, job);
+  }
+  const made = await makeRunAtCreate(deps, job, at, now);
+  if ((await deps.jobs.createJob(movedOnAtCreate(job, at))) === "exists") {
+    await deps.quotas.releaseCreate(job.tenant);
+    const stored = await deps.jobs.getJob(job.jobId);
+    if (made && stored?.requestHash !== job.requestHash) await cancelRunOfLostCreate(deps, job, at, now);
+    return repeated(deps, job);
+  }
+  return { created: true, jobId: job.jobId, nextRunAt: formatInstant(at) };
 }
 
 /** The answer to a create whose idempotency key's job is stored: that job, if the request matches. */

@@ -1,5 +1,6 @@
 /** A lease as the worker gets it: defined with the other responses (responses.ts). */
 import type { Lease } from "@jobsched/contract";
+import { FUNCTION_TIMEOUT_SECONDS } from "../../definitions/functions";
 import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS, hiddenWhileHeld } from "../delivery";
@@ -303,6 +304,36 @@ async function abandonUnstarted(
 }
 
 /**
+ * How long a run may wait for its job to be stored: a create makes a near-term one-off's run
+ * and sends it before it stores the job (decision 0048), and gives up within its function's
+ * timeout. Twice that, so a slow create is never taken for a dead one.
+ */
+export const CREATE_SETTLES_MS = 2 * FUNCTION_TIMEOUT_SECONDS.api * 1000;
+/** How long such a run's message is hidden before it is looked at again. */
+const CREATE_RECHECK_SECONDS = 10;
+
+/**
+ * A message whose job is not stored (jobs are never deleted): its run was made by a create that
+ * had not stored the job yet (decision 0048). While that create may still finish, the message
+ * comes back; after, the create is dead and its caller had no answer: the message is dropped and
+ * the run left pending, for a retry of the create (same idempotency key) to send again.
+ */
+async function jobNotStored(
+  deps: SchedulerDeps,
+  received: Readable,
+  now: number,
+  drop: (reason: string) => Promise<undefined>,
+): Promise<undefined> {
+  const { message, receiptHandle } = received;
+  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  if (run?.status === RunStatus.Pending && now - run.createdAt < CREATE_SETTLES_MS) {
+    await deps.queue.hide([{ receiptHandle, seconds: CREATE_RECHECK_SECONDS }]);
+    return undefined;
+  }
+  return drop("job not stored: its create did not finish");
+}
+
+/**
  * A message of a run under a live lease goes back until the lease ends (hiddenWhileHeld). One
  * of a finished last run re-drives its job's end first, when `endsJob` (endJobOnMessage).
  */
@@ -358,9 +389,10 @@ async function leaseOne(
     await deps.queue.release(receiptHandle);
     return undefined;
   }
-  if (!job || job.status === JobStatus.Cancelled) {
+  if (!job) return jobNotStored(deps, received, now, drop);
+  if (job.status === JobStatus.Cancelled) {
     await abandonUnstarted(deps, message, "cancelled", "the job was cancelled before the run started", now);
-    return drop("job is cancelled or gone");
+    return drop("job is cancelled");
   }
   if (job.status === JobStatus.Paused) {
     // Paused jobs start nothing; on resume the missed-run policy looks at later firings. An
