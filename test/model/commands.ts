@@ -52,6 +52,8 @@ export interface JobSpec {
   readonly missedRuns: "catch-up" | "run-once" | "skip";
   /** Retry backoff base in seconds (the cap is four times it): quick, or long enough to act in. */
   readonly retryBase: number;
+  /** Sent with an idempotency key: a create that crashed is retried by its client (RetryCreate). */
+  readonly keyed?: boolean;
 }
 
 export class Create extends Step {
@@ -60,7 +62,7 @@ export class Create extends Step {
   }
   async act(world: World) {
     const now = world.clock.now();
-    const { schedule, maxLateness, retryBase, jitter, ...rest } = this.spec;
+    const { schedule, maxLateness, retryBase, jitter, keyed, ...rest } = this.spec;
     const endAt =
       schedule.kind === "once" || schedule.endInMinutes === undefined
         ? {}
@@ -78,25 +80,56 @@ export class Create extends Step {
       ...rest,
       retry: { base: retryBase, cap: retryBase * 4 },
       ...(maxLateness ? { maxLateness } : {}),
+      // Unique in the sequence, and the same each time the sequence is replayed (shrinking).
+      ...(keyed ? { idempotencyKey: `k${++world.keysIssued}` } : {}),
     };
     const created = await world.step("create", () => createJob(world.deps, CALLER, body));
+    if (!created && keyed && world.crash.crashed) world.unanswered.push(body);
     // A create that crashed may still have stored the job: the model finds it by listing.
-    const jobId = created?.jobId ?? (await this.orphan(world));
+    const jobId = created?.jobId ?? (await Create.orphan(world));
     if (jobId === undefined) return;
+    Create.register(world, jobId, schedule, this.spec.overlapPolicy);
+    world.note(`created ${jobId.slice(-6)} ${JSON.stringify(body)}`);
+  }
+  static register(world: World, jobId: string, schedule: JobSpec["schedule"], overlapPolicy: string) {
+    if (world.jobs.some((j) => j.jobId === jobId)) return;
     world.jobs.push({
       jobId,
       bounded: schedule.kind === "once" || schedule.endInMinutes !== undefined,
-      leasedBeforePolicy: this.spec.overlapPolicy === "allow" ? undefined : new Map(),
+      leasedBeforePolicy: overlapPolicy === "allow" ? undefined : new Map(),
     });
-    world.note(`created ${jobId.slice(-6)} ${JSON.stringify(body)}`);
   }
-  private async orphan(world: World): Promise<string | undefined> {
+  static async orphan(world: World): Promise<string | undefined> {
     const known = new Set(world.jobs.map((j) => j.jobId));
     const page = await world.stores.jobs.listJobs(CALLER.tenant, {}, 100);
     return page.items.find((j) => !known.has(j.jobId))?.jobId;
   }
   toString() {
     return `Create(${JSON.stringify(this.spec)})`;
+  }
+}
+
+/**
+ * A client retries a create that got no answer (it crashed) with the same body and key: the
+ * job is then stored once, whatever the crash left (decision 0048's orderings among them).
+ */
+export class RetryCreate extends Step {
+  async act(world: World) {
+    const body = world.unanswered[0];
+    if (!body) return;
+    const answer = await world.step("create (retry)", () => createJob(world.deps, CALLER, body));
+    if (!answer && world.crash.crashed) return; // crashed again: retried again later
+    world.unanswered.shift();
+    if (!answer) return; // refused (a 4xx): the client gives up
+    const schedule: JobSpec["schedule"] =
+      typeof body.runAt === "string"
+        ? { kind: "once", inSeconds: 0 }
+        : { kind: "cron", endInMinutes: typeof body.endAt === "string" ? 1 : undefined };
+    Create.register(world, answer.jobId, schedule, String(body.overlapPolicy));
+    world.note(`retried create ${answer.jobId.slice(-6)}: ${answer.created ? "created" : "existing"}`);
+  }
+  toString() {
+    return "RetryCreate()";
   }
 }
 
@@ -440,7 +473,12 @@ export class Crashing extends Step {
 
 const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   schedule: fc.oneof(
-    fc.record({ kind: fc.constant("once" as const), inSeconds: fc.integer({ min: 0, max: 90 }) }),
+    // Near (within the sweep's lookahead), and on both sides of the 15 minutes within which a
+    // one-off's run is made at create (decision 0048).
+    fc.record({
+      kind: fc.constant("once" as const),
+      inSeconds: fc.oneof(fc.integer({ min: 0, max: 90 }), fc.integer({ min: 880, max: 960 })),
+    }),
     fc.record({
       kind: fc.constant("cron" as const),
       endInMinutes: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
@@ -460,6 +498,7 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   maxLateness: fc.option(fc.constantFrom(10, 120), { nil: undefined }),
   missedRuns: fc.constantFrom("catch-up", "run-once", "skip"),
   retryBase: fc.constantFrom(1, 30),
+  keyed: fc.boolean(),
 });
 
 const index = fc.nat({ max: 7 });
@@ -477,6 +516,7 @@ const patch: fc.Arbitrary<Patch> = fc.oneof(
  * that sequences reach leases, lapses and later firings; API calls and faults less. */
 const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number }> = [
   { weight: 3, arbitrary: jobSpec.map((spec) => new Create(spec)) },
+  { weight: 1, arbitrary: fc.constant(new RetryCreate()) },
   { weight: 1, arbitrary: fc.tuple(index, patch).map(([i, p]) => new PatchJob(i, p)) },
   {
     weight: 1,

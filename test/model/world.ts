@@ -82,6 +82,10 @@ export class World {
   readonly deps: SchedulerDeps & { readonly randomBytes: (size: number) => Uint8Array };
   readonly jobs: ModelJob[] = [];
   readonly held: HeldLease[] = [];
+  /** Create bodies with an idempotency key whose create crashed: a client retries them. */
+  readonly unanswered: Record<string, unknown>[] = [];
+  /** Idempotency keys handed out in this sequence (each keyed create's own). */
+  keysIssued = 0;
   readonly log: string[] = [];
   /** The highest fence the system handed out per run (runId). */
   readonly fencesIssued = new Map<string, number>();
