@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { DELIVERY_LEAD_SECONDS, leadSecondsFor } from "../lambdas/core/delivery";
 import { REPAIR_PARTITIONS, SHARD_COUNT, SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { TENANT_INDEX } from "../lambdas/definitions/table";
 import { DEFAULT_STACK_LIMITS } from "../lib/stack-limits";
 
 export interface SpikeInputs {
@@ -51,6 +52,9 @@ export const DEFAULT_INPUTS: SpikeInputs = {
   runsPerCompletion: 50,
   sweepRunsPerGroupSecond: 2_000,
 };
+
+/** Whether the tenant index projects a job's status (a job's end would rewrite its entry). */
+const TENANT_INDEX_HOLDS_STATUS = (TENANT_INDEX.projectedAttributes as readonly string[]).includes("status");
 
 /** Default quotas (us-east-1, a new account), and the per-partition limits that do not move. */
 export const QUOTAS = {
@@ -199,7 +203,8 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: tenant-index key, one-off jobs",
       quota: "partition WRU/s (one key a tenant)",
       limit: QUOTAS.partitionWru,
-      load: 0,
+      // A job's end changes its status: it writes the index only if the index holds it.
+      load: TENANT_INDEX_HOLDS_STATUS ? completedRuns / tenants : 0,
       raise: "design change",
       note: "were the spike's runs one-off jobs, each job's end writes its job item only: the index holds keys and type (decision 0047; it held the status, 16.7x)",
     },

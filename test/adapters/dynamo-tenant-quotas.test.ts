@@ -147,7 +147,8 @@ describe("DynamoTenantQuotas", () => {
   it("recounts a full active-jobs count from the tenant index, adds the difference, and admits if there is room", async () => {
     let full = true;
     db.on(UpdateCommand).callsFake((input: { Key: { sk: string }; UpdateExpression: string }) => {
-      if (input.Key.sk === "COUNTS" && input.UpdateExpression.includes("recountedAt")) full = false;
+      if (input.Key.sk === "COUNTS" && input.UpdateExpression.includes(":delta")) full = false;
+      else if (input.Key.sk === "COUNTS" && input.UpdateExpression.includes("recountedAt")) return {};
       else if (input.Key.sk === "COUNTS" && full) throw conditionFailed();
       return {};
     });
@@ -177,11 +178,29 @@ describe("DynamoTenantQuotas", () => {
     expect(query?.FilterExpression).toBeUndefined(); // the index holds no status to filter on
     expect(db.commandCalls(QueryCommand)).toHaveLength(2); // every page counted
     expect(db.commandCalls(BatchGetCommand)).toHaveLength(2); // each page's jobs read once
-    expect(updates().find((u) => u.UpdateExpression?.includes("recountedAt"))).toMatchObject({
-      UpdateExpression: "SET recountedAt = :now ADD activeJobs :delta",
-      ExpressionAttributeValues: { ":now": NOW, ":delta": 7 - 10 },
+    // The recount is claimed before anything is read, then the difference added.
+    const claim = updates().findIndex((u) => u.UpdateExpression?.includes("recountedAt"));
+    expect(updates()[claim]).toMatchObject({
+      UpdateExpression: "SET recountedAt = :now",
+      ConditionExpression: "attribute_not_exists(recountedAt) OR recountedAt <= :before",
+      ExpressionAttributeValues: { ":now": NOW, ":before": NOW - RECOUNT_EVERY_MS },
+    });
+    expect(updates().find((u) => u.UpdateExpression?.includes(":delta"))).toMatchObject({
+      UpdateExpression: "ADD activeJobs :delta",
+      ExpressionAttributeValues: { ":delta": 7 - 10 },
     });
     expectValidExpressions();
+  });
+
+  it("refuses without reading the jobs when another process claimed the recount first", async () => {
+    // Every count full, and the claim taken.
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).rejects(conditionFailed());
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
+    db.on(GetCommand).resolves({ Item: { second: SECOND - 5, creates: 1, activeJobs: 10 } });
+    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({ admitted: false, quota: "active-jobs" });
+    expect(db.commandCalls(QueryCommand)).toHaveLength(0);
+    expect(db.commandCalls(BatchGetCommand)).toHaveLength(0);
   });
 
   it("does not recount more than once in RECOUNT_EVERY_MS: a full count refuses for a minute", async () => {

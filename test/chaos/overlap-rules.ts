@@ -28,6 +28,12 @@ const SKIPPED =
   /the run of (\S+) was still unfinished( and another run waits for it)? \(overlapPolicy (skip|buffer-one)\)/;
 export const REPLACED = /the run of (\S+) replaced it \(overlapPolicy cancel-previous\)/;
 /**
+ * buffer-one's skip when the active run is over but for its record (its lease lapsed, it never
+ * starts again): the run it wakes goes first, and a newer run finds the buffer taken
+ * (overlap-decision.ts).
+ */
+const WAITS_FIRST = /the run of (\S+) waits to start first \(overlapPolicy buffer-one\)/;
+/**
  * A failed attempt of an at-most-once job ("... (at-most-once: not retried)"), or a retry that
  * waited when its job was PATCHed to at-most-once (issue 27's finding 2, dead-lettered since
  * decision 0037: "its job became at-most-once while a retry waited: not run again").
@@ -63,6 +69,28 @@ export function overlapEndingProblems(
   const error = run.error ?? "";
   const policiesThen = new Set(settingsDuring(job, recordedAt).map((s) => s.overlapPolicy));
   const runAt = (iso: string) => runs.find((r) => Date.parse(r.scheduledFor) === Date.parse(iso));
+
+  if (run.status === "skipped" && WAITS_FIRST.test(error)) {
+    const [, waiterIso = ""] = WAITS_FIRST.exec(error) ?? [];
+    const problems: string[] = [];
+    if (!policiesThen.has("buffer-one"))
+      problems.push(
+        `${label}: skipped under buffer-one, but the job was ${[...policiesThen].join(" or ")} then`,
+      );
+    if (isLast(job, at)) problems.push(`${label}: the job's last run skipped (it should have waited)`);
+    if (run.fence > 0)
+      problems.push(
+        `${label}: skipped after it was leased ${run.fence} time(s) (a started run is not skipped)`,
+      );
+    const waiter = runAt(waiterIso);
+    if (!waiter || Date.parse(waiter.scheduledFor) >= at)
+      problems.push(`${label}: skipped for the run of ${waiterIso}, which is not an earlier run of the job`);
+    else if (!unfinishedAt(waiter, recordedAt))
+      problems.push(
+        `${label}: skipped at ${run.finishedAt}, but the run of ${waiterIso} had finished at ${waiter.finishedAt}`,
+      );
+    return problems;
+  }
 
   if (run.status === "skipped") {
     const match = SKIPPED.exec(error);

@@ -1,6 +1,7 @@
 import { JobStatus } from "../../lambdas/core/job";
 import { neverStartsAgain } from "../../lambdas/core/lifecycle/overlap-decision";
 import { type Run, RunStatus } from "../../lambdas/core/run";
+import { SUPERSEDED_REASON } from "../../lambdas/core/use-cases/runs-ahead";
 import { isUnfinished, type World } from "./world";
 
 /**
@@ -166,6 +167,17 @@ export async function grantChecks(
     if (before.cancelledJobs.has(run.jobId)) continue;
     const job = await world.storedJob(run.jobId);
     if (job?.status === JobStatus.Cancelled) continue;
+    // A one-off's firing its schedule no longer has (a PATCH of its runAt killed before it
+    // cancelled the run), never handed out: its own message cancels it (lease-runs.ts).
+    const firing = job?.lastFiringAt ?? job?.nextRunAt;
+    if (
+      job?.schedule.kind === "once" &&
+      firing !== undefined &&
+      run.scheduledFor !== firing &&
+      run.error === SUPERSEDED_REASON &&
+      run.attempt === 0
+    )
+      continue;
     const named = /the run of (\S+) replaced it/.exec(run.error ?? "")?.[1];
     const by = named === undefined ? undefined : Date.parse(named);
     const replacer = by === undefined ? undefined : await world.stores.runs.getRun(run.jobId, by);

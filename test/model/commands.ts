@@ -134,6 +134,7 @@ export class RetryCreate extends Step {
 }
 
 type Patch =
+  | { runInSeconds: number }
   | { overlapPolicy: JobSpec["overlapPolicy"] }
   | { delivery: JobSpec["delivery"] }
   | { maxAttempts: number }
@@ -153,9 +154,12 @@ export class PatchJob extends Step {
     if (!job) return;
     const policyOf = async () => (await world.storedJob(job.jobId))?.overlapPolicy ?? "allow";
     const policyBefore = await policyOf();
-    const done = await world.step("patch", () =>
-      updateJob(world.deps, CALLER, job.jobId, this.patch, undefined),
-    );
+    // A one-off moved (or a recurring job made one) from now: its run may be made already.
+    const body =
+      "runInSeconds" in this.patch
+        ? { runAt: iso(world.clock.now() + this.patch.runInSeconds * 1000) }
+        : this.patch;
+    const done = await world.step("patch", () => updateJob(world.deps, CALLER, job.jobId, body, undefined));
     // Judged by the store: a PATCH killed after its write changed the policy all the same.
     const policyAfter = await policyOf();
     if (policyAfter === "allow") job.leasedBeforePolicy = undefined;
@@ -165,11 +169,9 @@ export class PatchJob extends Step {
     }
     // A new schedule keeps a recurring job's end; a one-off given one recurs for ever. Judged
     // by the store: a PATCH killed after its write changed the schedule all the same.
-    if ("cron" in this.patch || "interval" in this.patch) {
+    if ("cron" in this.patch || "interval" in this.patch || "runInSeconds" in this.patch) {
       const schedule = (await world.storedJob(job.jobId))?.schedule;
-      if (schedule && schedule.kind !== "once") {
-        job.bounded = schedule.endAt !== undefined;
-      }
+      if (schedule) job.bounded = schedule.kind === "once" || schedule.endAt !== undefined;
     }
     world.note(`patch ${job.jobId.slice(-6)} ${JSON.stringify(this.patch)}${done ? "" : " (refused)"}`);
   }
@@ -504,6 +506,7 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
 const index = fc.nat({ max: 7 });
 
 const patch: fc.Arbitrary<Patch> = fc.oneof(
+  fc.record({ runInSeconds: fc.constantFrom(30, 120, 600, 1_000) }),
   fc.record({ overlapPolicy: fc.constantFrom("allow", "skip", "buffer-one", "cancel-previous") }),
   fc.record({ delivery: fc.constantFrom("at-least-once", "at-most-once") }),
   fc.record({ maxAttempts: fc.integer({ min: 1, max: 3 }) }),

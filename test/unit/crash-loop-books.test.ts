@@ -672,6 +672,38 @@ describe("the crash loop's books on overlap policies, delivery PATCHes and AWS f
     expect(problemsOf(history(5_000))).toEqual([expect.stringContaining("no other run of the job waited")]);
   });
 
+  it("allow buffer-one's 'waits to start first' skip only for an earlier run that had not finished, under buffer-one", () => {
+    // Prepare: firing 0 is active (in the code's case, over but for its record); firing 1, the
+    // run it wakes, goes first; firing 2 is skipped for it; firing 3 (the last) runs.
+    const waitsFirst = (waiter: number) =>
+      `the run of ${isoAt(waiter)} waits to start first (overlapPolicy buffer-one)`;
+    const history = (policy: "buffer-one" | "skip", waiterIndex: number) => {
+      const job = cronJob(44, "overlap", settingsOf({ overlapPolicy: policy, delivery: "at-least-once" }), 4);
+      return withJob(
+        job,
+        [
+          cronRow(job, 0, "succeeded", { fence: 1, leasedIn: 0, finishedIn: 130_000 }),
+          cronRow(job, 1, "succeeded", { fence: 1, leasedIn: 70_000, finishedIn: 140_000 }),
+          cronRow(job, 2, "skipped", { finishedIn: 100, error: waitsFirst(firing(job, waiterIndex)) }),
+          cronRow(job, 3, "succeeded", { fence: 1, leasedIn: 20_000, finishedIn: 21_000 }),
+        ],
+        [
+          cronStart(job, 0, 1, 10),
+          cronDone(job, 0, 1, 130_000),
+          cronStart(job, 1, 1, 70_010),
+          cronDone(job, 1, 1, 140_000),
+          cronStart(job, 3, 1, 20_010),
+          cronDone(job, 3, 1, 21_000),
+        ],
+      );
+    };
+    expect(failing(books(history("buffer-one", 1)))).toEqual([]);
+    expect(problemsOf(history("skip", 1))).toEqual([expect.stringContaining("skipped under buffer-one")]);
+    expect(problemsOf(history("buffer-one", 3))).toEqual([
+      expect.stringContaining("which is not an earlier run of the job"),
+    ]);
+  });
+
   it("allow a run cancelled as replaced only by a later, leased run under cancel-previous (finding 1 fails)", () => {
     // Prepare: firing 0 works 90 s; firing 1 revokes it as it is leased; its worker's heartbeat
     // gets 409 and its completion is never accepted.

@@ -191,7 +191,7 @@ describe("leaseRuns", () => {
     const message = deps.queue.ready[0]?.message;
     if (!job || !message) throw new Error("no job or message");
     expect(await lease(deps)).toEqual([]);
-    expect(deps.queue.extended).toEqual([expect.objectContaining({ seconds: 10 })]);
+    expect(deps.queue.extended).toEqual([expect.objectContaining({ seconds: 1 })]);
     expect(deps.queue.deleted).toEqual([]);
     expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Pending);
 

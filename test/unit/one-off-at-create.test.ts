@@ -6,7 +6,7 @@ import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { CREATE_SETTLES_MS, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
-import { LOST_CREATE_RACE, RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
+import { RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import { crashing } from "../support/crashing";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
@@ -68,77 +68,54 @@ describe("a one-off due within 15 minutes", () => {
     expect((await deps.jobs.getJob(late.jobId))?.status).toBe("completed");
   });
 
-  it("a create killed after its run was made: the message waits for the job; a retry stores it, the run runs", async () => {
+  it("a create killed after its run was made: the message waits for the job a while, then is dropped", async () => {
     const deps = memoryDeps(NOW);
-    const body = { type: "x", runAt: at(NOW + 1_000), idempotencyKey: "k1" };
     const killed = crashing(deps, "jobs", "createJob", false);
-    await expect(createJob(killed, caller, body)).rejects.toThrow(/killed/);
+    await expect(createJob(killed, caller, { type: "x", runAt: at(NOW + 1_000) })).rejects.toThrow(/killed/);
     expect(onlyRun(deps)).toHaveLength(1);
     expect(deps.jobs.jobs.size).toBe(0);
 
-    // The message comes before any job: hidden and looked at again, not dropped.
+    // The message comes before any job (as it may while a create stores it): back in a second.
     deps.queue.deliverAll();
     expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toEqual([]);
+    expect(deps.queue.extended).toEqual([expect.objectContaining({ seconds: 1 })]);
     expect(deps.queue.deleted).toEqual([]);
 
-    // No job after the create's time: the message is dropped, the run kept pending.
+    // No job after the create's time: dropped. The job was never accepted; nothing leases its run.
     deps.clock.advance(CREATE_SETTLES_MS);
-    deps.queue.ready.push({
-      message: messageOf(deps),
-      receiptHandle: "later",
-    });
+    deps.queue.ready.push({ message: messageOf(deps), receiptHandle: "later" });
     expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toEqual([]);
     expect(deps.queue.deleted).toEqual(["later"]);
     expect(onlyRun(deps)[0]?.status).toBe(RunStatus.Pending);
-
-    // The caller retries: the job is stored and the run sent again; it is leased and ends the job.
-    const retried = await createJob(deps, caller, body);
-    expect(retried.created).toBe(true);
-    deps.queue.deliverAll();
-    const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"] });
-    if (!lease) throw new Error("no lease");
-    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
-    expect((await deps.jobs.getJob(retried.jobId))?.status).toBe("completed");
   });
 
-  it("a create whose send failed answers an error and stores no job; a retry sends it", async () => {
+  it("a create whose send failed answers an error, stores no job and gives its quota count back", async () => {
     const deps = memoryDeps(NOW);
-    const body = { type: "x", runAt: at(NOW + 30_000), idempotencyKey: "k2" };
     deps.queue.failSends = true;
-    await expect(createJob(deps, caller, body)).rejects.toThrow(/queue unavailable/);
+    let released = 0;
+    const release = deps.quotas.releaseCreate.bind(deps.quotas);
+    deps.quotas.releaseCreate = async (tenant: string) => {
+      released += 1;
+      await release(tenant);
+    };
+    await expect(createJob(deps, caller, { type: "x", runAt: at(NOW + 30_000) })).rejects.toThrow(
+      /queue unavailable/,
+    );
     expect(deps.jobs.jobs.size).toBe(0);
-    deps.queue.failSends = false;
-    expect((await createJob(deps, caller, body)).created).toBe(true);
-    expect(deps.queue.sent).toHaveLength(1);
+    expect(released).toBe(1);
   });
 
-  it("a retry of a stored create makes and sends nothing", async () => {
+  it("keeps the due index's way for a create with an idempotency key (its job id is the key's)", async () => {
     const deps = memoryDeps(NOW);
-    const body = { type: "x", runAt: at(NOW + 30_000), idempotencyKey: "k3" };
-    await createJob(deps, caller, body);
-    const writes = deps.queue.sent.length;
-    expect((await createJob(deps, caller, body)).created).toBe(false);
-    expect(deps.queue.sent).toHaveLength(writes);
-    expect(onlyRun(deps)).toHaveLength(1);
-  });
-
-  it("a create that loses its idempotency key to another request cancels the run it made, and answers 409", async () => {
-    const deps = memoryDeps(NOW);
-    const first = { type: "x", runAt: at(NOW + 60_000), idempotencyKey: "k4" };
-    const { jobId } = await createJob(deps, caller, first);
-    // The other create read no job (the two raced), then found it stored when it wrote its own.
-    const getJob = deps.jobs.getJob.bind(deps.jobs);
-    let reads = 0;
-    deps.jobs.getJob = async (id: string) => (reads++ === 0 ? undefined : getJob(id));
-    await expect(createJob(deps, caller, { ...first, runAt: at(NOW + 120_000) })).rejects.toBeInstanceOf(
+    const body = { type: "x", runAt: at(NOW + 5 * 60_000), idempotencyKey: "k1" };
+    const { jobId } = await createJob(deps, caller, body);
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBe(NOW + 5 * 60_000);
+    expect(onlyRun(deps)).toEqual([]);
+    // The same key, another time: 409, and nothing made.
+    await expect(createJob(deps, caller, { ...body, runAt: at(NOW + 6 * 60_000) })).rejects.toBeInstanceOf(
       IdempotencyConflictError,
     );
-    const runs = onlyRun(deps).sort((a, b) => a.scheduledFor - b.scheduledFor);
-    expect(runs.map((r) => [r.jobId, r.scheduledFor, r.status, r.error])).toEqual([
-      [jobId, NOW + 60_000, RunStatus.Pending, undefined],
-      [jobId, NOW + 120_000, RunStatus.Cancelled, LOST_CREATE_RACE],
-    ]);
-    expect((await getJob(jobId))?.lastFiringAt).toBe(NOW + 60_000);
+    expect(onlyRun(deps)).toEqual([]);
   });
 });
 

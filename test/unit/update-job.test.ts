@@ -1,10 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { ConflictError, PreconditionFailedError, ValidationError } from "../../lambdas/core/errors";
+import { SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
 import { RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
-import { etagMatches, updateJob } from "../../lambdas/core/use-cases/update-job";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import {
+  etagMatches,
+  MOVABLE_BEFORE_MS,
+  SUPERSEDED_REASON,
+  updateJob,
+} from "../../lambdas/core/use-cases/update-job";
+import { crashing } from "../support/crashing";
 import { memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 30);
@@ -128,6 +138,78 @@ describe("updateJob", () => {
     });
     expect(recurring.job.runAt).toBeUndefined();
     expect(recurring.changed).toEqual(["cron", "runAt", "timeZone"]);
+  });
+});
+
+describe("updateJob of a one-off whose run is made (at create: decision 0048)", () => {
+  const worker = { tenant: "t-a", principal: "arn:aws:iam::1:role/w", tenants: ["t-a"] };
+
+  it("moves it while its run is pending and not about to be handed out: the run is superseded", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, { type: "x", runAt: iso(NOW + 10 * 60_000) });
+    const moved = await updateJob(deps, alice, jobId, { runAt: iso(NOW + 12 * 60_000) }, undefined);
+    expect(moved.job).toMatchObject({ nextRunAt: iso(NOW + 12 * 60_000) });
+    const runs = [...deps.runs.runs.values()];
+    expect(runs.map((r) => [r.scheduledFor, r.status, r.error])).toEqual([
+      [NOW + 10 * 60_000, RunStatus.Cancelled, SUPERSEDED_REASON],
+    ]);
+    const stored = await deps.jobs.getJob(jobId);
+    expect(stored).toMatchObject({ status: "active", nextRunAt: NOW + 12 * 60_000 });
+    expect(stored?.lastFiringAt).toBeUndefined();
+
+    // The superseded run's message comes at its old time: dropped, and ends nothing.
+    deps.clock.set(NOW + 10 * 60_000 - 3_000);
+    deps.queue.deliverAll();
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+
+    // The sweep makes the new run; it runs and ends the job.
+    deps.clock.set(NOW + 12 * 60_000 - 20_000);
+    for (let group = 0; group < SWEEP_GROUP_COUNT; group++) await sweepGroup(deps, group);
+    deps.clock.set(NOW + 12 * 60_000 - 2_000);
+    deps.queue.deliverAll();
+    const [lease, ...more] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(more).toEqual([]);
+    expect(lease?.scheduledFor).toBe(iso(NOW + 12 * 60_000));
+    await completeRun(deps, worker, lease?.runId ?? "", { fence: lease?.fence ?? 0, result: "succeeded" });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("a PATCH killed before it cancelled the made run: the run's own message cancels it, not run twice", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, { type: "x", runAt: iso(NOW + 10 * 60_000) });
+    const killed = crashing(deps, "runs", "abandonRun", false);
+    await expect(
+      updateJob(killed, alice, jobId, { runAt: iso(NOW + 12 * 60_000) }, undefined),
+    ).rejects.toThrow(/killed/);
+    expect([...deps.runs.runs.values()].map((r) => r.status)).toEqual([RunStatus.Pending]);
+
+    deps.clock.set(NOW + 10 * 60_000 - 3_000);
+    deps.queue.deliverAll();
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect([...deps.runs.runs.values()].map((r) => [r.status, r.error])).toEqual([
+      [RunStatus.Cancelled, SUPERSEDED_REASON],
+    ]);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+  });
+
+  it("refuses (409) once its run is due within a minute, or was handed out", async () => {
+    const deps = memoryDeps(NOW);
+    const soon = await createJob(deps, alice, { type: "x", runAt: iso(NOW + MOVABLE_BEFORE_MS) });
+    await expect(
+      updateJob(deps, alice, soon.jobId, { runAt: iso(NOW + HOUR) }, undefined),
+    ).rejects.toBeInstanceOf(ConflictError);
+
+    const later = await createJob(deps, alice, { type: "y", runAt: iso(NOW + 5 * 60_000) });
+    deps.clock.set(NOW + 5 * 60_000 - 3_000);
+    deps.queue.deliverAll();
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["y"] })).toHaveLength(1);
+    deps.clock.set(NOW);
+    await expect(
+      updateJob(deps, alice, later.jobId, { runAt: iso(NOW + HOUR) }, undefined),
+    ).rejects.toBeInstanceOf(ConflictError);
+    // Nothing changed: its run leased, the job as it was.
+    expect((await deps.jobs.getJob(later.jobId))?.lastFiringAt).toBe(NOW + 5 * 60_000);
   });
 });
 

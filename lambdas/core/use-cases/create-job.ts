@@ -14,12 +14,7 @@ import { pushTypeOf } from "../target";
 import { parseWith } from "../validation";
 import { nextRunShown } from "../views";
 import { fireJobs } from "./fire-jobs";
-import {
-  cancelRunOfLostCreate,
-  firingMadeAtCreate,
-  makeRunAtCreate,
-  movedOnAtCreate,
-} from "./one-off-with-run";
+import { firingMadeAtCreate, makeRunAtCreate, movedOnAtCreate } from "./one-off-with-run";
 
 /** A one-off job may name a time this far in the past (clock skew, slow clients) and still run. */
 export const MAX_PAST_RUN_AT_MS = 5 * 60_000;
@@ -70,9 +65,9 @@ export async function createJob(
 }
 
 /**
- * A one-off due within SQS's longest delay: its run made and sent first, then the job stored
- * already moved past it (decision 0048): three write units less than the due index's way (its
- * entry put and removed, the sweep's advance).
+ * A keyless one-off due within SQS's longest delay: its run made and sent first, then the job
+ * stored already moved past it (decision 0048): three write units less than the due index's
+ * way (its entry put and removed, the sweep's advance).
  */
 async function createWithRun(
   deps: SchedulerDeps,
@@ -80,18 +75,15 @@ async function createWithRun(
   at: number,
   now: number,
 ): Promise<CreateJobResult> {
-  // A retry of a create that was stored answers as one, and makes nothing.
-  if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) {
-    await deps.quotas.releaseCreate(job.tenant);
-    return repeated(deps, job);
+  try {
+    await makeRunAtCreate(deps, job, at, now);
+  } catch (error) {
+    // No job is stored: the count taken for it is given back (a create killed here leaves it
+    // counted, on the strict side, until the next recount).
+    await deps.quotas.releaseCreate(job.tenant).catch(() => undefined);
+    throw error;
   }
-  const made = await makeRunAtCreate(deps, job, at, now);
-  if ((await deps.jobs.createJob(movedOnAtCreate(job, at))) === "exists") {
-    await deps.quotas.releaseCreate(job.tenant);
-    const stored = await deps.jobs.getJob(job.jobId);
-    if (made && stored?.requestHash !== job.requestHash) await cancelRunOfLostCreate(deps, job, at, now);
-    return repeated(deps, job);
-  }
+  await deps.jobs.createJob(movedOnAtCreate(job, at)); // a new job id: never found stored
   return { created: true, jobId: job.jobId, nextRunAt: formatInstant(at) };
 }
 

@@ -15,6 +15,7 @@ import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter, endJobOnMessage } from "./end-job";
 import { admitOverlap } from "./overlap";
+import { cancelRunsAhead, SUPERSEDED_REASON } from "./runs-ahead";
 import { RECYCLE_AFTER_RECEIVES, type Readable, type SentBack, sendBack } from "./send-back";
 
 export type { Lease };
@@ -304,13 +305,41 @@ async function abandonUnstarted(
 }
 
 /**
+ * A one-off's message for an instant that is not its firing (rare; one read then): a manual
+ * run's (trigger, backfill), or a run a PATCH of its `runAt` superseded and was killed before
+ * cancelling (decision 0048 makes such runs 15 minutes ahead). A firing's run never handed out
+ * is cancelled then, instead of running at the old time as well as the new. (A recurring job's
+ * superseded run still runs once: decision 0024.)
+ */
+async function supersededOneOffRun(
+  deps: SchedulerDeps,
+  job: Job,
+  message: RunMessage,
+  now: number,
+): Promise<boolean> {
+  const firing = job.lastFiringAt ?? job.nextRunAt;
+  if (job.schedule.kind !== "once" || firing === undefined || message.scheduledFor === firing) return false;
+  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  if (!run || run.origin !== undefined || run.status !== RunStatus.Pending || run.attempt > 0) return false;
+  // Only a run that was ahead when the job was last written, as the PATCH's own cancel takes
+  // them: one already due then was kept by it, and runs (decision 0024).
+  if (run.scheduledFor <= job.updatedAt) return false;
+  await cancelRunsAhead(deps, [run], SUPERSEDED_REASON, now);
+  return true;
+}
+
+/**
  * How long a run may wait for its job to be stored: a create makes a near-term one-off's run
  * and sends it before it stores the job (decision 0048), and gives up within its function's
  * timeout. Twice that, so a slow create is never taken for a dead one.
  */
 export const CREATE_SETTLES_MS = 2 * FUNCTION_TIMEOUT_SECONDS.api * 1000;
-/** How long such a run's message is hidden before it is looked at again. */
-const CREATE_RECHECK_SECONDS = 10;
+/**
+ * How long such a run's message is hidden before it is looked at again: a second, as a message
+ * sent with no delay (a job due within its lead) can come before its create stored the job,
+ * and its run must not start late for it.
+ */
+const CREATE_RECHECK_SECONDS = 1;
 
 /**
  * A message whose job is not stored (jobs are never deleted): its run was made by a create that
@@ -403,6 +432,9 @@ async function leaseOne(
     await abandonUnstarted(deps, message, "missed", PAUSED_RUN_REASON, now);
     return drop("job is paused");
   }
+
+  if (await supersededOneOffRun(deps, job, message, now))
+    return drop("a one-off's run its schedule change superseded");
 
   const startsAt = Math.max(now, due);
   if (job.maxLatenessMs !== undefined && startsAt - message.scheduledFor > job.maxLatenessMs) {

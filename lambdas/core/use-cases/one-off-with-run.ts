@@ -4,7 +4,6 @@ import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import { scheduledRun } from "../lifecycle/creation";
 import { planRuns } from "../missed-runs";
-import { RunStatus } from "../run";
 
 /**
  * A one-off job due within SQS's longest delay has its run made when it is created (decision
@@ -13,9 +12,6 @@ import { RunStatus } from "../run";
  */
 export const RUN_AT_CREATE_WITHIN_MS = MAX_DELAY_SECONDS * 1000;
 
-/** Why a run made at create was cancelled: the job id belonged to another create's job. */
-export const LOST_CREATE_RACE = "made by a create that lost to another with the same idempotency key";
-
 /**
  * The firing a new active one-off job's run is made for at create: its only firing, due within
  * RUN_AT_CREATE_WITHIN_MS and neither missed nor late by its missed-run policy. Undefined sends
@@ -23,6 +19,10 @@ export const LOST_CREATE_RACE = "made by a create that lost to another with the 
  */
 export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): number | undefined {
   if (job.schedule.kind !== "once" || job.nextRunAt === undefined) return undefined;
+  // A create with an idempotency key keeps the due index's way: its job id is the key's, so
+  // another request with that key (a retry with a changed body, a racing one) would find the
+  // run this one made and could run it under its own definition. A keyless job's id is new.
+  if (job.idempotencyKey !== undefined) return undefined;
   if (job.nextRunAt < now || job.nextRunAt >= now + RUN_AT_CREATE_WITHIN_MS) return undefined;
   const plan = planRuns(
     job.schedule,
@@ -38,30 +38,21 @@ export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): 
 /**
  * Makes a new one-off job's run and sends its message, before the job is stored (decision
  * 0048): a create killed after this leaves a pending run whose job does not exist, which the
- * lease step gives back while the create may still finish and leaves alone after (a retry with
- * the same idempotency key finds it and sends it again); killed before, nothing. Answers whether
- * this call made the run (not a retry's earlier attempt).
+ * lease step gives back while the create may still finish and drops after (the job, keyless,
+ * was never accepted: its caller got no answer); killed before, nothing. The delay is counted
+ * from the clock as it is now (the quota's count may have taken a while).
  */
-export async function makeRunAtCreate(
-  deps: SchedulerDeps,
-  job: Job,
-  at: number,
-  now: number,
-): Promise<boolean> {
+export async function makeRunAtCreate(deps: SchedulerDeps, job: Job, at: number, now: number): Promise<void> {
   const run = scheduledRun(job, at, now, true);
-  const made = (await deps.runs.createRun(run)) === "created";
-  // An earlier attempt of this create (same idempotency key) made it: its message may be lost
-  // with that attempt, so it is sent again (a second copy is harmless: the lease is fenced).
-  const toSend = made ? run : await deps.runs.getRun(job.jobId, at);
-  if (toSend?.status === RunStatus.Pending) {
-    await deps.queue.send([
-      {
-        message: runMessageOf(toSend),
-        delaySeconds: delaySecondsUntil(at, now, baseLeadSecondsOf(job.type)),
-      },
-    ]);
+  if ((await deps.runs.createRun(run)) !== "created") {
+    throw new Error(`a new job's run exists already: ${run.runId}`); // a fresh job id: never
   }
-  return made;
+  await deps.queue.send([
+    {
+      message: runMessageOf(run),
+      delaySeconds: delaySecondsUntil(at, deps.clock.now(), baseLeadSecondsOf(job.type)),
+    },
+  ]);
 }
 
 /**
@@ -71,13 +62,4 @@ export async function makeRunAtCreate(
  */
 export function movedOnAtCreate(job: Job, at: number): Job {
   return { ...job, nextRunAt: undefined, lastFiringAt: at };
-}
-
-/**
- * A create whose job id was taken by a different job (the same idempotency key, another
- * request) cancels the run it made for it, which that job never asked for. A crash before this
- * leaves the run to run once and end nothing (its job's last firing is another).
- */
-export async function cancelRunOfLostCreate(deps: SchedulerDeps, job: Job, at: number, now: number) {
-  await deps.runs.abandonRun(job.jobId, at, "cancelled", LOST_CREATE_RACE, now, true);
 }

@@ -17,6 +17,9 @@ export async function runsAhead(deps: Pick<SchedulerDeps, "runs">, jobId: string
   return { recent, ahead, unstarted };
 }
 
+/** The reason a run made ahead is cancelled by a schedule change. */
+export const SUPERSEDED_REASON = "the job's schedule changed before this run was due";
+
 /**
  * Cancels runs made ahead that will not run (their job was cancelled, or its schedule changed),
  * after the job is written: should this die first, each is ended when it comes due (the lease

@@ -8,7 +8,7 @@ import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { definitionFromRequest, jitterSeedOf, requestFieldsOf } from "../job-definition";
 import { missedRun } from "../lifecycle/creation";
 import { MissedRunPolicy, planRuns } from "../missed-runs";
-import type { Run } from "../run";
+import { type Run, RunStatus } from "../run";
 import { previewRuns } from "../schedule/preview";
 import type { Schedule } from "../schedule/schedule";
 import { firstRunAt, nextFiring } from "../schedule/schedule";
@@ -19,7 +19,7 @@ import { jobView, nextRunShown } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
 import { callersJob, RECENT_RUNS } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
-import { cancelRunsAhead, runsAhead } from "./runs-ahead";
+import { cancelRunsAhead, runsAhead, SUPERSEDED_REASON } from "./runs-ahead";
 
 /**
  * PATCH /api/v1/jobs/{jobId}: changes a job in place (decision 0024). The patch is merged into
@@ -111,6 +111,10 @@ export async function updateJob(
       ...job,
       ...definition,
       nextRunAt,
+      // A one-off's made run superseded: its firing is not the job's last any more.
+      ...(superseded.some((run) => run.final && run.scheduledFor === job.lastFiringAt)
+        ? { lastFiringAt: undefined }
+        : {}),
       updatedAt: now,
       version: job.version + 1,
       audit: [
@@ -189,12 +193,7 @@ async function nextRunOfNewSchedule(
       "jobId",
     );
   }
-  if (job.schedule.kind === "once" && job.nextRunAt === undefined) {
-    throw new ConflictError(
-      `job ${job.jobId}: its one run is already created; cancel it and create a new job to run at another time`,
-      "jobId",
-    );
-  }
+  const madeRun = job.schedule.kind === "once" ? await movableOneOffRun(deps, job, now) : undefined;
   await refuseWhileRunIsCreated(deps, job, "any");
   // A recurring job's runs made ahead in its block (decision 0044) that the new schedule does
   // not fire are superseded: cancelled once the job is written. Those it fires are kept, and
@@ -211,7 +210,9 @@ async function nextRunOfNewSchedule(
       );
   }
   const fires = (at: number) => schedule.kind !== "once" && nextFiring(schedule, at - 1)?.at === at;
-  const superseded = ahead.filter((run) => !fires(run.scheduledFor));
+  // A one-off's run made ahead (decision 0048) is superseded whatever the new schedule fires:
+  // it is marked its job's last, which the job no longer is there.
+  const superseded = ahead.filter((run) => !fires(run.scheduledFor) || run.runId === madeRun?.runId);
   const after = Math.max(
     now - 1,
     ...recent.filter((run) => !superseded.includes(run)).map((run) => run.scheduledFor),
@@ -246,8 +247,36 @@ async function nextRunOfNewSchedule(
   return { next, superseded, missedInPause: [] };
 }
 
-/** The reason a run made ahead is cancelled by a schedule change. */
-export const SUPERSEDED_REASON = "the job's schedule changed before this run was due";
+/**
+ * A one-off's run, when it is made (the sweep's, or the create's within 15 minutes: decision
+ * 0048), can move with its schedule only while it is pending, never handed out, and not due
+ * within MOVABLE_BEFORE_MS (a lease may take it from its lead, up to 25 s before its second);
+ * then it is superseded. Otherwise (started, finished, about to be handed out) a new schedule
+ * is refused. Undefined: the one-off's run is not made yet.
+ */
+async function movableOneOffRun(deps: SchedulerDeps, job: Job, now: number): Promise<Run | undefined> {
+  if (job.nextRunAt !== undefined) return undefined;
+  const made =
+    job.lastFiringAt === undefined ? undefined : await deps.runs.getRun(job.jobId, job.lastFiringAt);
+  const movable =
+    made !== undefined &&
+    made.origin === undefined &&
+    made.status === RunStatus.Pending &&
+    made.attempt === 0 &&
+    made.scheduledFor > now + MOVABLE_BEFORE_MS;
+  if (!movable) {
+    throw new ConflictError(
+      `job ${job.jobId}: its one run is already started, or about to be; cancel it and create a new job to run at another time`,
+      "jobId",
+    );
+  }
+  return made;
+}
+
+/** How long before its second a one-off's made run can still be moved by a new schedule. */
+export const MOVABLE_BEFORE_MS = 60_000;
+
+export { SUPERSEDED_REASON } from "./runs-ahead";
 
 async function result(
   deps: SchedulerDeps,
