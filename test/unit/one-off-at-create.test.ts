@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
+import { DELIVERY_LEAD_SECONDS, runMessageOf } from "../../lambdas/core/delivery";
 import { IdempotencyConflictError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
@@ -119,14 +119,9 @@ describe("a one-off due within 15 minutes", () => {
   });
 });
 
+/** The message of the only run, as its maker sent it. */
 function messageOf(deps: MemoryDeps) {
   const [run] = onlyRun(deps);
   if (!run) throw new Error("no run");
-  return {
-    runId: run.runId,
-    jobId: run.jobId,
-    scheduledFor: run.scheduledFor,
-    tenant: run.tenant,
-    type: run.type,
-  };
+  return runMessageOf(run);
 }
