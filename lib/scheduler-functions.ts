@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { Aws, Duration, RemovalPolicy } from "aws-cdk-lib";
+import { Aws, Duration, Lazy, RemovalPolicy } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
-import { Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { ArnPrincipal, Effect, PolicyStatement, Role } from "aws-cdk-lib/aws-iam";
 import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
@@ -70,6 +70,8 @@ export class SchedulerFunctions extends Construct {
   readonly tick: NodejsFunction;
   readonly sweeper: NodejsFunction;
   readonly dispatcher: NodejsFunction;
+  /** The role idle workers' lane credentials are assumed from (decision 0049). */
+  readonly laneListener: Role;
 
   constructor(scope: Construct, id: string, props: SchedulerFunctionsProps) {
     super(scope, id);
@@ -127,11 +129,27 @@ export class SchedulerFunctions extends Construct {
         ? { TENANT_ACCOUNTS: JSON.stringify(props.tenantAccounts) }
         : {};
     this.api = make("Api", "api.ts", "api", { ...mapping, ...accounts });
+    // Idle workers wait on their own lanes in SQS (decision 0049): the lease protocol alone
+    // may assume this role, and narrows each session to one worker's lanes by a session policy.
+    // The role may do nothing but receive from this stack's lanes.
+    this.laneListener = new Role(this, "LaneListener", {
+      assumedBy: new ArnPrincipal(Lazy.string({ produce: () => this.internal.role?.roleArn ?? "" })),
+      description:
+        "jobsched: idle workers long-poll their own lanes (ReceiveMessage; each session narrowed to its lanes)",
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.laneListener.addToPolicy(
+      new PolicyStatement({ actions: ["sqs:ReceiveMessage"], resources: [props.laneArnPattern] }),
+    );
     // Only the lease protocol needs the worker bindings.
     this.internal = make("Internal", "internal.ts", "internal", {
       ...mapping,
       WORKER_BINDINGS: serializeWorkerBindings(props.workerBindings),
+      LANE_LISTENER_ROLE_ARN: this.laneListener.roleArn,
     });
+    this.internal.addToRolePolicy(
+      new PolicyStatement({ actions: ["sts:AssumeRole"], resources: [this.laneListener.roleArn] }),
+    );
     this.tick = make("Tick", "tick.ts", "tick");
     this.sweeper = make("Sweeper", "sweep.ts", "sweeper");
     this.sweeper.addEventSource(

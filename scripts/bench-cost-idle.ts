@@ -6,21 +6,24 @@ import { atMost, reportVerdict } from "./bench-verdict";
  * the 43,200 ticks of a 30-day month). The tick fires every minute whether or not anything is
  * stored; each tick's sweep queries every shard (read units) on the sweeper; the event sources
  * (the sweep and push queues) are polled by AWS whether or not messages come, which the local
- * event source does not imitate, so that line is modelled (ESM_POLLERS); the workers' lease
- * requests are API requests, function invocations, function time while each waits for work, and
- * the long polls of their lanes.
+ * event source does not imitate, so that line is modelled (ESM_POLLERS); idle workers long-poll
+ * their own lanes in SQS (decision 0049: `laneCalls`, counted on the SDK's SQS clients) and ask
+ * for leases only when one rings and every 5 minutes besides; those lease and lanes requests are
+ * API requests, function invocations and function time.
  */
 export function reportIdle(
   ticks: number,
   measured: {
     readonly lambdas: Record<keyof typeof MEMORY_GB, { invocations: number; ms: number; awsMs: number }>;
     readonly sqsCalls: Record<string, number>;
+    /** The workers' own requests to their lanes (decision 0049). */
+    readonly laneCalls: Record<string, number>;
     readonly capacity: { reads(): number; writes(): number };
     readonly workerCount: number;
     readonly targetUsd: number;
   },
 ): void {
-  const { lambdas, sqsCalls, capacity, workerCount, targetUsd } = measured;
+  const { lambdas, sqsCalls, laneCalls, capacity, workerCount, targetUsd } = measured;
   const month = 43_200 / ticks;
   const gbs = (name: keyof typeof MEMORY_GB) => (lambdas[name].awsMs * MEMORY_GB[name]) / 1000;
   const sqsOf = (pattern: RegExp) =>
@@ -40,17 +43,20 @@ export function reportIdle(
     "SQS: the tick's sends to the sweep queue": tickSqs * month * PRICE.sqsRequest,
     [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
       ESM_POLLERS * ESM_QUEUES * ((30 * 86_400) / 20) * PRICE.sqsRequest,
-    "workers' lease requests: HTTP API": lambdas.internal.invocations * month * PRICE.httpApiRequest,
-    "workers' lease requests: Lambda requests and GB-s while waiting": lambdaCost("internal"),
-    "workers' lease requests: SQS long polls of their lanes": leaseSqs * month * PRICE.sqsRequest,
+    "workers: long polls of their own lanes in SQS (20 s each)":
+      Object.values(laneCalls).reduce((sum, n) => sum + n, 0) * month * PRICE.sqsRequest,
+    "workers' lease and lanes requests: HTTP API":
+      lambdas.internal.invocations * month * PRICE.httpApiRequest,
+    "workers' lease and lanes requests: Lambda requests and GB-s": lambdaCost("internal"),
+    "workers' lease requests: the lease step's receives": leaseSqs * month * PRICE.sqsRequest,
   };
   const total = Object.values(components).reduce((sum, usd) => sum + usd, 0);
   console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
   console.log(
-    `idle for ${ticks} ticks (a minute each) with ${workerCount} idle workers: ${lambdas.internal.invocations} lease requests ` +
+    `idle for ${ticks} ticks (a minute each) with ${workerCount} idle workers: ${lambdas.internal.invocations} lease and lanes requests ` +
       `(${(lambdas.internal.awsMs / Math.max(1, lambdas.internal.invocations)).toFixed(0)} ms each at AWS latencies), ` +
       `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU, ${capacity.writes().toFixed(0)} WRU, ` +
-      `SQS ${JSON.stringify(sqsCalls)}`,
+      `SQS ${JSON.stringify(sqsCalls)}, workers' own lane polls ${JSON.stringify(laneCalls)}`,
   );
   console.log(
     "cost a month (43,200 ticks) at the defaults, on-demand list prices (Lambda time at AWS latencies):",

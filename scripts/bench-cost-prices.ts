@@ -38,8 +38,7 @@ export const MEMORY_GB = {
 export const PROVISIONED_UTILISATION = 0.7;
 
 /** Counts SQS requests by command, from one client middleware. */
-export function meterRequests(client: SQSClient) {
-  const calls: Record<string, number> = {};
+export function meterRequests(client: SQSClient, calls: Record<string, number> = {}) {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const name = (context.commandName ?? "unknown").replace(/Command$/, "");

@@ -40,13 +40,16 @@
  * --recurring and --minutes say more; no one-off jobs), target $3.00 a million runs.
  *
  * `--mix idle` (issue 28): no job at all, `--workers` idle SDK workers (default 4; 0 too) asking
- * for work, for --minutes (default 3). Prints what the deployment costs a month at the defaults,
- * by component: the tick, the sweep of every shard, the event sources' polling (modelled: AWS
- * polls an SQS event source with 5 long-polling pollers, ESM_POLLERS), and the worker-facing
- * function billed while the workers' lease requests wait. Target $5.00 a month with 4 workers.
+ * for work, for --minutes (default 10, two of the workers' 5-minute fallback lease requests).
+ * Prints what the deployment costs a month at the defaults, by component: the tick, the sweep of
+ * every shard, the event sources' polling (modelled: AWS polls an SQS event source with 5
+ * long-polling pollers, ESM_POLLERS), the workers' long polls of their own lanes (decision 0049,
+ * counted on the SDK's own SQS client) and their lease and lanes requests. Target $5.00 a month
+ * with 4 workers.
  */
 import "../local/runtime-env";
 import { parseArgs } from "node:util";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import type { CreateJobsResponse } from "@jobsched/contract";
 import { createSignedFetch, createWorker } from "@jobsched/worker";
 import { createBatch } from "../cli/bulk-create";
@@ -104,7 +107,7 @@ if (!Number.isInteger(workerCount) || workerCount < 0 || (!idle && values.worker
 const recurringOnly = values.mix === "recurring";
 const jobCount = Number(values.jobs ?? (recurringOnly || idle ? "0" : "2000"));
 const recurringCount = Number(values.recurring ?? (recurringOnly ? "200" : idle ? "0" : "20"));
-const minutes = Number(values.minutes ?? (recurringOnly ? "10" : "3"));
+const minutes = Number(values.minutes ?? (recurringOnly || values.mix === "idle" ? "10" : "3"));
 if (idle && (jobCount !== 0 || recurringCount !== 0)) {
   console.error("--mix idle: no jobs (--jobs 0 --recurring 0)");
   process.exit(2);
@@ -164,6 +167,8 @@ const sqsClient = createSqsClient(config);
 const sqsCalls = meterRequests(sqsClient);
 invocationTimer.time(dynamoClient, "dynamodb");
 invocationTimer.time(sqsClient, "sqs");
+/** The workers' own long polls of their lanes (decision 0049), on the SDK's SQS clients. */
+const laneCalls: Record<string, number> = {};
 const credentials = loadLocalCredentials();
 // The worker credentials' bindings, as `npm start` wires them: without them every lease is a 403.
 const deps = createSchedulerDeps({ ...config, workerBindings: credentials.workerBindings }, db, sqsClient);
@@ -277,6 +282,16 @@ const workers = push
         concurrency: 50,
         workerId: `cost-${w}`,
         stopOnSignals: false,
+        laneClient: (lane) => {
+          const client = new SQSClient({
+            region: lane.region,
+            credentials: lane.credentials,
+            maxAttempts: 1,
+            ...(lane.endpoint === undefined ? {} : { endpoint: lane.endpoint, useQueueUrlAsEndpoint: false }),
+          });
+          meterRequests(client, laneCalls);
+          return client;
+        },
         log: () => undefined,
         handler: async (run) => {
           const { mode } = run.payload as { mode: string };
@@ -297,7 +312,7 @@ if (idle) {
   const ticks = await measureIdle();
   await Promise.all(workers.map((w) => w.stop()));
   await sweeper.stop();
-  reportIdle(ticks, { lambdas, sqsCalls, capacity, workerCount, targetUsd });
+  reportIdle(ticks, { lambdas, sqsCalls, laneCalls, capacity, workerCount, targetUsd });
   await new Promise<void>((done) => gateway.server.close(() => done()));
   await stack.close();
   process.exit(process.exitCode ?? 0);
@@ -320,7 +335,9 @@ if (runs === 0) {
   process.exit(1);
 }
 const pushBatches = lambdas.dispatcher.invocations + (pushPollingCalls.DeleteMessageBatch ?? 0);
-const sqsTotal = Object.values(sqsCalls).reduce((s, n) => s + n, 0) + pushBatches;
+// The workers' own long polls of their lanes (decision 0049) are SQS requests too.
+const sqsTotal =
+  [sqsCalls, laneCalls].flatMap((calls) => Object.values(calls)).reduce((s, n) => s + n, 0) + pushBatches;
 const api = lambdas.api.invocations + lambdas.internal.invocations;
 const invocations =
   api + lambdas.sweeper.invocations + lambdas.tick.invocations + lambdas.dispatcher.invocations;
@@ -368,7 +385,7 @@ console.log(
 );
 console.log(`  calls: ${JSON.stringify(capacity.calls())}`);
 console.log(
-  `SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}${push ? ` + push event source: ${lambdas.dispatcher.invocations} non-empty receives, ${pushPollingCalls.DeleteMessageBatch ?? 0} deletes` : ""}`,
+  `SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}, workers' lane polls ${JSON.stringify(laneCalls)}${push ? ` + push event source: ${lambdas.dispatcher.invocations} non-empty receives, ${pushPollingCalls.DeleteMessageBatch ?? 0} deletes` : ""}`,
 );
 console.log(
   `  (sweep queue polling by the event source, fixed cost, not counted per run: ${JSON.stringify(pollingCalls)})`,
@@ -438,7 +455,8 @@ async function measureIdle(): Promise<number> {
   await runTick(deps);
   await sleep(20_000);
   capacity.reset();
-  for (const calls of [sqsCalls, pollingCalls]) for (const name of Object.keys(calls)) delete calls[name];
+  for (const calls of [sqsCalls, pollingCalls, laneCalls])
+    for (const name of Object.keys(calls)) delete calls[name];
   for (const counter of Object.values(lambdas)) Object.assign(counter, { invocations: 0, ms: 0, awsMs: 0 });
   const tick = metered(lambdas.tick, () => runTick(deps));
   const ticks = Math.max(1, Math.round(minutes));

@@ -18,6 +18,8 @@ const environmentSchema = z.object({
   /** Emulator endpoints; unset in AWS. */
   DYNAMODB_ENDPOINT: z.string().url().optional(),
   SQS_ENDPOINT: z.string().url().optional(),
+  /** The role idle workers' lane credentials are assumed from (decision 0049); the stack sets it. */
+  LANE_LISTENER_ROLE_ARN: z.string().startsWith("arn:").optional(),
   /** JSON object: principal or role ARN -> tenant name. Optional. */
   TENANT_MAPPING: z
     .string()
@@ -65,6 +67,8 @@ export interface RuntimeConfig {
   readonly pushQueueUrl: string;
   readonly dynamodbEndpoint: string | undefined;
   readonly sqsEndpoint: string | undefined;
+  /** Idle workers' lane credentials come from this role (decision 0049); unset locally. */
+  readonly laneListenerRoleArn?: string | undefined;
   readonly settings: SchedulerSettings;
   readonly tenantMapping?: Readonly<Record<string, string>>;
   /** Tenant -> the accounts its Lambda and SQS target roles may be in, beyond its own. */
@@ -94,6 +98,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv = process.env): Run
     pushQueueUrl: e.PUSH_QUEUE_URL,
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     sqsEndpoint: e.SQS_ENDPOINT,
+    laneListenerRoleArn: e.LANE_LISTENER_ROLE_ARN,
     tenantMapping: e.TENANT_MAPPING,
     tenantAccounts: e.TENANT_ACCOUNTS,
     workerBindings: e.WORKER_BINDINGS,

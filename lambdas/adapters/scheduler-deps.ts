@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { STSClient } from "@aws-sdk/client-sts";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
+import type { LaneListening } from "../core/ports";
 import type { WorkerBindings } from "../definitions/worker-bindings";
 import { createDocumentClient, createSqsClient } from "./clients";
 import { DynamoJobStore } from "./dynamo/dynamo-job-store";
@@ -13,6 +15,7 @@ import { DynamoWebhookSecretStore } from "./dynamo/dynamo-webhook-secrets";
 import type { RuntimeConfig } from "./environment";
 import { log } from "./logger";
 import { LaneDirectory } from "./sqs/lane-directory";
+import { type ListenCredentialSource, SqsLaneListening } from "./sqs/sqs-lane-listening";
 import { SqsRunQueue } from "./sqs/sqs-run-queue";
 import { SqsSweepQueue } from "./sqs/sqs-sweep-queue";
 import { systemClock } from "./system-clock";
@@ -23,6 +26,8 @@ export type HandlerDeps = SchedulerDeps & {
   readonly tenantMapping: Readonly<Record<string, string>>;
   /** Worker principal -> the tenants it serves (WORKER_BINDINGS; see worker-bindings.ts). */
   readonly workerBindings: WorkerBindings;
+  /** Idle workers' lanes and their credentials (decision 0049). */
+  readonly laneListening: LaneListening;
 };
 
 /** Wires the real adapters for a configuration: what every handler runs on. */
@@ -31,14 +36,11 @@ export function createSchedulerDeps(
   db: DynamoDBDocumentClient = createDocumentClient(config),
   sqs: SQSClient = createSqsClient(config),
 ): HandlerDeps {
+  const lanes = new LaneDirectory(sqs, db, config.tableName, config.runQueueUrl);
   return {
     jobs: new DynamoJobStore(db, config.tableName),
     runs: new DynamoRunStore(db, config.tableName, config.settings.runRetentionDays * 86_400),
-    queue: new SqsRunQueue(
-      sqs,
-      new LaneDirectory(sqs, db, config.tableName, config.runQueueUrl),
-      config.pushQueueUrl,
-    ),
+    queue: new SqsRunQueue(sqs, lanes, config.pushQueueUrl),
     sweeps: new SqsSweepQueue(sqs, config.sweepQueueUrl),
     clock: systemClock,
     settings: config.settings,
@@ -51,5 +53,20 @@ export function createSchedulerDeps(
     randomBytes: (size) => randomBytes(size),
     tenantMapping: config.tenantMapping ?? {},
     workerBindings: config.workerBindings ?? new Map(),
+    laneListening: new SqsLaneListening(lanes, listenCredentialSource(config)),
   };
+}
+
+/** The emulator's endpoint locally, the stack's listener role in AWS, else none (workers poll). */
+function listenCredentialSource(config: RuntimeConfig): ListenCredentialSource {
+  if (config.sqsEndpoint) return { kind: "local", endpoint: config.sqsEndpoint, region: config.region };
+  if (config.laneListenerRoleArn) {
+    return {
+      kind: "role",
+      roleArn: config.laneListenerRoleArn,
+      sts: new STSClient({ region: config.region }),
+      region: config.region,
+    };
+  }
+  return { kind: "none" };
 }

@@ -409,6 +409,16 @@ export const leaseRequest = z
   .meta({ id: "LeaseRequest" });
 export type LeaseRequest = z.output<typeof leaseRequest>;
 
+export const laneListenRequest = z
+  .strictObject({
+    workerId: z.string().min(1).max(128),
+    types: z.array(jobType).min(1).max(32),
+    /** Lane queues the worker found deleted (QueueDoesNotExist): opened again, or made anew. */
+    gone: z.array(z.string().min(1).max(1024)).max(64).default([]),
+  })
+  .meta({ id: "LaneListenRequest" });
+export type LaneListenRequest = z.output<typeof laneListenRequest>;
+
 export const completeRequest = z
   .strictObject({
     fence: z.int().min(1),

@@ -36,6 +36,7 @@ export const ROUTES = [
   { method: "POST", path: "/internal/leases/{runId}/complete", function: "internal" },
   { method: "POST", path: "/internal/completions", function: "internal" },
   { method: "POST", path: "/internal/heartbeats", function: "internal" },
+  { method: "POST", path: "/internal/lanes", function: "internal" },
 ] as const satisfies readonly RouteDefinition[];
 
 export type RouteKey = `${(typeof ROUTES)[number]["method"]} ${(typeof ROUTES)[number]["path"]}`;

@@ -8,6 +8,7 @@ import { DomainError } from "../core/errors";
 import { type CompletionResult, completeRun } from "../core/use-cases/complete-run";
 import { completeRuns } from "../core/use-cases/complete-runs";
 import { heartbeatRun, heartbeatRuns } from "../core/use-cases/heartbeat-run";
+import { grantLaneListening } from "../core/use-cases/lane-listening";
 import { type Lease, leaseRuns } from "../core/use-cases/lease-runs";
 import { httpErrors, statusOf } from "./http/error-middleware";
 import { type HttpEvent, jsonBody, pathParameter, workerOf } from "./http/request";
@@ -121,6 +122,15 @@ export function createInternalHandler(handlerDeps: HandlerDeps) {
     },
     "POST /internal/heartbeats": async (event) =>
       json(200, itemResults(await heartbeatRuns(deps, worker(event), jsonBody(event)), deps.log)),
+    "POST /internal/lanes": async (event) =>
+      json(
+        200,
+        await grantLaneListening(
+          { lanes: deps.laneListening, clock: deps.clock },
+          worker(event),
+          jsonBody(event),
+        ),
+      ),
   });
   return middy<HttpEvent>().use(httpErrors(deps.log)).handler(route);
 }

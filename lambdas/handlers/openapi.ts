@@ -13,6 +13,7 @@ import {
   heartbeatsResponse,
   jobResponse,
   jobsPageResponse,
+  laneListenResponse,
   leasesResponse,
   previewResponse,
   replayAllResponse,
@@ -31,6 +32,7 @@ import {
   createJobsRequest,
   heartbeatBatchRequest,
   heartbeatRequest,
+  laneListenRequest,
   leaseRequest,
   listJobsQuery,
   MAX_BATCH_JOBS,
@@ -261,6 +263,20 @@ const OPERATIONS: Readonly<Record<(typeof ROUTES)[number]["method" | "path"] | s
         "Leased runs, possibly none: only runs of the tenants the caller's worker binding names. " +
           "Fewer than max when their payloads would not fit the response (about 6 MB in all; the " +
           "others stay queued for the next request, untouched). Answered within about 22 s, whatever waitSeconds.",
+      ),
+      ...workerErrors,
+    },
+  },
+  "POST /internal/lanes": {
+    summary:
+      "Workers: where to wait for work while idle, without a request held open: the worker's lanes and credentials that may only receive from them (decision 0049)",
+    request: { body: { content: { "application/json": { schema: laneListenRequest } } } },
+    responses: {
+      200: jsonContent(
+        laneListenResponse,
+        "The lanes of every tenant the caller serves for each type asked for, made if missing, with an hour's credentials " +
+          "(ReceiveMessage on those lanes only). Long-poll them with the given visibility and at most one message, and ask " +
+          "POST /internal/leases when one holds a message. No `listen`: poll POST /internal/leases (`reason` says why).",
       ),
       ...workerErrors,
     },

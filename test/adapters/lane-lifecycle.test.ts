@@ -17,7 +17,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LANE_TOUCH_MS, LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
 import { CLAIM_EXPIRES_MS, LaneJanitor } from "../../lambdas/adapters/sqs/lane-janitor";
-import { LANE_REGISTRY_SHARDS } from "../../lambdas/adapters/sqs/lane-keys";
+import { LANE_REGISTRY_SHARDS, laneQueueName } from "../../lambdas/adapters/sqs/lane-keys";
 import { placeholderProblems } from "../support/expression-rules";
 
 /** The lane registry's requests against mocked DynamoDB and SQS (issue 15, decision 0019). */
@@ -91,6 +91,32 @@ describe("LaneDirectory: marking lanes used", () => {
     const names = sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input.QueueName);
     expect(names).toHaveLength(3);
     for (const name of names) expect(name).toMatch(/^jobsched-runs_[0-9a-f]{16}-1$/);
+    expectValidExpressions();
+  });
+});
+
+describe("LaneDirectory: a lane a listening worker found deleted (decision 0049)", () => {
+  it("makes its queue again on the next open, for a URL of this lane only; another lane's URL changes nothing", async () => {
+    const live = { ...entry(1), sk: "t\nx", type: "x" };
+    db.on(UpdateCommand).resolves({ Attributes: { queueUrl: live.queueUrl } });
+    db.on(GetCommand).resolves({ Item: live });
+    db.on(PutCommand).resolves({});
+    sqs.on(GetQueueAttributesCommand).resolves({ Attributes: {} });
+    sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({
+      QueueUrl: `https://sqs.local/000000000000/${input.QueueName}`,
+    }));
+    const lanes = new LaneDirectory(sqsClient(), docClient(), "t", TEMPLATE, () => NOW);
+    const url = await lanes.laneFor("t", "x");
+    lanes.forgetIfGone("t", "x", [`${TEMPLATE}_0123456789abcdef`, "not a lane"]);
+    expect(await lanes.laneFor("t", "x")).toBe(url); // served from memory: not this lane's URL
+    expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(0);
+    const own = `https://sqs.local/000000000000/${laneQueueName(TEMPLATE, "t", "x")}-4`;
+    lanes.forgetIfGone("t", "x", [own]);
+    await lanes.laneFor("t", "x");
+    // Made again under the live entry's generation, without trusting the entry's URL.
+    expect(sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input.QueueName)).toEqual([
+      laneQueueName(TEMPLATE, "t", "x"),
+    ]);
     expectValidExpressions();
   });
 });

@@ -217,6 +217,49 @@ describe("JobschedStack", () => {
     expect(allowed.flatMap((s) => [s.Action].flat())).not.toContain("dynamodb:Scan");
   });
 
+  it("lets only the lease protocol assume the lane listener role, which may only receive from this stack's lanes (decision 0049)", () => {
+    const roles = Object.entries(template.findResources("AWS::IAM::Role"));
+    const listener = roles.find(([id]) => id.includes("LaneListener"));
+    if (!listener) throw new Error("no lane listener role");
+    const [listenerId, role] = listener;
+    const internalRoleId = roles.find(([id]) => /Internal.*Role/.test(id))?.[0];
+    if (!internalRoleId) throw new Error("no internal function role");
+    expect(role.Properties.MaxSessionDuration).toBe(3600);
+    expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: "sts:AssumeRole",
+        Effect: "Allow",
+        Principal: { AWS: { "Fn::GetAtt": [internalRoleId, "Arn"] } },
+      },
+    ]);
+    const policiesOf = (roleId: string) =>
+      Object.values(template.findResources("AWS::IAM::Policy"))
+        .filter((p) => JSON.stringify(p.Properties.Roles).includes(roleId))
+        .flatMap(
+          (p) =>
+            (p.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
+              .Statement,
+        );
+    const own = policiesOf(listenerId);
+    expect(own).toHaveLength(1);
+    expect(own[0]?.Action).toBe("sqs:ReceiveMessage");
+    // The lanes' pattern (`<run queue name>_*`), never the run queue or any other queue.
+    expect(JSON.stringify(own[0]?.Resource)).toMatch(/_\*"/);
+    const assumes = policiesOf(internalRoleId).filter((s) => s.Action === "sts:AssumeRole");
+    expect(assumes).toEqual([
+      { Action: "sts:AssumeRole", Effect: "Allow", Resource: { "Fn::GetAtt": [listenerId, "Arn"] } },
+    ]);
+    // No other function may assume it, and the lease protocol learns it from its environment.
+    for (const [id] of roles.filter(([id]) => id !== internalRoleId && id !== listenerId)) {
+      expect(JSON.stringify(policiesOf(id))).not.toContain(listenerId);
+    }
+    template.hasResourceProperties("AWS::Lambda::Function", {
+      Environment: {
+        Variables: Match.objectLike({ LANE_LISTENER_ROLE_ARN: { "Fn::GetAtt": [listenerId, "Arn"] } }),
+      },
+    });
+  });
+
   it("exports the dispatcher's role ARN for tenants' trust policies", () => {
     template.hasOutput("DispatcherRoleArn", {
       Export: { Name: Match.anyValue() },

@@ -167,10 +167,14 @@ describe("the production stack", () => {
         (p.Properties as { PolicyDocument: { Statement: Array<{ Action: string[]; Resource: unknown }> } })
           .PolicyDocument.Statement,
     );
-    const lanes = statements.filter(
+    const all = statements.filter(
       (s) =>
         JSON.stringify(s.Resource).includes(":Prod-runs_*") && ![s.Action].flat().includes("sqs:DeleteQueue"),
     );
+    // The lane listener role (decision 0049) only receives: idle workers' peeks.
+    const listener = all.filter((s) => [s.Action].flat().join() === "sqs:ReceiveMessage");
+    expect(listener).toHaveLength(1);
+    const lanes = all.filter((s) => !listener.includes(s));
     expect(lanes).toHaveLength(4); // api, tick and sweeper send; internal sends and receives
     expect(lanes.filter((s) => [s.Action].flat().includes("sqs:ReceiveMessage"))).toHaveLength(1);
     for (const s of lanes) expect([s.Action].flat()).toContain("sqs:SendMessage");

@@ -85,7 +85,7 @@ describe("the packages' layer rules", () => {
     const probes = {
       "packages/worker/src/server.ts": "../../../lambdas/core/run",
       "packages/worker/src/local.ts": "../../../local/emulators",
-      "packages/worker/src/sdk.ts": "@aws-sdk/client-sqs",
+      "packages/worker/src/sdk.ts": "@aws-sdk/client-dynamodb",
       "packages/worker/src/document.ts": "@aws-sdk/lib-dynamodb",
       "packages/contract/src/smithy.ts": "@smithy/types",
       "packages/contract/src/worker.ts": "@jobsched/worker",
@@ -94,12 +94,13 @@ describe("the packages' layer rules", () => {
     expect(refused(probes)).toEqual(Object.keys(probes).sort());
   });
 
-  it("let the SDK import the contract, smithy, the credential chain and its own modules", () => {
+  it("let the SDK import the contract, smithy, the credential chain, SQS's client (its lane listening) and its own modules", () => {
     expect(
       refused({
         "packages/worker/src/contract.ts": "@jobsched/contract",
         "packages/worker/src/smithy.ts": "@smithy/signature-v4",
         "packages/worker/src/credentials.ts": "@aws-sdk/credential-providers",
+        "packages/worker/src/lanes.ts": "@aws-sdk/client-sqs",
         "packages/worker/src/own.ts": "./run-hold.js",
         "packages/contract/src/zod.ts": "zod",
       }),

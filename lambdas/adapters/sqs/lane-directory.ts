@@ -94,6 +94,20 @@ export class LaneDirectory {
     this.byType.clear();
   }
 
+  /**
+   * A listening worker found this lane's queue deleted (a restarted local emulator, or another
+   * container's cache): opened afresh on next use, made again if its entry still names the
+   * deleted queue. A URL that is not one of this lane's generations changes nothing.
+   */
+  forgetIfGone(tenant: string, type: string, gone: readonly string[]): void {
+    const base = laneQueueName(this.templateQueueUrl, tenant, type);
+    if (!gone.some((url) => queueNameOf(url).replace(/-\d+$/, "") === base)) return;
+    const key = `${tenant}\n${type}`;
+    this.opened.delete(key);
+    this.gone.add(key);
+    this.byType.delete(type);
+  }
+
   /** Marks a live lane used and returns its URL; creates the lane if there is none to touch. */
   private async open(tenant: string, type: string, now: number): Promise<string> {
     const key = `${tenant}\n${type}`;

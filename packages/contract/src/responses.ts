@@ -258,6 +258,35 @@ export const leaseResponse = z
 export type Lease = z.output<typeof leaseResponse>;
 export const leasesResponse = z.array(leaseResponse);
 
+/**
+ * Where an idle worker waits for work without a request held open (decision 0049): its lanes,
+ * long-polled in SQS with credentials that reach only them, and asked for a lease when one
+ * holds a message. `listen` absent: poll the lease route as before (`reason` says why).
+ */
+export const laneListenResponse = z
+  .object({
+    lanes: z.array(z.object({ tenant: z.string(), type: z.string(), queueUrl: z.string() })),
+    listen: z
+      .object({
+        region: z.string(),
+        endpoint: z.string().optional().meta({ description: "Only against the local emulator" }),
+        credentials: z.object({
+          accessKeyId: z.string(),
+          secretAccessKey: z.string(),
+          sessionToken: z.string().optional(),
+        }),
+        expiresAt: instant.meta({ description: "Ask again before this: the credentials and lanes lapse" }),
+        peekVisibilitySeconds: z.int().meta({
+          description:
+            "Receive with this visibility timeout and at most one message: a peek, then ask for a lease at once",
+        }),
+      })
+      .optional(),
+    reason: z.string().optional(),
+  })
+  .meta({ id: "LaneListen" });
+export type LaneListenResponse = z.output<typeof laneListenResponse>;
+
 export const completionResponse = z
   .object({
     runId: z.string(),

@@ -10,6 +10,7 @@ import {
 } from "@jobsched/contract";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
 import { createBatcher } from "./batcher.js";
+import { LaneBell, type LaneClientFactory } from "./lane-bell.js";
 import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room.js";
 import { type HoldClock, RunHold, systemHoldClock } from "./run-hold.js";
 import { createSignedFetch, type JsonResponse } from "./signed-fetch.js";
@@ -63,6 +64,14 @@ export interface WorkerOptions {
   readonly callBackoff?: { readonly baseMs: number; readonly capMs: number };
   /** The clock the hold runs on (tests pass a fake one). */
   readonly clock?: HoldClock;
+  /**
+   * While idle, wait on the worker's lanes in SQS (POST /internal/lanes hands out credentials
+   * that reach only them) instead of asking for leases every second or two (default true;
+   * decision 0049). Falls back to asking when the deployment cannot hand them out.
+   */
+  readonly listen?: boolean;
+  /** The SQS client the lanes are long-polled with (default: the AWS SDK's); for metering and tests. */
+  readonly laneClient?: LaneClientFactory;
 }
 
 export interface CompletionReport {
@@ -92,6 +101,11 @@ export interface Worker {
  */
 const POLL_PAUSE_MS = 1_000;
 const IDLE_PAUSE = { baseMs: 250, capMs: 2_000 };
+/**
+ * A listening worker asks for leases at least this often even when its lanes stay quiet: the
+ * bell is a shortcut, and this bounds what a missed ring could cost.
+ */
+const LISTEN_LEASE_EVERY_MS = 5 * 60_000;
 /** The worker's own HTTP calls back off from 200 ms up to 5 s. */
 const CALL_BACKOFF = { baseMs: 200, capMs: 5_000 };
 /** Lease requests and heartbeats give up after this many tries (the next ones come anyway). */
@@ -258,6 +272,18 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   });
 
+  const bell =
+    (options.listen ?? true)
+      ? new LaneBell({
+          types: options.types,
+          workerId,
+          askForLanes: (body) => post("/internal/lanes", body),
+          ...(options.laneClient ? { clientFor: options.laneClient } : {}),
+          stopping: stopping.signal,
+          log,
+        })
+      : undefined;
+
   async function poller(): Promise<void> {
     let idleMs = 0;
     while (!stopping.signal.aborted) {
@@ -275,6 +301,8 @@ export function createWorker(options: WorkerOptions): Worker {
       asking += max; // the room is spoken for while the request is out
       let leases: LeasedRun[] = [];
       let pauseMs = 0;
+      /** The request was answered, with nothing to do. */
+      let empty = false;
       try {
         const response = await post("/internal/leases", {
           workerId,
@@ -290,6 +318,7 @@ export function createWorker(options: WorkerOptions): Worker {
           idleMs =
             leases.length > 0 ? 0 : Math.min(IDLE_PAUSE.capMs, Math.max(IDLE_PAUSE.baseMs, idleMs * 2));
           pauseMs = leases.length === max ? 0 : leases.length > 0 ? POLL_PAUSE_MS : idleMs;
+          empty = leases.length === 0;
         } else {
           const why = parsed?.error ? `leases not as the API defines them (${parsed.error.message})` : "";
           log(`[worker] lease request answered ${response.status}: ${why || JSON.stringify(response.body)}`);
@@ -302,12 +331,19 @@ export function createWorker(options: WorkerOptions): Worker {
         asking -= max;
       }
       for (const run of leases) hold.add(run);
+      // Idle: wait on the lanes (free while nothing comes) rather than ask again and again.
+      if (empty && bell) {
+        const rang = await bell.wait(LISTEN_LEASE_EVERY_MS);
+        if (rang !== "unavailable") continue;
+      }
       if (pauseMs > 0) await sleepUnless(pauseMs, stopping.signal);
     }
   }
 
   const pollers = Array.from({ length: pollerCount }, poller);
-  const done = Promise.all(pollers).then(() => hold.idle());
+  const done = Promise.all(pollers)
+    .then(() => hold.idle())
+    .finally(() => bell?.close());
 
   const onSignal = () => {
     log("[worker] stopping: finishing the runs in hand");

@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest";
+import { laneListenPolicy, SESSION_POLICY_MAX_CHARS } from "../../lambdas/adapters/sqs/lane-listen-policy";
+import { FixedClock } from "../../lambdas/core/clock";
+import { ValidationError } from "../../lambdas/core/errors";
+import type { LaneListening, ListenAccess } from "../../lambdas/core/ports";
+import {
+  grantLaneListening,
+  LISTEN_MAX_LANES,
+  PEEK_VISIBILITY_SECONDS,
+} from "../../lambdas/core/use-cases/lane-listening";
+
+/** Decision 0049: what POST /internal/lanes hands an idle worker, and the session policy it rests on. */
+const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
+const pool = { principal: "arn:aws:iam::1:role/pool", tenants: ["tenant-a", "tenant-b"] };
+
+function fakeLanes(access: ListenAccess = granted()) {
+  const calls: Array<{ pairs: unknown; gone: readonly string[] }> = [];
+  const sessions: Array<{ urls: readonly string[]; name: string; now: number }> = [];
+  const lanes: LaneListening = {
+    open: async (pairs, gone) => {
+      calls.push({ pairs, gone });
+      return pairs.map((p) => ({ ...p, queueUrl: `http://q/runs_${p.tenant}-${p.type}` }));
+    },
+    access: async (urls, name, now) => {
+      sessions.push({ urls, name, now });
+      return access;
+    },
+  };
+  return { lanes, calls, sessions };
+}
+function granted(): ListenAccess {
+  return {
+    granted: true,
+    region: "eu-west-1",
+    credentials: { accessKeyId: "AK", secretAccessKey: "SK", sessionToken: "T" },
+    expiresAt: NOW + 3_600_000,
+  };
+}
+
+describe("grantLaneListening", () => {
+  it("opens every tenant's lane of every type asked for and hands credentials for exactly those", async () => {
+    const fake = fakeLanes();
+    const answer = await grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, {
+      workerId: "w-1",
+      types: ["email", "sms", "email"],
+      gone: ["http://q/runs_tenant-a-email"],
+    });
+    const pairs = [
+      { tenant: "tenant-a", type: "email" },
+      { tenant: "tenant-a", type: "sms" },
+      { tenant: "tenant-b", type: "email" },
+      { tenant: "tenant-b", type: "sms" },
+    ];
+    expect(fake.calls).toEqual([{ pairs, gone: ["http://q/runs_tenant-a-email"] }]);
+    expect(answer.lanes.map(({ tenant, type }) => ({ tenant, type }))).toEqual(pairs);
+    expect(fake.sessions).toEqual([{ urls: answer.lanes.map((l) => l.queueUrl), name: "w-1", now: NOW }]);
+    expect(answer.listen).toEqual({
+      region: "eu-west-1",
+      credentials: { accessKeyId: "AK", secretAccessKey: "SK", sessionToken: "T" },
+      expiresAt: "2026-12-03T10:00:00Z",
+      peekVisibilitySeconds: PEEK_VISIBILITY_SECONDS,
+    });
+  });
+
+  it("never names another tenant's lane: only the tenants the worker's binding serves", async () => {
+    const fake = fakeLanes();
+    const answer = await grantLaneListening(
+      { lanes: fake.lanes, clock: new FixedClock(NOW) },
+      { principal: "p", tenants: ["tenant-b"] },
+      { workerId: "w", types: ["email"] },
+    );
+    expect(answer.lanes.map((l) => l.tenant)).toEqual(["tenant-b"]);
+  });
+
+  it("answers without listening, opening nothing, past LISTEN_MAX_LANES lanes", async () => {
+    const fake = fakeLanes();
+    const types = Array.from({ length: LISTEN_MAX_LANES / 2 + 1 }, (_, i) => `t${i}`);
+    const answer = await grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, {
+      workerId: "w",
+      types,
+    });
+    expect(answer).toEqual({ lanes: [], reason: expect.stringMatching(/more than the 16/) });
+    expect(fake.calls).toEqual([]);
+    expect(fake.sessions).toEqual([]);
+  });
+
+  it("passes on why a deployment hands out no credentials, with no lanes", async () => {
+    const fake = fakeLanes({ granted: false, reason: "no role" });
+    const answer = await grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, {
+      workerId: "w",
+      types: ["email"],
+    });
+    expect(answer).toEqual({ lanes: [], reason: "no role" });
+  });
+
+  it("refuses a malformed request naming the field, opening nothing", async () => {
+    const fake = fakeLanes();
+    for (const body of [
+      { workerId: "w", types: [] },
+      { workerId: "w", types: ["email"], gone: "x" },
+      { workerId: "w", types: ["email"], extra: 1 },
+      { types: ["email"] },
+    ]) {
+      await expect(
+        grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, body),
+      ).rejects.toBeInstanceOf(ValidationError);
+    }
+    expect(fake.calls).toEqual([]);
+  });
+});
+
+describe("laneListenPolicy", () => {
+  const url = (name: string) => `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}`;
+
+  it("allows ReceiveMessage alone, on each lane and its later generations, nothing else", () => {
+    const policy = laneListenPolicy("aws", [
+      url("Prod-runs_0123456789abcdef"),
+      url("Prod-runs_fedcba9876543210-3"),
+    ]);
+    expect(JSON.parse(policy ?? "{}")).toEqual({
+      Version: "2012-10-17",
+      Statement: [
+        {
+          Effect: "Allow",
+          Action: "sqs:ReceiveMessage",
+          Resource: [
+            "arn:aws:sqs:*:*:Prod-runs_0123456789abcdef*",
+            "arn:aws:sqs:*:*:Prod-runs_fedcba9876543210*",
+          ],
+        },
+      ],
+    });
+  });
+
+  it("keeps the partition (GovCloud, China)", () => {
+    expect(laneListenPolicy("aws-cn", [url("Prod-runs_0123456789abcdef")])).toContain("arn:aws-cn:sqs:");
+  });
+
+  it("fits sixteen lanes of SQS's longest queue names (80 characters) in STS's 2,048, and refuses what would not fit", () => {
+    const lanes = (n: number) =>
+      Array.from({ length: n }, (_, i) => url(`${"S".repeat(60)}_${i.toString(16).padStart(16, "0")}-12`));
+    expect(lanes(1)[0]?.split("/").pop()).toHaveLength(80);
+    const sixteen = laneListenPolicy("aws", lanes(16));
+    expect(sixteen?.length).toBeLessThanOrEqual(SESSION_POLICY_MAX_CHARS);
+    expect(laneListenPolicy("aws", lanes(40))).toBeUndefined();
+  });
+});
