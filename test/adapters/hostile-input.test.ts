@@ -578,6 +578,21 @@ const SHAPES: Record<string, Shape> = {
       fc.record({ heartbeats: fc.oneof(fc.array(heartbeatItem, { maxLength: 4 }), hostileValue) }),
     ),
   },
+  "POST /internal/lanes": {
+    body: bodyFor(
+      fc.record(
+        {
+          workerId: fc.oneof(fc.constant("w1"), hostileString),
+          types: fc.oneof(fc.constant(["x"]), fc.array(hostileValue, { maxLength: 3 })),
+          gone: fc.oneof(
+            fc.array(fc.oneof(hostileString, fc.constant("https://sqs.local/1/runs_x")), { maxLength: 3 }),
+            hostileValue,
+          ),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
 };
 
 const RUNS_PER_ROUTE = 5_000;

@@ -8,6 +8,7 @@ import type { HttpEvent } from "../../lambdas/handlers/http/request";
 import { createInternalHandler } from "../../lambdas/handlers/internal";
 import { startHttpGateway } from "../../local/http-gateway";
 import { loadLocalCredentials } from "../../local/local-credentials";
+import { contractChecked } from "../support/response-contract";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
@@ -25,10 +26,12 @@ describe("idle workers listening on their lanes", () => {
   /** The worker-facing routes called, with their bodies, in order. */
   const calls: Array<{ route: string; body: unknown }> = [];
   const running: Worker[] = [];
+  /** Answers the OpenAPI document does not describe. */
+  const mismatches: string[] = [];
 
   beforeAll(async () => {
     stack = await createTestStack("lane-listening");
-    const internal = createInternalHandler(stack.deps);
+    const internal = contractChecked(createInternalHandler(stack.deps), mismatches);
     const gateway = await startHttpGateway(
       {
         api: createApiHandler(stack.deps),
@@ -46,6 +49,7 @@ describe("idle workers listening on their lanes", () => {
     await Promise.all(running.map((w) => w.stop()));
     server.closeAllConnections();
     await new Promise((done) => server.close(() => done(undefined)));
+    expect(mismatches).toEqual([]);
   });
 
   const tenant = () => {
