@@ -373,6 +373,11 @@ export interface ReceiveRequest {
   readonly visibilitySeconds: number;
   readonly waitSeconds: number;
   /**
+   * A lane (laneKeyOf) to poll first, whatever the rotation: the one the worker's lane
+   * listening saw a message in (decision 0049), so a request after a ring always reaches it.
+   */
+  readonly first?: string | undefined;
+  /**
    * Lanes that filled their share may take what the others left only when the runs they gave
    * are all due before this instant (epoch ms): a backlog fills a request, but runs leased ahead
    * of a dense second come at fair shares, leaving the workers room for the other lanes' runs
@@ -482,6 +487,11 @@ export interface TenantQuotas {
    * active or paused (called when the type's lane was deleted as idle). True if given back.
    */
   releaseType(tenant: string, type: string): Promise<boolean>;
+  /**
+   * A type the tenant has used, or a new one counted in its types quota: a listening worker's
+   * type makes a lane as a job's would (decision 0049).
+   */
+  admitType(tenant: string, type: string): Promise<Admission>;
 }
 
 /** A lane a listening worker long-polls: one of its tenants' (tenant, type) queues. */

@@ -405,6 +405,13 @@ export const leaseRequest = z
       description:
         "Long poll: how long to wait for a due run when none is ready; the request answers as soon as runs are leased",
     }),
+    prefer: z
+      .strictObject({ tenant: z.string().min(1).max(2048), type: jobType })
+      .optional()
+      .meta({
+        description:
+          "A lane to poll first: the one the worker's lane listening saw a message in (POST /internal/lanes)",
+      }),
   })
   .meta({ id: "LeaseRequest" });
 export type LeaseRequest = z.output<typeof leaseRequest>;

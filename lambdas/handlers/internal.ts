@@ -126,7 +126,7 @@ export function createInternalHandler(handlerDeps: HandlerDeps) {
       json(
         200,
         await grantLaneListening(
-          { lanes: deps.laneListening, clock: deps.clock },
+          { lanes: deps.laneListening, quotas: deps.quotas, clock: deps.clock },
           worker(event),
           jsonBody(event),
         ),

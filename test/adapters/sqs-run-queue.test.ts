@@ -16,6 +16,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { LaneDirectory } from "../../lambdas/adapters/sqs/lane-directory";
 import { MESSAGE_GROUP_ID_PATTERN, messageGroupIdOf } from "../../lambdas/adapters/sqs/message-group";
 import { MAX_LANES_PER_RECEIVE, SqsRunQueue } from "../../lambdas/adapters/sqs/sqs-run-queue";
+import { laneKeyOf } from "../../lambdas/core/ports";
 
 const sqs = mockClient(SQSClient);
 const db = mockClient(DynamoDBDocumentClient);
@@ -245,6 +246,18 @@ describe("SqsRunQueue: receiving fairly", () => {
     await queue.receive(ask(100, 30, 0));
     const second = new Set(sqs.commandCalls(ReceiveMessageCommand).map((c) => c.args[0].input.QueueUrl));
     expect(second).not.toEqual(first);
+  });
+
+  it("polls first the lane a worker's bell rang on (decision 0049), even with one run asked for among many lanes", async () => {
+    knownLanes(MAX_LANES_PER_RECEIVE + 5);
+    sqs.on(ReceiveMessageCommand).resolves({});
+    const queue = newQueue();
+    for (const rang of [3, 14, 7]) {
+      sqs.resetHistory();
+      await queue.receive({ ...ask(1, 30, 0), first: laneKeyOf({ tenant: `t${rang}`, type: "x" }) });
+      // Its share comes first; what the request has room for after it may reach the next lane.
+      expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[0].input.QueueUrl).toBe(lane(rang));
+    }
   });
 
   it("skips a lane whose queue is gone, and waits out the poll when there are no lanes", async () => {

@@ -63,7 +63,11 @@ describe("idle workers listening on their lanes", () => {
       await new Promise((d) => setTimeout(d, 100));
     return what();
   };
-  const startWorker = (type: string, ran: Array<{ jobId: string; at: number }>) => {
+  const startWorker = (
+    type: string,
+    ran: Array<{ jobId: string; at: number }>,
+    workerId = `listen-${type}`,
+  ) => {
     if (!worker) throw new Error("no dev worker");
     const w = createWorker({
       endpoint: url,
@@ -71,7 +75,7 @@ describe("idle workers listening on their lanes", () => {
       credentials: worker,
       types: [type],
       concurrency: 2,
-      workerId: `listen-${type}`,
+      workerId,
       stopOnSignals: false,
       log: () => undefined,
       handler: async (run) => {
@@ -103,6 +107,41 @@ describe("idle workers listening on their lanes", () => {
     // Far sooner than the worker's 5-minute fallback lease request: the lane rang.
     expect(await until(() => ran.some((r) => r.jobId === jobId), 20_000)).toBe(true);
     expect(count("POST /internal/leases") - leasesBefore).toBeLessThanOrEqual(3);
+  });
+
+  it("with four workers listening on one lane, each run is leased once and on time: the peeks never keep it from the lease step", {
+    timeout: 90_000,
+  }, async () => {
+    const ran: Array<{ jobId: string; at: number }> = [];
+    for (let i = 0; i < 4; i++) startWorker("crowded", ran, `crowded-${i}`);
+    expect(
+      await until(
+        () =>
+          calls.filter((c) => c.route === "POST /internal/lanes" && isFor(c.body, "crowded")).length === 4,
+        10_000,
+      ),
+    ).toBe(true);
+    await new Promise((done) => setTimeout(done, 2_000)); // all four listening
+    const due = Date.now() + 3_000;
+    const jobIds = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const response = await tenant()("POST", "/api/v1/jobs", {
+          body: { type: "crowded", runAt: new Date(due).toISOString(), payload: {} },
+        });
+        expect(response.status).toBe(201);
+        return (response.body as { jobId: string }).jobId;
+      }),
+    );
+    expect(await until(() => jobIds.every((id) => ran.some((r) => r.jobId === id)), 40_000)).toBe(true);
+    await new Promise((done) => setTimeout(done, 2_000));
+    // Once each, and well within the seconds a due run may take to start (a livelock between
+    // peeks and the lease step would hold them for rounds of 20 s, or lose them to the DLQ).
+    expect(ran.filter((r) => jobIds.includes(r.jobId))).toHaveLength(6);
+    for (const r of ran.filter((r) => jobIds.includes(r.jobId))) expect(r.at - due).toBeLessThan(5_000);
+    // The lease requests after each ring named the lane that rang.
+    expect(
+      calls.some((c) => c.route === "POST /internal/leases" && (c.body as { prefer?: unknown }).prefer),
+    ).toBe(true);
   });
 
   it("reports a lane deleted under it, gets it made again, and leases from it", {

@@ -498,6 +498,17 @@ export class MemoryTenantQuotas implements TenantQuotas {
     private readonly jobs: MemoryJobStore,
   ) {}
 
+  async admitType(tenant: string, type: string): Promise<Admission> {
+    const maxTypes = this.limits().tenantMaxJobTypes;
+    const types = this.types.get(tenant) ?? new Set<string>();
+    if (maxTypes > 0 && !types.has(type) && types.size >= maxTypes) {
+      return { admitted: false, quota: "job-types", limit: maxTypes, retryAfterSeconds: 3_600 };
+    }
+    types.add(type);
+    this.types.set(tenant, types);
+    return { admitted: true };
+  }
+
   async admitCreate(tenant: string, type: string, now: number): Promise<Admission> {
     const {
       tenantCreatesPerSecond: rate,

@@ -14,7 +14,11 @@ type Receive = {
 };
 
 function harness(
-  options: { grant?: (body: Record<string, unknown>) => { status: number; body: unknown } } = {},
+  options: {
+    /** The route's answer; undefined: a grant of two lanes. */
+    grant?: (body: Record<string, unknown>) => { status: number; body: unknown } | undefined;
+    roundGraceMs?: number;
+  } = {},
 ) {
   let now = Date.UTC(2026, 11, 3, 9, 0, 0);
   const asked: Array<Record<string, unknown>> = [];
@@ -32,7 +36,7 @@ function harness(
           endpoint: "http://127.0.0.1:1",
           credentials: { accessKeyId: "k", secretAccessKey: "s" },
           expiresAt: new Date(now + 3_600_000).toISOString(),
-          peekVisibilitySeconds: 1,
+          peekVisibilitySeconds: 0,
         },
       },
     };
@@ -66,6 +70,7 @@ function harness(
     stopping: stopping.signal,
     log: () => undefined,
     now: () => now,
+    ...(options.roundGraceMs === undefined ? {} : { roundGraceMs: options.roundGraceMs }),
   });
   const settle = () => new Promise((done) => setTimeout(done, 10));
   return {
@@ -88,11 +93,11 @@ describe("LaneBell", () => {
     await h.settle();
     expect(h.asked).toEqual([{ workerId: "w-1", types: ["x0", "x1"], gone: [] }]);
     expect(h.receives.map((r) => r.input)).toEqual([
-      { QueueUrl: "http://q/runs_a", MaxNumberOfMessages: 1, WaitTimeSeconds: 20, VisibilityTimeout: 1 },
-      { QueueUrl: "http://q/runs_b", MaxNumberOfMessages: 1, WaitTimeSeconds: 20, VisibilityTimeout: 1 },
+      { QueueUrl: "http://q/runs_a", MaxNumberOfMessages: 1, WaitTimeSeconds: 20, VisibilityTimeout: 0 },
+      { QueueUrl: "http://q/runs_b", MaxNumberOfMessages: 1, WaitTimeSeconds: 20, VisibilityTimeout: 0 },
     ]);
     h.receives[1]?.answer(1);
-    expect(await waiting).toBe("rung");
+    expect(await waiting).toEqual({ kind: "rung", lane: { tenant: "t", type: "x1" } });
     expect(h.receives[0]?.signal.aborted).toBe(true);
     expect(h.clients[0]?.config).toMatchObject({ region: "us-east-1", endpoint: "http://127.0.0.1:1" });
   });
@@ -104,7 +109,8 @@ describe("LaneBell", () => {
     await h.settle();
     expect(h.receives).toHaveLength(2);
     h.receives[0]?.answer(1);
-    expect(await Promise.all([first, second])).toEqual(["rung", "rung"]);
+    const rung = { kind: "rung", lane: { tenant: "t", type: "x0" } };
+    expect(await Promise.all([first, second])).toEqual([rung, rung]);
   });
 
   it("polls again while the lanes stay empty, and goes quiet once its wait is over", async () => {
@@ -118,18 +124,58 @@ describe("LaneBell", () => {
     expect(h.receives.map((r) => r.input.WaitTimeSeconds)).toEqual([10, 10]);
     h.advance(10_000);
     for (const r of h.receives.splice(0)) r.answer(0);
-    expect(await waiting).toBe("quiet");
+    expect((await waiting).kind).toBe("quiet");
     expect(h.asked).toHaveLength(1); // the grant is kept between rounds
   });
 
   it("is unavailable when the deployment hands out no lanes, and asks again only ten minutes later", async () => {
     const h = harness({ grant: () => ({ status: 200, body: { lanes: [], reason: "no role" } }) });
-    expect(await h.bell.wait(300_000)).toBe("unavailable");
-    expect(await h.bell.wait(300_000)).toBe("unavailable");
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
     expect(h.asked).toHaveLength(1);
     h.advance(10 * 60_000);
-    expect(await h.bell.wait(300_000)).toBe("unavailable");
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
     expect(h.asked).toHaveLength(2);
+  });
+
+  it("after a 5xx from the route (not a refusal) listens again 30 s later, not 10 minutes", async () => {
+    let status = 503;
+    const h = harness({ grant: () => (status === 200 ? undefined : { status, body: { message: "busy" } }) });
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
+    h.advance(29_000);
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
+    expect(h.asked).toHaveLength(1);
+    status = 200;
+    h.advance(1_000);
+    const waiting = h.bell.wait(300_000);
+    await h.settle();
+    expect(h.asked).toHaveLength(2);
+    h.receives[0]?.answer(1);
+    expect((await waiting).kind).toBe("rung");
+  });
+
+  it("does not peek a lane again within a second of a ring", async () => {
+    const h = harness();
+    const first = h.bell.wait(300_000);
+    await h.settle();
+    h.receives[0]?.answer(1);
+    await first;
+    h.bell.wait(300_000);
+    await h.settle();
+    expect(h.receives).toHaveLength(2); // the cool-down: no new poll yet
+    await new Promise((done) => setTimeout(done, 1_100));
+    expect(h.receives).toHaveLength(4);
+  });
+
+  it("gives up on a round still out past its wait (a half-open connection) and polls for leases", async () => {
+    const h = harness({ roundGraceMs: 50 });
+    const waiting = h.bell.wait(1_000);
+    await h.settle();
+    // Neither poll ever answers.
+    expect((await waiting).kind).toBe("unavailable");
+    expect(h.receives.every((r) => r.signal.aborted)).toBe(true);
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable"); // 30 s before listening again
+    expect(h.asked).toHaveLength(1);
   });
 
   it("is unavailable on a route that does not exist (an older deployment) or an answer not as the contract says", async () => {
@@ -138,7 +184,7 @@ describe("LaneBell", () => {
       { status: 200, body: { lanes: "nope" } },
     ]) {
       const h = harness({ grant: () => answer });
-      expect(await h.bell.wait(300_000)).toBe("unavailable");
+      expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
       expect(h.receives).toHaveLength(0);
     }
   });
@@ -149,14 +195,15 @@ describe("LaneBell", () => {
     await h.settle();
     const gone = Object.assign(new Error("gone"), { name: "QueueDoesNotExist" });
     h.receives[0]?.fail(gone);
-    h.receives[1]?.answer(0);
-    expect(await waiting).toBe("unavailable");
+    // The first failure ends the round: the other lane's poll is cut off.
+    expect((await waiting).kind).toBe("unavailable");
+    expect(h.receives[1]?.signal.aborted).toBe(true);
     expect(h.clients[0]?.destroyed).toBe(true);
     const again = h.bell.wait(300_000);
     await h.settle();
     expect(h.asked[1]).toEqual({ workerId: "w-1", types: ["x0", "x1"], gone: ["http://q/runs_a"] });
     h.receives[2]?.answer(1);
-    expect(await again).toBe("rung");
+    expect((await again).kind).toBe("rung");
     h.bell.wait(300_000);
     await h.settle();
     expect(h.asked).toHaveLength(2); // reported once
@@ -167,9 +214,8 @@ describe("LaneBell", () => {
     const waiting = h.bell.wait(300_000);
     await h.settle();
     h.receives[0]?.fail(Object.assign(new Error("denied"), { name: "AccessDenied" }));
-    h.receives[1]?.answer(0);
-    expect(await waiting).toBe("unavailable");
-    expect(await h.bell.wait(300_000)).toBe("unavailable");
+    expect((await waiting).kind).toBe("unavailable");
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable");
     expect(h.asked).toHaveLength(1);
     h.advance(30_000);
     h.bell.wait(300_000);
@@ -195,7 +241,7 @@ describe("LaneBell", () => {
     const waiting = h.bell.wait(300_000);
     await h.settle();
     h.stopping.abort();
-    expect(["quiet", "unavailable"]).toContain(await waiting);
+    expect(["quiet", "unavailable"]).toContain((await waiting).kind);
     expect(h.receives.every((r) => r.signal.aborted)).toBe(true);
   });
 });

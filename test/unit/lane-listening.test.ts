@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { laneListenPolicy, SESSION_POLICY_MAX_CHARS } from "../../lambdas/adapters/sqs/lane-listen-policy";
 import { FixedClock } from "../../lambdas/core/clock";
 import { ValidationError } from "../../lambdas/core/errors";
-import type { LaneListening, ListenAccess } from "../../lambdas/core/ports";
+import type { Admission, LaneListening, ListenAccess } from "../../lambdas/core/ports";
 import {
   grantLaneListening,
   LISTEN_MAX_LANES,
@@ -28,6 +28,24 @@ function fakeLanes(access: ListenAccess = granted()) {
   };
   return { lanes, calls, sessions };
 }
+/** Quotas that admit every type but those listed full. */
+function depsOf(fake: ReturnType<typeof fakeLanes>, full: readonly string[] = []) {
+  const admitted: string[] = [];
+  return {
+    lanes: fake.lanes,
+    clock: new FixedClock(NOW),
+    admitted,
+    quotas: {
+      admitType: async (tenant: string, type: string): Promise<Admission> => {
+        if (full.includes(`${tenant}/${type}`)) {
+          return { admitted: false, quota: "job-types", limit: 1, retryAfterSeconds: 3_600 };
+        }
+        admitted.push(`${tenant}/${type}`);
+        return { admitted: true };
+      },
+    },
+  };
+}
 function granted(): ListenAccess {
   return {
     granted: true,
@@ -40,7 +58,7 @@ function granted(): ListenAccess {
 describe("grantLaneListening", () => {
   it("opens every tenant's lane of every type asked for and hands credentials for exactly those", async () => {
     const fake = fakeLanes();
-    const answer = await grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, {
+    const answer = await grantLaneListening(depsOf(fake), pool, {
       workerId: "w-1",
       types: ["email", "sms", "email"],
       gone: ["http://q/runs_tenant-a-email"],
@@ -65,7 +83,7 @@ describe("grantLaneListening", () => {
   it("never names another tenant's lane: only the tenants the worker's binding serves", async () => {
     const fake = fakeLanes();
     const answer = await grantLaneListening(
-      { lanes: fake.lanes, clock: new FixedClock(NOW) },
+      depsOf(fake),
       { principal: "p", tenants: ["tenant-b"] },
       { workerId: "w", types: ["email"] },
     );
@@ -75,7 +93,7 @@ describe("grantLaneListening", () => {
   it("answers without listening, opening nothing, past LISTEN_MAX_LANES lanes", async () => {
     const fake = fakeLanes();
     const types = Array.from({ length: LISTEN_MAX_LANES / 2 + 1 }, (_, i) => `t${i}`);
-    const answer = await grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, {
+    const answer = await grantLaneListening(depsOf(fake), pool, {
       workerId: "w",
       types,
     });
@@ -84,9 +102,28 @@ describe("grantLaneListening", () => {
     expect(fake.sessions).toEqual([]);
   });
 
+  it("counts a listened type in the tenant's types quota, and leaves out the lanes it refuses, saying so", async () => {
+    const fake = fakeLanes();
+    const deps = depsOf(fake, ["tenant-b/sms"]);
+    const answer = await grantLaneListening(deps, pool, { workerId: "w", types: ["email", "sms"] });
+    expect(deps.admitted).toEqual(["tenant-a/email", "tenant-a/sms", "tenant-b/email"]);
+    expect(answer.lanes.map((l) => `${l.tenant}/${l.type}`)).toEqual(deps.admitted);
+    expect(answer.reason).toMatch(/tenant-b\/sms.*job-types quota/);
+    expect(answer.listen).toBeDefined();
+    const none = await grantLaneListening(
+      depsOf(fakeLanes(), ["tenant-b/sms"]),
+      { principal: "p", tenants: ["tenant-b"] },
+      {
+        workerId: "w",
+        types: ["sms"],
+      },
+    );
+    expect(none).toEqual({ lanes: [], reason: expect.stringMatching(/job-types quota/) });
+  });
+
   it("passes on why a deployment hands out no credentials, with no lanes", async () => {
     const fake = fakeLanes({ granted: false, reason: "no role" });
-    const answer = await grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, {
+    const answer = await grantLaneListening(depsOf(fake), pool, {
       workerId: "w",
       types: ["email"],
     });
@@ -95,15 +132,15 @@ describe("grantLaneListening", () => {
 
   it("refuses a malformed request naming the field, opening nothing", async () => {
     const fake = fakeLanes();
-    for (const body of [
-      { workerId: "w", types: [] },
-      { workerId: "w", types: ["email"], gone: "x" },
-      { workerId: "w", types: ["email"], extra: 1 },
-      { types: ["email"] },
-    ]) {
-      await expect(
-        grantLaneListening({ lanes: fake.lanes, clock: new FixedClock(NOW) }, pool, body),
-      ).rejects.toBeInstanceOf(ValidationError);
+    for (const [body, field] of [
+      [{ workerId: "w", types: [] }, "types"],
+      [{ workerId: "w", types: ["email"], gone: "x" }, "gone"],
+      [{ workerId: "w", types: ["email"], extra: 1 }, "extra"],
+      [{ types: ["email"] }, "workerId"],
+    ] as const) {
+      const error = await grantLaneListening(depsOf(fake), pool, body).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(`${(error as ValidationError).field} ${(error as Error).message}`).toContain(field);
     }
     expect(fake.calls).toEqual([]);
   });

@@ -244,7 +244,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
   }
 
   /** A type the tenant has used, or a new one within its quota (recorded then). */
-  private async admitType(tenant: string, type: string): Promise<Admission> {
+  async admitType(tenant: string, type: string): Promise<Admission> {
     const max = this.limits.tenantMaxJobTypes;
     if (max <= 0) return { admitted: true };
     let known = this.knownTypes.get(tenant);

@@ -164,7 +164,9 @@ export class SqsRunQueue implements RunQueue {
       if (waitSeconds > 0) await this.sleep(waitSeconds * 1000); // nothing to poll yet
       return [];
     }
-    const start = this.turn++ % all.length;
+    // The lane a worker's bell rang on comes first; otherwise the lanes take turns.
+    const preferred = request.first === undefined ? -1 : all.findIndex((lane) => lane.key === request.first);
+    const start = preferred >= 0 ? preferred : this.turn++ % all.length;
     const lanes = [...all.slice(start), ...all.slice(0, start)].slice(0, MAX_LANES_PER_RECEIVE);
     const base = Math.floor(max / lanes.length);
     const extra = max % lanes.length;

@@ -2,7 +2,7 @@ import type { LaneListenResponse } from "@jobsched/contract";
 import type { WorkerCaller } from "../caller";
 import type { Clock } from "../clock";
 import { formatInstant } from "../instant";
-import type { LaneListening } from "../ports";
+import type { LaneListening, TenantQuotas } from "../ports";
 import { laneListenRequest } from "../schemas";
 import { parseWith } from "../validation";
 
@@ -14,12 +14,14 @@ import { parseWith } from "../validation";
 export const LISTEN_MAX_LANES = 16;
 
 /**
- * A worker's peek hides the message it saw for this long. It then asks for a lease, whose
- * receive takes the message when it shows again. A peek of 0 s would leave it visible to every
- * other listener at once, and each receive counts toward the lane's redrive limit: one second
- * bounds the peeks' count to one a second per message, far under RECYCLE_AFTER_RECEIVES.
+ * A worker's peek leaves the message it saw visible: the lease request it makes at once (the
+ * rung lane polled first) takes it. Hiding it, even for a second, would let the other
+ * listeners' waiting polls take it from the lease step when it showed again, round after
+ * round. Each peek still counts toward the lane's redrive limit, so the SDK peeks a lane at most
+ * once a second (its cool-down), and the lease step sends a fresh copy of a message received
+ * RECYCLE_AFTER_RECEIVES times.
  */
-export const PEEK_VISIBILITY_SECONDS = 1;
+export const PEEK_VISIBILITY_SECONDS = 0;
 
 /**
  * Where an idle worker waits for work without holding a request open (decision 0049): the
@@ -29,7 +31,11 @@ export const PEEK_VISIBILITY_SECONDS = 1;
  * when one holds a message; the lease step stays the one place that grants a lease.
  */
 export async function grantLaneListening(
-  deps: { readonly lanes: LaneListening; readonly clock: Clock },
+  deps: {
+    readonly lanes: LaneListening;
+    readonly quotas: Pick<TenantQuotas, "admitType">;
+    readonly clock: Clock;
+  },
   worker: WorkerCaller,
   body: unknown,
 ): Promise<LaneListenResponse> {
@@ -42,7 +48,17 @@ export async function grantLaneListening(
       reason: `${pairs.length} lanes (tenants served x types), more than the ${LISTEN_MAX_LANES} a worker may listen on: poll POST /internal/leases`,
     };
   }
-  const lanes = await deps.lanes.open(pairs, request.gone);
+  // A lane is a queue of the tenant's own: a type no job has used yet counts in its types
+  // quota, as a create of it would (decision 0016); over the quota, that lane is not listened on.
+  const admitted = await Promise.all(pairs.map((p) => deps.quotas.admitType(p.tenant, p.type)));
+  const refused = pairs.filter((_, i) => !admitted[i]?.admitted);
+  const within = pairs.filter((_, i) => admitted[i]?.admitted);
+  const over =
+    refused.length === 0
+      ? undefined
+      : `not listening on ${refused.map((p) => `${p.tenant}/${p.type}`).join(", ")}: the tenant's job-types quota is full`;
+  if (within.length === 0) return { lanes: [], reason: over ?? "no lanes" };
+  const lanes = await deps.lanes.open(within, request.gone);
   const access = await deps.lanes.access(
     lanes.map((lane) => lane.queueUrl),
     request.workerId,
@@ -51,6 +67,7 @@ export async function grantLaneListening(
   if (!access.granted) return { lanes: [], reason: access.reason };
   return {
     lanes,
+    ...(over === undefined ? {} : { reason: over }),
     listen: {
       region: access.region,
       ...(access.endpoint === undefined ? {} : { endpoint: access.endpoint }),

@@ -9,7 +9,7 @@ import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
 import { DROPPED_RETRY_REASON, exhaustedByLapses } from "../lifecycle/outcomes";
-import type { ReceivedRunMessage, RunMessage } from "../ports";
+import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
 import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
@@ -56,6 +56,8 @@ export async function leaseRuns(deps: SchedulerDeps, worker: WorkerCaller, body:
     ),
     // A backlog fills the request; runs of a dense second leased ahead come at fair shares.
     topUpDueBefore: deps.clock.now() + (DELIVERY_LEAD_SECONDS + 1) * 1000,
+    // The lane that rang the worker's bell (decision 0049), polled first.
+    first: request.prefer ? laneKeyOf(request.prefer) : undefined,
   });
   const granted = await grantLeases(deps, worker, request.workerId, received, {
     receivedVisibilitySeconds: receiveVisibility(deps),

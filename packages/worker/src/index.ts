@@ -4,6 +4,7 @@
  * `createSignedFetch` calls the API signed with SigV4 (IAM auth), for the tools around it.
  */
 
+export type { BellResult, LaneClientFactory } from "./lane-bell.js";
 export type { JsonResponse, SignedFetch, SignedFetchOptions } from "./signed-fetch.js";
 export { createSignedFetch, MAX_RETRY_AFTER_SECONDS } from "./signed-fetch.js";
 export type { CompletionReport, LeasedRun, RunContext, Worker, WorkerOptions } from "./worker.js";

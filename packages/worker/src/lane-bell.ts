@@ -6,16 +6,23 @@ import { type LaneListenResponse, laneListenResponse } from "@jobsched/contract"
  * does not ask again every second or two, which held a Lambda for each wait and billed it: it
  * long-polls its own lanes in SQS (20 s a poll, free while nothing comes but the requests) with
  * the credentials `POST /internal/lanes` hands out, which may only receive from those lanes.
- * A poll that sees a message is a ring: the worker asks for a lease at once. The peek takes at
- * most one message and hides it for the visibility the API names (a second), so the lease
- * step's own receive takes it a moment later; nothing here ever holds or deletes a message.
+ * A poll that sees a message is a ring: the worker asks for a lease at once, naming the lane
+ * that rang so the lease step polls it first. The peek takes at most one message and leaves it
+ * visible (the visibility the API names, 0 s), so the lease step's own receive takes it; each
+ * lane is peeked at most once a second, since every receive counts toward the lane's redrive
+ * limit. Nothing here ever holds or deletes a message.
  *
  * The bell is a shortcut, never the only way in: it rings "quiet" after `maxWaitMs` so the
  * worker asks for a lease anyway, and any failure (a lane gone, credentials lapsed, the
  * emulator restarted, a deployment without the route) makes it "unavailable", so the worker
  * polls the lease route as it did before until the bell can be set up again.
  */
-export type BellResult = "rung" | "quiet" | "unavailable";
+export type BellResult =
+  | { readonly kind: "rung"; readonly lane: { readonly tenant: string; readonly type: string } }
+  | { readonly kind: "quiet" }
+  | { readonly kind: "unavailable" };
+const QUIET: BellResult = { kind: "quiet" };
+const UNAVAILABLE: BellResult = { kind: "unavailable" };
 
 /** What a receive needs: the SDK's client, or a stand-in in tests. */
 export type LaneClientFactory = (config: {
@@ -33,6 +40,8 @@ export interface LaneBellOptions {
   readonly stopping: AbortSignal;
   readonly log: (line: string) => void;
   readonly now?: () => number;
+  /** How long past its wait a round of polls may stay out before it counts as stuck (tests shorten it). */
+  readonly roundGraceMs?: number;
 }
 
 /** A long poll's longest wait (SQS's limit). */
@@ -43,9 +52,14 @@ const RENEW_BEFORE_MS = 5 * 60_000;
 const RETRY_GRANT_MS = 10 * 60_000;
 /** After a receive or the route failed (a restart, lapsed credentials), this long. */
 const RETRY_AFTER_FAILURE_MS = 30_000;
+/** A lane is peeked at most once this often: every receive counts toward its redrive limit. */
+const PEEK_COOL_DOWN_MS = 1_000;
+/** A round of polls that has not answered this long after its wait is stuck (a half-open connection). */
+const ROUND_GRACE_MS = 10_000;
 
+type Lane = { readonly tenant: string; readonly type: string; readonly queueUrl: string };
 type Grant = {
-  readonly lanes: readonly string[];
+  readonly lanes: readonly Lane[];
   readonly renewAt: number;
   readonly client: Pick<SQSClient, "send" | "destroy">;
 };
@@ -56,7 +70,9 @@ export class LaneBell {
   private readonly gone = new Set<string>();
   private waiting: Promise<BellResult> | undefined;
   /** The API's peek visibility (seconds), from the last grant. */
-  private peekVisibility = 1;
+  private peekVisibility = 0;
+  /** When the bell last rang: the next round waits out the cool-down from it. */
+  private rangAt = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
 
   constructor(private readonly options: LaneBellOptions) {
@@ -83,42 +99,62 @@ export class LaneBell {
 
   private async listen(maxWaitMs: number): Promise<BellResult> {
     const until = this.now() + maxWaitMs;
+    // A message seen a moment ago may still be there (another listener's lease took it, or
+    // is about to): not peeked again within the cool-down.
+    const coolDown = this.rangAt + PEEK_COOL_DOWN_MS - this.now();
+    if (coolDown > 0) await sleepUnless(coolDown, this.options.stopping);
     while (!this.options.stopping.aborted && this.now() < until) {
       const grant = await this.currentGrant();
-      if (!grant) return "unavailable";
+      if (!grant) return UNAVAILABLE;
+      if (this.options.stopping.aborted) break;
       const seconds = Math.max(1, Math.min(POLL_SECONDS, Math.ceil((until - this.now()) / 1000)));
       const outcome = await this.pollOnce(grant, seconds);
-      if (outcome !== "quiet") return outcome;
+      if (outcome.kind === "rung") this.rangAt = this.now();
+      if (outcome.kind !== "quiet") return outcome;
     }
-    return "quiet";
+    return QUIET;
   }
 
-  /** One long poll of every lane at once: rung as soon as one sees a message (the rest are cut off). */
+  /**
+   * One long poll of every lane at once: rung as soon as one sees a message, unavailable as soon
+   * as one fails (the rest are cut off either way), quiet when all come back empty. A round still
+   * out ROUND_GRACE_MS past its wait is cut off as failed: a half-open connection must not keep
+   * the worker from its fallback lease request.
+   */
   private pollOnce(grant: Grant, seconds: number): Promise<BellResult> {
     const round = new AbortController();
     return new Promise<BellResult>((resolve) => {
       let pending = grant.lanes.length;
-      let failed = false;
       const settle = (result: BellResult) => {
         if (round.signal.aborted) return;
+        clearTimeout(stuck);
         this.options.stopping.removeEventListener("abort", stop);
         round.abort();
         resolve(result);
       };
       // A stopping worker does not wait out the long polls.
-      const stop = () => settle("quiet");
+      const stop = () => settle(QUIET);
       this.options.stopping.addEventListener("abort", stop, { once: true });
-      for (const queueUrl of grant.lanes) {
-        this.receive(grant, queueUrl, seconds, round.signal).then((seen) => {
-          if (seen === "message") return settle("rung");
-          if (seen === "failed") failed = true;
-          if (--pending === 0) settle(failed ? "unavailable" : "quiet");
+      const stuck = setTimeout(
+        () => {
+          this.options.log("[worker] listening on lanes got no answer in time; polling instead");
+          this.fail(false);
+          settle(UNAVAILABLE);
+        },
+        seconds * 1000 + (this.options.roundGraceMs ?? ROUND_GRACE_MS),
+      );
+      for (const lane of grant.lanes) {
+        this.receive(grant, lane.queueUrl, seconds, round.signal).then((seen) => {
+          if (seen === "message")
+            return settle({ kind: "rung", lane: { tenant: lane.tenant, type: lane.type } });
+          if (seen === "failed") return settle(UNAVAILABLE);
+          if (--pending === 0) settle(QUIET);
         });
       }
     });
   }
 
-  /** A peek: at most one message, hidden for the API's peek visibility. Never rejects. */
+  /** A peek: at most one message, with the API's peek visibility (0 s: left visible). Never rejects. */
   private async receive(
     grant: Grant,
     queueUrl: string,
@@ -145,10 +181,7 @@ export class LaneBell {
       this.options.log(
         `[worker] listening on ${queueUrl} failed (${name || String(error)}); polling instead`,
       );
-      this.dropGrant();
-      // A gone lane is asked for again at once; anything else (credentials, network) after a
-      // pause, polling the lease route meanwhile.
-      if (this.gone.size === 0) this.refusedUntil = this.now() + RETRY_AFTER_FAILURE_MS;
+      this.fail(this.gone.size > 0);
       return "failed";
     }
   }
@@ -170,14 +203,16 @@ export class LaneBell {
       if (!parsed?.success || !listen || parsed.data.lanes.length === 0) {
         const why = parsed?.success ? (parsed.data.reason ?? "no lanes") : `answered ${response.status}`;
         this.options.log(`[worker] not listening on lanes (${why}); polling for leases`);
-        this.refusedUntil = now + RETRY_GRANT_MS;
+        // A refusal stands for a while; a failure (5xx, throttling) is tried again sooner.
+        const failed = response.status >= 500 || response.status === 429;
+        this.refusedUntil = now + (failed ? RETRY_AFTER_FAILURE_MS : RETRY_GRANT_MS);
         return undefined;
       }
       this.gone.clear();
       this.peekVisibility = listen.peekVisibilitySeconds;
       const factory = this.options.clientFor ?? (await sdkClientFactory());
       this.grant = {
-        lanes: parsed.data.lanes.map((lane) => lane.queueUrl),
+        lanes: parsed.data.lanes,
         renewAt: Math.min(Date.parse(listen.expiresAt) - RENEW_BEFORE_MS, now + 55 * 60_000),
         client: factory({
           region: listen.region,
@@ -191,6 +226,15 @@ export class LaneBell {
       this.refusedUntil = now + RETRY_AFTER_FAILURE_MS;
       return undefined;
     }
+  }
+
+  /**
+   * Drops the grant after a failure. A gone lane is asked for again at once; anything else
+   * (credentials, network) after a pause, the worker polling the lease route meanwhile.
+   */
+  private fail(laneGone: boolean): void {
+    this.dropGrant();
+    if (!laneGone) this.refusedUntil = this.now() + RETRY_AFTER_FAILURE_MS;
   }
 
   private dropGrant(): void {
@@ -209,4 +253,17 @@ async function sdkClientFactory(): Promise<LaneClientFactory> {
       maxAttempts: 1,
       ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint, useQueueUrlAsEndpoint: false }),
     });
+}
+
+/** Sleeps, but wakes at once when `signal` aborts. */
+function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish, { once: true });
+  });
 }

@@ -286,6 +286,8 @@ export function createWorker(options: WorkerOptions): Worker {
 
   async function poller(): Promise<void> {
     let idleMs = 0;
+    /** The lane the bell last rang on, for the next lease request. */
+    let rang: { tenant: string; type: string } | undefined;
     while (!stopping.signal.aborted) {
       const max = leaseRoom({
         concurrency,
@@ -303,12 +305,16 @@ export function createWorker(options: WorkerOptions): Worker {
       let pauseMs = 0;
       /** The request was answered, with nothing to do. */
       let empty = false;
+      const prefer = rang;
+      rang = undefined;
       try {
         const response = await post("/internal/leases", {
           workerId,
           types: options.types,
           max,
           waitSeconds: 1,
+          // The lane the bell rang on, polled first (decision 0049).
+          ...(prefer ? { prefer } : {}),
         });
         // Checked against the API's own schema: a body that is not leases is never run.
         const parsed = response.status === 200 ? leasesResponse.safeParse(response.body) : undefined;
@@ -333,8 +339,9 @@ export function createWorker(options: WorkerOptions): Worker {
       for (const run of leases) hold.add(run);
       // Idle: wait on the lanes (free while nothing comes) rather than ask again and again.
       if (empty && bell) {
-        const rang = await bell.wait(LISTEN_LEASE_EVERY_MS);
-        if (rang !== "unavailable") continue;
+        const heard = await bell.wait(LISTEN_LEASE_EVERY_MS);
+        if (heard.kind === "rung") rang = heard.lane;
+        if (heard.kind !== "unavailable") continue;
       }
       if (pauseMs > 0) await sleepUnless(pauseMs, stopping.signal);
     }
