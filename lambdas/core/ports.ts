@@ -531,6 +531,11 @@ export interface LaneListening {
     pairs: ReadonlyArray<{ readonly tenant: string; readonly type: string }>,
     gone: readonly string[],
   ): Promise<ListenedLane[]>;
+  /**
+   * Why these lanes could not be listened on whatever is stored (no listener role; a session
+   * policy past STS's limit), before anything is counted or made; undefined if they can.
+   */
+  refusal(pairs: ReadonlyArray<{ readonly tenant: string; readonly type: string }>): string | undefined;
   /** Credentials that may receive from these queues and nothing else, for a session so named. */
   access(queueUrls: readonly string[], sessionName: string, now: number): Promise<ListenAccess>;
 }

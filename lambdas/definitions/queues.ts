@@ -19,11 +19,17 @@ export interface QueueDefinition {
 
 const FOURTEEN_DAYS = 14 * 24 * 3600;
 
+/**
+ * The lanes' template. Its redrive limit is SQS's largest (1,000): idle workers' peeks count as
+ * receives (decision 0049), one a listener each time a message shows, and the application
+ * sends a fresh copy of a message received RECYCLE_AFTER_RECEIVES times long before that; the
+ * dead-letter queue keeps only what nothing could handle that often.
+ */
 export const RUN_QUEUE = {
   logicalName: "runs",
   visibilityTimeoutSeconds: 30,
   retentionSeconds: FOURTEEN_DAYS,
-  deadLetter: { logicalName: "runs-dlq", maxReceiveCount: 50 },
+  deadLetter: { logicalName: "runs-dlq", maxReceiveCount: 1_000 },
 } as const satisfies QueueDefinition;
 
 export const RUN_DEAD_LETTER_QUEUE = {

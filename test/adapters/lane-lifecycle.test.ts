@@ -96,26 +96,38 @@ describe("LaneDirectory: marking lanes used", () => {
 });
 
 describe("LaneDirectory: a lane a listening worker found deleted (decision 0049)", () => {
-  it("makes its queue again on the next open, for a URL of this lane only; another lane's URL changes nothing", async () => {
-    const live = { ...entry(1), sk: "t\nx", type: "x" };
-    db.on(UpdateCommand).resolves({ Attributes: { queueUrl: live.queueUrl } });
-    db.on(GetCommand).resolves({ Item: live });
+  it("makes every lane of the worker's again on the next open when one of them is gone; another lane's URL changes nothing", async () => {
+    db.on(UpdateCommand).callsFake((input: { Key: { sk: string } }) => ({
+      Attributes: { queueUrl: `${TEMPLATE}_${input.Key.sk.replace("\n", "-")}` },
+    }));
+    db.on(GetCommand).callsFake((input: { Key: { sk: string } }) => ({
+      Item: { ...entry(1), sk: input.Key.sk, type: input.Key.sk.split("\n")[1] },
+    }));
     db.on(PutCommand).resolves({});
     sqs.on(GetQueueAttributesCommand).resolves({ Attributes: {} });
     sqs.on(CreateQueueCommand).callsFake((input: { QueueName: string }) => ({
       QueueUrl: `https://sqs.local/000000000000/${input.QueueName}`,
     }));
     const lanes = new LaneDirectory(sqsClient(), docClient(), "t", TEMPLATE, () => NOW);
-    const url = await lanes.laneFor("t", "x");
-    lanes.forgetIfGone("t", "x", [`${TEMPLATE}_0123456789abcdef`, "not a lane"]);
-    expect(await lanes.laneFor("t", "x")).toBe(url); // served from memory: not this lane's URL
+    const pairs = [
+      { tenant: "t", type: "x" },
+      { tenant: "t", type: "y" },
+    ];
+    const before = await Promise.all(pairs.map((p) => lanes.laneFor(p.tenant, p.type)));
+    lanes.forgetIfGone(pairs, [
+      `${TEMPLATE}_0123456789abcdef`,
+      "not a lane",
+      laneQueueName(TEMPLATE, "u", "x"),
+    ]);
+    expect(await Promise.all(pairs.map((p) => lanes.laneFor(p.tenant, p.type)))).toEqual(before); // from memory
     expect(sqs.commandCalls(CreateQueueCommand)).toHaveLength(0);
-    const own = `https://sqs.local/000000000000/${laneQueueName(TEMPLATE, "t", "x")}-4`;
-    lanes.forgetIfGone("t", "x", [own]);
-    await lanes.laneFor("t", "x");
-    // Made again under the live entry's generation, without trusting the entry's URL.
+    const own = `https://sqs.local/000000000000/${lanes.laneName("t", "x")}-4`;
+    lanes.forgetIfGone(pairs, [own]);
+    await Promise.all(pairs.map((p) => lanes.laneFor(p.tenant, p.type)));
+    // Both made again under their live entries' generation, without trusting the entries' URLs.
     expect(sqs.commandCalls(CreateQueueCommand).map((c) => c.args[0].input.QueueName)).toEqual([
       laneQueueName(TEMPLATE, "t", "x"),
+      laneQueueName(TEMPLATE, "t", "y"),
     ]);
     expectValidExpressions();
   });

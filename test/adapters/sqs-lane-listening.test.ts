@@ -10,13 +10,14 @@ const laneUrl = (tenant: string, type: string) =>
   `https://sqs.eu-west-1.amazonaws.com/123456789012/Prod-runs_${tenant}${type}`.padEnd(60, "0");
 
 function fakeDirectory() {
-  const forgotten: Array<{ tenant: string; type: string; gone: readonly string[] }> = [];
+  const forgotten: Array<{ pairs: unknown; gone: readonly string[] }> = [];
   return {
     forgotten,
     directory: {
       laneFor: async (tenant: string, type: string) => laneUrl(tenant, type),
-      forgetIfGone: (tenant: string, type: string, gone: readonly string[]) => {
-        forgotten.push({ tenant, type, gone });
+      laneName: (tenant: string, type: string) => laneUrl(tenant, type).split("/").pop() ?? "",
+      forgetIfGone: (pairs: unknown, gone: readonly string[]) => {
+        forgotten.push({ pairs, gone });
       },
     },
   };
@@ -93,6 +94,25 @@ describe("SqsLaneListening", () => {
     });
   });
 
+  it("says before anything is counted or made when lanes could not be listened on: no role, or a policy past STS's limit", () => {
+    const role = {
+      kind: "role",
+      roleArn: ROLE,
+      sts: new STSClient({ region: "eu-west-1" }),
+      region: "eu-west-1",
+    } as const;
+    const few = [{ tenant: "a", type: "x" }];
+    const many = Array.from({ length: 40 }, (_, i) => ({ tenant: `tenant-${i}`, type: "x".repeat(40) }));
+    expect(new SqsLaneListening(fakeDirectory().directory, role).refusal(few)).toBeUndefined();
+    expect(new SqsLaneListening(fakeDirectory().directory, role).refusal(many)).toMatch(/STS's limit/);
+    expect(new SqsLaneListening(fakeDirectory().directory, { kind: "none" }).refusal(few)).toMatch(
+      /no lane listener role/,
+    );
+    const local = { kind: "local", endpoint: "http://127.0.0.1:1", region: "us-east-1" } as const;
+    expect(new SqsLaneListening(fakeDirectory().directory, local).refusal(many)).toBeUndefined();
+    expect(sts.commandCalls(AssumeRoleCommand)).toHaveLength(0);
+  });
+
   it("says why a deployment without a listener role hands out nothing", async () => {
     const listening = new SqsLaneListening(fakeDirectory().directory, { kind: "none" });
     expect(await listening.access(["u"], "w", NOW)).toEqual({
@@ -101,21 +121,16 @@ describe("SqsLaneListening", () => {
     });
   });
 
-  it("passes lanes reported gone to the directory, each pair once, before opening it", async () => {
+  it("passes lanes reported gone to the directory with the worker's lanes, before opening them", async () => {
     const { directory, forgotten } = fakeDirectory();
     const listening = new SqsLaneListening(directory, { kind: "none" });
     const gone = [laneUrl("a", "x")];
-    const lanes = await listening.open(
-      [
-        { tenant: "a", type: "x" },
-        { tenant: "b", type: "x" },
-      ],
-      gone,
-    );
-    expect(forgotten).toEqual([
-      { tenant: "a", type: "x", gone },
-      { tenant: "b", type: "x", gone },
-    ]);
+    const pairs = [
+      { tenant: "a", type: "x" },
+      { tenant: "b", type: "x" },
+    ];
+    const lanes = await listening.open(pairs, gone);
+    expect(forgotten).toEqual([{ pairs, gone }]);
     expect(lanes.map((l) => l.queueUrl)).toEqual([laneUrl("a", "x"), laneUrl("b", "x")]);
     forgotten.length = 0;
     await listening.open([{ tenant: "a", type: "x" }], []);

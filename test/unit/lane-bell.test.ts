@@ -178,6 +178,33 @@ describe("LaneBell", () => {
     expect(h.asked).toHaveLength(1);
   });
 
+  it("backs off after failures in a row, 30 s doubling, and starts again from 30 s after a round that answers", async () => {
+    const h = harness({ roundGraceMs: 20 });
+    const stuckRound = async () => {
+      const result = h.bell.wait(1_000);
+      await h.settle();
+      return (await result).kind;
+    };
+    expect(await stuckRound()).toBe("unavailable");
+    h.advance(30_000);
+    expect(await stuckRound()).toBe("unavailable"); // asked again, stuck again
+    expect(h.asked).toHaveLength(2);
+    h.advance(30_000);
+    expect((await h.bell.wait(300_000)).kind).toBe("unavailable"); // 60 s this time
+    expect(h.asked).toHaveLength(2);
+    h.advance(30_000);
+    const answered = h.bell.wait(300_000);
+    await h.settle();
+    expect(h.asked).toHaveLength(3);
+    h.receives.at(-1)?.answer(1);
+    expect((await answered).kind).toBe("rung");
+    expect(await stuckRound()).toBe("unavailable");
+    h.advance(30_000);
+    h.bell.wait(1_000);
+    await h.settle();
+    expect(h.asked).toHaveLength(4); // 30 s again: the ring reset the count
+  });
+
   it("is unavailable on a route that does not exist (an older deployment) or an answer not as the contract says", async () => {
     for (const answer of [
       { status: 404, body: { message: "Not Found" } },
@@ -205,8 +232,9 @@ describe("LaneBell", () => {
     h.receives[2]?.answer(1);
     expect((await again).kind).toBe("rung");
     h.bell.wait(300_000);
-    await h.settle();
-    expect(h.asked).toHaveLength(2); // reported once
+    await new Promise((done) => setTimeout(done, 1_100)); // past the cool-down: polling again
+    expect(h.receives).toHaveLength(6);
+    expect(h.asked).toHaveLength(2); // reported once: the new round polls on the grant in hand
   });
 
   it("after any other failure (credentials, network) polls for leases for 30 s before listening again", async () => {

@@ -2,21 +2,30 @@ import { describe, expect, it } from "vitest";
 import { laneListenPolicy, SESSION_POLICY_MAX_CHARS } from "../../lambdas/adapters/sqs/lane-listen-policy";
 import { FixedClock } from "../../lambdas/core/clock";
 import { ValidationError } from "../../lambdas/core/errors";
-import type { Admission, LaneListening, ListenAccess } from "../../lambdas/core/ports";
+import {
+  type Admission,
+  type LaneListening,
+  type ListenAccess,
+  laneKeyOf,
+  type ReceiveRequest,
+} from "../../lambdas/core/ports";
 import {
   grantLaneListening,
   LISTEN_MAX_LANES,
   PEEK_VISIBILITY_SECONDS,
 } from "../../lambdas/core/use-cases/lane-listening";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { memoryDeps } from "../support/memory-ports";
 
 /** Decision 0049: what POST /internal/lanes hands an idle worker, and the session policy it rests on. */
 const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
 const pool = { principal: "arn:aws:iam::1:role/pool", tenants: ["tenant-a", "tenant-b"] };
 
-function fakeLanes(access: ListenAccess = granted()) {
+function fakeLanes(access: ListenAccess = granted(), refusal?: string) {
   const calls: Array<{ pairs: unknown; gone: readonly string[] }> = [];
   const sessions: Array<{ urls: readonly string[]; name: string; now: number }> = [];
   const lanes: LaneListening = {
+    refusal: () => refusal,
     open: async (pairs, gone) => {
       calls.push({ pairs, gone });
       return pairs.map((p) => ({ ...p, queueUrl: `http://q/runs_${p.tenant}-${p.type}` }));
@@ -121,6 +130,17 @@ describe("grantLaneListening", () => {
     expect(none).toEqual({ lanes: [], reason: expect.stringMatching(/job-types quota/) });
   });
 
+  it("counts and makes nothing when the lanes could not be listened on anyway", async () => {
+    const fake = fakeLanes(granted(), "no role");
+    const deps = depsOf(fake);
+    expect(await grantLaneListening(deps, pool, { workerId: "w", types: ["email"] })).toEqual({
+      lanes: [],
+      reason: "no role",
+    });
+    expect(deps.admitted).toEqual([]);
+    expect(fake.calls).toEqual([]);
+  });
+
   it("passes on why a deployment hands out no credentials, with no lanes", async () => {
     const fake = fakeLanes({ granted: false, reason: "no role" });
     const answer = await grantLaneListening(depsOf(fake), pool, {
@@ -143,6 +163,35 @@ describe("grantLaneListening", () => {
       expect(`${(error as ValidationError).field} ${(error as Error).message}`).toContain(field);
     }
     expect(fake.calls).toEqual([]);
+  });
+});
+
+describe("POST /internal/leases after a ring", () => {
+  it("asks the queue to poll the lane that rang first, and only a lane of the worker's own tenants", async () => {
+    const deps = memoryDeps(NOW);
+    const seen: ReceiveRequest[] = [];
+    deps.queue.receive = async (request) => {
+      seen.push(request);
+      return [];
+    };
+    const worker = { principal: "p", tenants: ["tenant-a"] };
+    await leaseRuns(deps, worker, { workerId: "w", types: ["email"], waitSeconds: 0 });
+    await leaseRuns(deps, worker, {
+      workerId: "w",
+      types: ["email"],
+      waitSeconds: 0,
+      prefer: { tenant: "tenant-a", type: "email" },
+    });
+    expect(seen.map((r) => r.first)).toEqual([undefined, laneKeyOf({ tenant: "tenant-a", type: "email" })]);
+    // The queue polls only the worker's tenants' lanes: a hint naming another changes nothing.
+    expect(seen.every((r) => r.tenants.join() === "tenant-a")).toBe(true);
+    await expect(
+      leaseRuns(deps, worker, {
+        workerId: "w",
+        types: ["email"],
+        prefer: { tenant: "tenant-a", type: "bad type!" },
+      }),
+    ).rejects.toBeInstanceOf(ValidationError);
   });
 });
 

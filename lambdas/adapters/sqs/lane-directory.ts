@@ -94,18 +94,29 @@ export class LaneDirectory {
     this.byType.clear();
   }
 
+  /** A lane's queue name without a generation: what a listening worker's session policy names. */
+  laneName(tenant: string, type: string): string {
+    return laneQueueName(this.templateQueueUrl, tenant, type);
+  }
+
   /**
-   * A listening worker found this lane's queue deleted (a restarted local emulator, or another
-   * container's cache): opened afresh on next use, made again if its entry still names the
-   * deleted queue. A URL that is not one of this lane's generations changes nothing.
+   * A listening worker found one of these lanes' queues deleted (a restarted local emulator, or
+   * another container's cache): all of them are opened afresh on next use, made again where
+   * their entry still names a deleted queue, since a queue found gone has usually gone with the
+   * others. URLs of no lane of these pairs change nothing.
    */
-  forgetIfGone(tenant: string, type: string, gone: readonly string[]): void {
-    const base = laneQueueName(this.templateQueueUrl, tenant, type);
-    if (!gone.some((url) => queueNameOf(url).replace(/-\d+$/, "") === base)) return;
-    const key = `${tenant}\n${type}`;
-    this.opened.delete(key);
-    this.gone.add(key);
-    this.byType.delete(type);
+  forgetIfGone(
+    pairs: ReadonlyArray<{ readonly tenant: string; readonly type: string }>,
+    gone: readonly string[],
+  ): void {
+    const named = new Set(gone.map((url) => queueNameOf(url).replace(/-\d+$/, "")));
+    if (!pairs.some(({ tenant, type }) => named.has(this.laneName(tenant, type)))) return;
+    for (const { tenant, type } of pairs) {
+      const key = `${tenant}\n${type}`;
+      this.opened.delete(key);
+      this.gone.add(key);
+      this.byType.delete(type);
+    }
   }
 
   /** Marks a live lane used and returns its URL; creates the lane if there is none to touch. */

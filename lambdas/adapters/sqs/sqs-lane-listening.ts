@@ -15,13 +15,17 @@ export type ListenCredentialSource =
  */
 const SESSION_SECONDS = 3_600;
 
+const NO_ROLE = "this deployment has no lane listener role: poll POST /internal/leases";
+const TOO_LONG = "the lanes' session policy passes STS's limit: poll POST /internal/leases";
+const partitionOf = (arn: string) => arn.split(":")[1] ?? "aws";
+
 /** The emulator's documented dummy credentials (loopback only; clients.ts uses the same). */
 const LOCAL_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
 
 /** Lanes from the lane directory; credentials by the deployment's source (decision 0049). */
 export class SqsLaneListening implements LaneListening {
   constructor(
-    private readonly lanes: Pick<LaneDirectory, "laneFor" | "forgetIfGone">,
+    private readonly lanes: Pick<LaneDirectory, "laneFor" | "forgetIfGone" | "laneName">,
     private readonly source: ListenCredentialSource,
   ) {}
 
@@ -29,12 +33,22 @@ export class SqsLaneListening implements LaneListening {
     pairs: ReadonlyArray<{ readonly tenant: string; readonly type: string }>,
     gone: readonly string[],
   ): Promise<ListenedLane[]> {
+    if (gone.length > 0) this.lanes.forgetIfGone(pairs, gone);
     return Promise.all(
-      pairs.map(async ({ tenant, type }) => {
-        if (gone.length > 0) this.lanes.forgetIfGone(tenant, type, gone);
-        return { tenant, type, queueUrl: await this.lanes.laneFor(tenant, type) };
-      }),
+      pairs.map(async ({ tenant, type }) => ({
+        tenant,
+        type,
+        queueUrl: await this.lanes.laneFor(tenant, type),
+      })),
     );
+  }
+
+  refusal(pairs: ReadonlyArray<{ readonly tenant: string; readonly type: string }>): string | undefined {
+    const source = this.source;
+    if (source.kind === "none") return NO_ROLE;
+    if (source.kind === "local") return undefined;
+    const names = pairs.map(({ tenant, type }) => this.lanes.laneName(tenant, type));
+    return laneListenPolicy(partitionOf(source.roleArn), names) === undefined ? TOO_LONG : undefined;
   }
 
   async access(queueUrls: readonly string[], sessionName: string, now: number): Promise<ListenAccess> {

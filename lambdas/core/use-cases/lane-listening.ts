@@ -48,6 +48,8 @@ export async function grantLaneListening(
       reason: `${pairs.length} lanes (tenants served x types), more than the ${LISTEN_MAX_LANES} a worker may listen on: poll POST /internal/leases`,
     };
   }
+  const refusal = deps.lanes.refusal(pairs);
+  if (refusal !== undefined) return { lanes: [], reason: refusal };
   // A lane is a queue of the tenant's own: a type no job has used yet counts in its types
   // quota, as a create of it would (decision 0016); over the quota, that lane is not listened on.
   const admitted = await Promise.all(pairs.map((p) => deps.quotas.admitType(p.tenant, p.type)));

@@ -1,4 +1,4 @@
-import { RUN_QUEUE } from "../../definitions/queues";
+import { PUSH_QUEUE, RUN_QUEUE } from "../../definitions/queues";
 import { MAX_DELAY_SECONDS } from "../aws-limits";
 import type { SchedulerDeps } from "../deps";
 import type { ReceivedRunMessage, RunMessage } from "../ports";
@@ -7,13 +7,17 @@ import type { ReceivedRunMessage, RunMessage } from "../ports";
 export type Readable = ReceivedRunMessage & { readonly message: RunMessage };
 
 /**
- * A lane moves a message to its dead-letter queue once SQS has handed it out
- * RUN_QUEUE.deadLetter.maxReceiveCount times, and every receive counts: a run held back a
+ * A queue moves a message to its dead-letter queue once SQS has handed it out maxReceiveCount
+ * times (a lane's 1,000, the push queue's 50), and every receive counts: a run held back a
  * second at a time behind its tenant's rate limit, or sent back from a full response, is
- * received again and again without ever running. So a message received this often is sent
- * back as a fresh copy (its count starts again) and the old one deleted, instead of hidden.
+ * received again and again without ever running, and idle workers' peeks count too (decision
+ * 0049). So a message received this often is sent back as a fresh copy (its count starts
+ * again) and the old one deleted, instead of hidden: half the push queue's limit, and far under
+ * a lane's, whatever the number of listeners on it.
  */
-export const RECYCLE_AFTER_RECEIVES = Math.floor(RUN_QUEUE.deadLetter.maxReceiveCount / 2);
+export const RECYCLE_AFTER_RECEIVES = Math.floor(
+  Math.min(RUN_QUEUE.deadLetter.maxReceiveCount, PUSH_QUEUE.deadLetter.maxReceiveCount) / 2,
+);
 
 export interface SentBack {
   readonly received: Readable;

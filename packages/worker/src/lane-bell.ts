@@ -50,8 +50,15 @@ const POLL_SECONDS = 20;
 const RENEW_BEFORE_MS = 5 * 60_000;
 /** After the route said no, the worker polls the lease route this long before asking again. */
 const RETRY_GRANT_MS = 10 * 60_000;
-/** After a receive or the route failed (a restart, lapsed credentials), this long. */
+/**
+ * After a receive or the route failed (a restart, lapsed credentials), this long, doubling with
+ * each failure in a row up to RETRY_AFTER_FAILURE_CAP_MS (an SQS endpoint the worker cannot
+ * reach must not cost it a stuck round every half minute); a round that answers resets it.
+ */
 const RETRY_AFTER_FAILURE_MS = 30_000;
+const RETRY_AFTER_FAILURE_CAP_MS = 10 * 60_000;
+/** A connection to SQS not made in this long fails at once (a firewall that drops packets). */
+const CONNECTION_TIMEOUT_MS = 3_000;
 /** A lane is peeked at most once this often: every receive counts toward its redrive limit. */
 const PEEK_COOL_DOWN_MS = 1_000;
 /** A round of polls that has not answered this long after its wait is stuck (a half-open connection). */
@@ -67,6 +74,8 @@ type Grant = {
 export class LaneBell {
   private grant: Grant | undefined;
   private refusedUntil = 0;
+  /** Failures in a row, for the back-off after each. */
+  private failures = 0;
   private readonly gone = new Set<string>();
   private waiting: Promise<BellResult> | undefined;
   /** The API's peek visibility (seconds), from the last grant. */
@@ -109,6 +118,7 @@ export class LaneBell {
       if (this.options.stopping.aborted) break;
       const seconds = Math.max(1, Math.min(POLL_SECONDS, Math.ceil((until - this.now()) / 1000)));
       const outcome = await this.pollOnce(grant, seconds);
+      if (outcome.kind !== "unavailable") this.failures = 0;
       if (outcome.kind === "rung") this.rangAt = this.now();
       if (outcome.kind !== "quiet") return outcome;
     }
@@ -205,9 +215,11 @@ export class LaneBell {
         this.options.log(`[worker] not listening on lanes (${why}); polling for leases`);
         // A refusal stands for a while; a failure (5xx, throttling) is tried again sooner.
         const failed = response.status >= 500 || response.status === 429;
-        this.refusedUntil = now + (failed ? RETRY_AFTER_FAILURE_MS : RETRY_GRANT_MS);
+        this.refusedUntil = now + (failed ? this.backOff() : RETRY_GRANT_MS);
         return undefined;
       }
+      // Some lanes left out (their tenant's job-types quota): say so, and listen on the rest.
+      if (parsed.data.reason) this.options.log(`[worker] ${parsed.data.reason}`);
       this.gone.clear();
       this.peekVisibility = listen.peekVisibilitySeconds;
       const factory = this.options.clientFor ?? (await sdkClientFactory());
@@ -223,7 +235,7 @@ export class LaneBell {
       return this.grant;
     } catch (error) {
       this.options.log(`[worker] asking for lanes failed (${String(error)}); polling for leases`);
-      this.refusedUntil = now + RETRY_AFTER_FAILURE_MS;
+      this.refusedUntil = now + this.backOff();
       return undefined;
     }
   }
@@ -234,7 +246,13 @@ export class LaneBell {
    */
   private fail(laneGone: boolean): void {
     this.dropGrant();
-    if (!laneGone) this.refusedUntil = this.now() + RETRY_AFTER_FAILURE_MS;
+    if (!laneGone) this.refusedUntil = this.now() + this.backOff();
+  }
+
+  /** The pause after one more failure in a row. */
+  private backOff(): number {
+    this.failures++;
+    return Math.min(RETRY_AFTER_FAILURE_CAP_MS, RETRY_AFTER_FAILURE_MS * 2 ** (this.failures - 1));
   }
 
   private dropGrant(): void {
@@ -251,6 +269,7 @@ async function sdkClientFactory(): Promise<LaneClientFactory> {
       region: config.region,
       credentials: config.credentials,
       maxAttempts: 1,
+      requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS },
       ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint, useQueueUrlAsEndpoint: false }),
     });
 }
