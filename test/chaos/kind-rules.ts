@@ -49,6 +49,21 @@ const inPause = (job: AcceptedJob, at: number) =>
   at >= job.pausedAt - PAUSE_EDGE_MS &&
   at <= (job.resumeAnsweredAt ?? Number.POSITIVE_INFINITY) + PAUSE_EDGE_MS;
 
+/**
+ * A run a fault held up (a runtime kill that lost its lease's answer, a worker stopped or killed
+ * holding it) comes back when its lease lapses, up to a minute later; a pause that came after
+ * the fault and before then misses it, as the lease step must.
+ */
+const pausedWhileHeldUp = (job: AcceptedJob, at: number, faults: readonly Fault[]) => {
+  const pausedAt = job.pausedAt;
+  if (pausedAt === undefined || pausedAt < at || pausedAt > at + OUTAGE_REACH_MS) return false;
+  return faults.some((f) =>
+    f.kind === "runtime-kill"
+      ? f.backAt >= at - OUTAGE_REACH_MS && f.at <= pausedAt
+      : f.at >= at - OUTAGE_REACH_MS && f.at <= pausedAt,
+  );
+};
+
 const MISSED_BY_LATENESS = /more than maxLateness/;
 /** The missed-run policy's reasons (a firing overdue after an outage, another run standing for it). */
 const MISSED_BY_POLICY = /missed-run policy|stands for|run-once|catch-up|skip/;
@@ -76,7 +91,9 @@ export function finalStatusProblems(
     return job.cancelSentAt === undefined ? [`${label}: cancelled, but its job was never cancelled`] : [];
   }
   if (run.status === "missed" && error === PAUSED_RUN_REASON) {
-    return inPause(job, at) ? [] : [`${label}: missed as paused, but its job was not paused then`];
+    return inPause(job, at) || pausedWhileHeldUp(job, at, faults)
+      ? []
+      : [`${label}: missed as paused, but its job was not paused then`];
   }
   if (run.status === "missed" && MISSED_BY_POLICY.test(error) && !MISSED_BY_LATENESS.test(error)) {
     // run-once: a cron firing left overdue by a pause or an outage, a later run standing for

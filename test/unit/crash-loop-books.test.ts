@@ -234,6 +234,27 @@ describe("the crash loop's books", () => {
     expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
   });
 
+  it("allow a missed-as-paused run paused after its second only when a fault held it up before the pause", () => {
+    // A runtime kill lost its lease's answer 5 s before it was due; the lease lapsed and the
+    // job was paused 33 s after its second, before the run came back (a crash loop's history).
+    const h = balanced();
+    const ok = jobOf(h, "ok");
+    const at = ok.runAt as number;
+    Object.assign(ok, { pausedAt: at + 33_000, resumeAnsweredAt: at + 120_000 });
+    setRuns(h, ok, [row(ok, "missed", 0, PAUSED_RUN_REASON)]);
+    h.events = h.events.filter((e) => e.runId !== runIdOf(ok));
+    expect(failing(books(h))).toEqual(["wrongFinalStatus"]); // no fault: the pause came too late
+    h.faults.push({ kind: "runtime-kill", at: at - 5_000, backAt: at - 3_000 });
+    expect(failing(books(h))).toEqual([]);
+    // A fault after the pause explains nothing; nor a pause long after the run's second.
+    h.faults = [{ kind: "worker-kill", worker: "w1", at: at + 40_000 }];
+    expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
+    h.faults = [{ kind: "worker-stop", worker: "w1", at: at + 1_000, until: at + 9_000 }];
+    expect(failing(books(h))).toEqual([]);
+    Object.assign(ok, { pausedAt: at + 90_000 });
+    expect(failing(books(h))).toEqual(["wrongFinalStatus"]);
+  });
+
   it("fail a late-is-missed run that succeeded though its only lease came past its maxLateness", () => {
     // Prepare: leased once, 9 s after it was due (the lease step should have recorded it missed).
     const h = balanced();
