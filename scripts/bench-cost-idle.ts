@@ -1,4 +1,24 @@
+import { bucketOf, SHARD_COUNT } from "../lambdas/core/keys";
+import { CURSOR_SAFETY_MS } from "../lambdas/core/use-cases/sweep-group";
+import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { ESM_POLLERS, ESM_QUEUES, MEMORY_GB, PRICE } from "./bench-cost-prices";
+
+/**
+ * A sweep reads every hourly bucket from its cursor (now less CURSOR_SAFETY_MS) to its horizon
+ * (now plus the lookahead): two buckets for the 5 minutes after an hour's turn and the
+ * lookahead's 90 s before it, one otherwise. An idle window of 10 ticks holds anywhere from 0
+ * to 7 of those two-bucket ticks (a run across 13:00 read 8,086 units, one at 12:45 5,529),
+ * while a month holds them in this share.
+ */
+export const TWO_BUCKET_SHARE = (CURSOR_SAFETY_MS + CLOUD_SETTINGS.lookaheadSeconds * 1000) / 3_600_000;
+/** An empty Query's price (DynamoDB's minimum, eventually consistent), per shard of a bucket. */
+const BUCKET_READ_UNITS = SHARD_COUNT * 0.5;
+
+/** Whether a tick at `at` has its sweep read two hourly buckets. */
+export function readsTwoBuckets(at: number, lookaheadSeconds: number): boolean {
+  return bucketOf(at + lookaheadSeconds * 1000) !== bucketOf(at - CURSOR_SAFETY_MS);
+}
+
 import { atMost, reportVerdict } from "./bench-verdict";
 
 /**
@@ -21,9 +41,14 @@ export function reportIdle(
     readonly capacity: { reads(): number; writes(): number };
     readonly workerCount: number;
     readonly targetUsd: number;
+    /** Measured ticks whose sweep read two hourly buckets. */
+    readonly twoBucketTicks: number;
   },
 ): void {
-  const { lambdas, sqsCalls, laneCalls, capacity, workerCount, targetUsd } = measured;
+  const { lambdas, sqsCalls, laneCalls, capacity, workerCount, targetUsd, twoBucketTicks } = measured;
+  // The window's share of two-bucket ticks replaced by the month's: each is one more empty
+  // query of every shard (the measured reads, as DynamoDB counts them, otherwise stand).
+  const monthReads = capacity.reads() + (ticks * TWO_BUCKET_SHARE - twoBucketTicks) * BUCKET_READ_UNITS;
   const month = 43_200 / ticks;
   const gbs = (name: keyof typeof MEMORY_GB) => (lambdas[name].awsMs * MEMORY_GB[name]) / 1000;
   const sqsOf = (pattern: RegExp) =>
@@ -37,8 +62,8 @@ export function reportIdle(
   const components = {
     "tick: Lambda requests and GB-s (EventBridge's scheduled rule is free)": lambdaCost("tick"),
     "sweep: Lambda requests and GB-s": lambdaCost("sweeper"),
-    "DynamoDB reads (sweep and repair queries, lease lookups)":
-      capacity.reads() * month * PRICE.dynamoReadUnit,
+    [`DynamoDB reads (sweep and repair queries, lease lookups; two-bucket sweeps at the month's ${(TWO_BUCKET_SHARE * 100).toFixed(1)}%)`]:
+      monthReads * month * PRICE.dynamoReadUnit,
     "DynamoDB writes (sweep cursors)": capacity.writes() * month * PRICE.dynamoWriteUnit,
     "SQS: the tick's sends to the sweep queue": tickSqs * month * PRICE.sqsRequest,
     [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
@@ -55,7 +80,7 @@ export function reportIdle(
   console.log(
     `idle for ${ticks} ticks (a minute each) with ${workerCount} idle workers: ${lambdas.internal.invocations} lease and lanes requests ` +
       `(${(lambdas.internal.awsMs / Math.max(1, lambdas.internal.invocations)).toFixed(0)} ms each at AWS latencies), ` +
-      `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU, ${capacity.writes().toFixed(0)} WRU, ` +
+      `${lambdas.sweeper.invocations} sweeper invocations, ${capacity.reads().toFixed(0)} RRU (${twoBucketTicks} of ${ticks} ticks read two hourly buckets; ${monthReads.toFixed(0)} at the month's share), ${capacity.writes().toFixed(0)} WRU, ` +
       `SQS ${JSON.stringify(sqsCalls)}, workers' own lane polls ${JSON.stringify(laneCalls)}`,
   );
   console.log(

@@ -65,7 +65,7 @@ import { type HttpHandler, startHttpGateway } from "../local/http-gateway";
 import { loadLocalCredentials } from "../local/local-credentials";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
-import { reportIdle } from "./bench-cost-idle";
+import { readsTwoBuckets, reportIdle } from "./bench-cost-idle";
 import { MEMORY_GB, meterRequests, PRICE, PROVISIONED_UTILISATION } from "./bench-cost-prices";
 import { startPushTargets } from "./bench-cost-push-targets";
 import { meteredTable, startBenchStack } from "./bench-support";
@@ -309,10 +309,10 @@ const workers = push
     );
 
 if (idle) {
-  const ticks = await measureIdle();
+  const { ticks, twoBucketTicks } = await measureIdle();
   await Promise.all(workers.map((w) => w.stop()));
   await sweeper.stop();
-  reportIdle(ticks, { lambdas, sqsCalls, laneCalls, capacity, workerCount, targetUsd });
+  reportIdle(ticks, { lambdas, sqsCalls, laneCalls, capacity, workerCount, targetUsd, twoBucketTicks });
   await new Promise<void>((done) => gateway.server.close(() => done()));
   await stack.close();
   process.exit(process.exitCode ?? 0);
@@ -438,7 +438,7 @@ process.exit(exitCode);
  * minute for --minutes minutes, timed as a Lambda (its SDK calls restated at AWS latencies), the
  * sweeper taking its sweeps from the queue and the workers asking for work. Returns the ticks.
  */
-async function measureIdle(): Promise<number> {
+async function measureIdle(): Promise<{ ticks: number; twoBucketTicks: number }> {
   if (workerCount > 0) {
     const warmUp = await call("POST", "/api/v1/jobs", {
       body: { type: "cost", payload: { mode: "ok" }, runAt: new Date(Date.now() + 10_000).toISOString() },
@@ -466,10 +466,14 @@ async function measureIdle(): Promise<number> {
   for (const counter of Object.values(lambdas)) Object.assign(counter, { invocations: 0, ms: 0, awsMs: 0 });
   const tick = metered(lambdas.tick, () => runTick(deps));
   const ticks = Math.max(1, Math.round(minutes));
+  let twoBucketTicks = 0;
   for (let i = 0; i < ticks; i++) {
     const at = Date.now();
+    // Near an hour's turn a sweep reads the due index's two hourly buckets (sweep-group.ts):
+    // counted, so the month can be told from the window (reportIdle).
+    if (readsTwoBuckets(at, CLOUD_SETTINGS.lookaheadSeconds)) twoBucketTicks++;
     await tick();
     await sleep(at + CLOUD_SETTINGS.tickSeconds * 1000 - Date.now());
   }
-  return ticks;
+  return { ticks, twoBucketTicks };
 }
