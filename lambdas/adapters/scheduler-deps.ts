@@ -4,7 +4,7 @@ import { STSClient } from "@aws-sdk/client-sts";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { SchedulerDeps } from "../core/deps";
 import type { RandomBytes } from "../core/ids";
-import type { LaneListening } from "../core/ports";
+import type { LaneListening } from "../core/lane-listening-ports";
 import type { WorkerBindings } from "../definitions/worker-bindings";
 import { createDocumentClient, createSqsClient } from "./clients";
 import { DynamoJobStore } from "./dynamo/dynamo-job-store";

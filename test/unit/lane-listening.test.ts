@@ -2,13 +2,8 @@ import { describe, expect, it } from "vitest";
 import { laneListenPolicy, SESSION_POLICY_MAX_CHARS } from "../../lambdas/adapters/sqs/lane-listen-policy";
 import { FixedClock } from "../../lambdas/core/clock";
 import { ValidationError } from "../../lambdas/core/errors";
-import {
-  type Admission,
-  type LaneListening,
-  type ListenAccess,
-  laneKeyOf,
-  type ReceiveRequest,
-} from "../../lambdas/core/ports";
+import type { LaneListening, ListenAccess } from "../../lambdas/core/lane-listening-ports";
+import { type Admission, laneKeyOf, type ReceiveRequest } from "../../lambdas/core/ports";
 import {
   grantLaneListening,
   LISTEN_MAX_LANES,

@@ -1,5 +1,5 @@
 import { AssumeRoleCommand, type STSClient } from "@aws-sdk/client-sts";
-import type { LaneListening, ListenAccess, ListenedLane } from "../../core/ports";
+import type { LaneListening, ListenAccess, ListenedLane } from "../../core/lane-listening-ports";
 import type { LaneDirectory } from "./lane-directory";
 import { laneListenPolicy } from "./lane-listen-policy";
 

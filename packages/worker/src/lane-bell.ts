@@ -1,5 +1,6 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { type LaneListenResponse, laneListenResponse } from "@jobsched/contract";
+import { sleepUnless } from "./sleep.js";
 
 /**
  * The idle worker's doorbell (decision 0049). A worker whose lease request came back empty
@@ -272,17 +273,4 @@ async function sdkClientFactory(): Promise<LaneClientFactory> {
       requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS },
       ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint, useQueueUrlAsEndpoint: false }),
     });
-}
-
-/** Sleeps, but wakes at once when `signal` aborts. */
-function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", finish);
-      done();
-    }
-    signal.addEventListener("abort", finish, { once: true });
-  });
 }

@@ -14,6 +14,7 @@ import { LaneBell, type LaneClientFactory } from "./lane-bell.js";
 import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room.js";
 import { type HoldClock, RunHold, systemHoldClock } from "./run-hold.js";
 import { createSignedFetch, type JsonResponse } from "./signed-fetch.js";
+import { sleepUnless } from "./sleep.js";
 
 /**
  * The jobsched worker SDK. `createWorker` leases runs of the given types, holds each until its
@@ -378,19 +379,6 @@ export function createWorker(options: WorkerOptions): Worker {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
-}
-
-/** Sleeps, but wakes at once when `signal` aborts (a stopping worker does not wait out a pause). */
-function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", finish);
-      done();
-    }
-    signal.addEventListener("abort", finish, { once: true });
-  });
 }
 
 function defaultCredentials(): AwsCredentialIdentityProvider {
