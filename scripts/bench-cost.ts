@@ -180,10 +180,22 @@ const lambdas = {
   tick: { invocations: 0, ms: 0, awsMs: 0 },
   dispatcher: { invocations: 0, ms: 0, awsMs: 0 },
 };
+/** The worker-facing requests by route (leases, completions, heartbeats, lanes). */
+const workerRoutes: Record<string, number> = {};
+function countedByRoute(counts: Record<string, number>, handler: HttpHandler): HttpHandler {
+  return (event, ...rest) => {
+    const route = String((event as { rawPath?: unknown }).rawPath ?? "?").replace(/^\/internal\//, "");
+    counts[route] = (counts[route] ?? 0) + 1;
+    return handler(event, ...rest);
+  };
+}
 const gateway = await startHttpGateway(
   {
     api: metered(lambdas.api, createApiHandler(deps) as HttpHandler),
-    internal: metered(lambdas.internal, createInternalHandler(deps) as HttpHandler),
+    internal: countedByRoute(
+      workerRoutes,
+      metered(lambdas.internal, createInternalHandler(deps) as HttpHandler),
+    ),
   },
   { port: 0, credentials },
 );
@@ -391,7 +403,7 @@ console.log(
   `  (sweep queue polling by the event source, fixed cost, not counted per run: ${JSON.stringify(pollingCalls)})`,
 );
 console.log(
-  `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker); ` +
+  `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker: ${JSON.stringify(workerRoutes)}); ` +
     `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick, ${lambdas.dispatcher.invocations} dispatcher), ` +
     `${gbSeconds.toFixed(1)} GB-s as measured (upper bound), ${awsGbSeconds.toFixed(1)} GB-s at AWS latencies`,
 );

@@ -1,7 +1,7 @@
 /**
- * Collects items for a few milliseconds and sends them in one call: the worker's completions
- * and heartbeats, so that a busy worker makes one request per batch instead of one per run.
- * Each caller gets its own item's answer.
+ * Collects items for a while and sends them in one call: the worker's completions and
+ * heartbeats, so that a busy worker makes one request per batch instead of one per run
+ * (decision 0050). Each caller gets its own item's answer.
  */
 export interface BatcherOptions<I, A> {
   /** How long the first item of a batch waits for others. */
@@ -10,15 +10,31 @@ export interface BatcherOptions<I, A> {
   readonly maxItems: number;
   /** Sends one batch; answers each item, in order (the same length as `items`). */
   readonly send: (items: readonly I[]) => Promise<readonly A[]>;
+  /** The clock the deadlines are read on (default Date.now); for tests. */
+  readonly now?: () => number;
 }
 
-export function createBatcher<I, A>(options: BatcherOptions<I, A>): (item: I) => Promise<A> {
+/**
+ * Adds an item to the open batch. `latestAt` (epoch ms), when given, is when the item must be
+ * on its way at the latest (a lease's end, less a margin): the batch goes then if that is
+ * before its window ends. A past `latestAt` sends the batch at once.
+ */
+export type Batched<I, A> = ((item: I, latestAt?: number) => Promise<A>) & {
+  /** Sends the open batch now (a stopping worker's last outcomes). */
+  readonly flush: () => void;
+};
+
+export function createBatcher<I, A>(options: BatcherOptions<I, A>): Batched<I, A> {
+  const now = options.now ?? Date.now;
   let pending: Array<{ item: I; resolve: (answer: A) => void; reject: (error: unknown) => void }> = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the open batch is due to go (epoch ms). */
+  let goesAt = Number.POSITIVE_INFINITY;
 
   const flush = () => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
+    goesAt = Number.POSITIVE_INFINITY;
     const batch = pending;
     pending = [];
     if (batch.length === 0) return;
@@ -35,10 +51,22 @@ export function createBatcher<I, A>(options: BatcherOptions<I, A>): (item: I) =>
     );
   };
 
-  return (item) =>
+  /** Sends the open batch at `at`, unless it is due to go sooner already. */
+  const goAt = (at: number) => {
+    if (!(at < goesAt)) return;
+    goesAt = at;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(flush, Math.max(0, at - now()));
+  };
+
+  const add = (item: I, latestAt?: number) =>
     new Promise<A>((resolve, reject) => {
+      const first = pending.length === 0;
       pending.push({ item, resolve, reject });
-      if (pending.length >= options.maxItems) flush();
-      else timer ??= setTimeout(flush, options.windowMs);
+      if (pending.length >= options.maxItems) return flush();
+      if (first) goAt(now() + options.windowMs);
+      // A latest time that is not a number (an unreadable lease end) sends the batch at once.
+      if (latestAt !== undefined) goAt(Number.isFinite(latestAt) ? latestAt : now());
     });
+  return Object.assign(add, { flush });
 }

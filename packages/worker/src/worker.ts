@@ -119,14 +119,19 @@ const CALL_ATTEMPTS = 8;
  */
 const COMPLETION_PATIENCE_MS = 300_000;
 /**
- * Completions and heartbeats wait this long for others to share a request with
- * (POST /internal/completions, /internal/heartbeats: up to 100 items each).
+ * Completions and heartbeats wait up to a second for others to share a request with
+ * (POST /internal/completions, /internal/heartbeats: up to 100 items each; decision 0050), but
+ * never past LEASE_MARGIN_MS before their lease's end.
  */
-const BATCH_WINDOW_MS = 5;
+const BATCH_WINDOW_MS = 1_000;
 const BATCH_MAX_ITEMS = 100;
+/** A completion or heartbeat is on its way at least this long before the lease it needs ends. */
+const LEASE_MARGIN_MS = 2_000;
 
 /** One item of a batched call's answer, as the contract defines it. */
 type ItemResult = CompletionsResponse["results"][number] | HeartbeatsResponse["results"][number];
+/** An item's answer and when the request that carried it was sent (epoch ms). */
+type SentResult = { readonly result: ItemResult; readonly sentAt: number };
 
 /** The items of a batched call's answer, checked against the contract; one per item sent. */
 function itemResultsOf(
@@ -184,18 +189,22 @@ export function createWorker(options: WorkerOptions): Worker {
     schema: typeof completionsResponse | typeof heartbeatsResponse,
     patienceMs?: number,
   ) {
-    return createBatcher<Record<string, unknown>, ItemResult>({
+    return createBatcher<Record<string, unknown>, SentResult>({
       windowMs: BATCH_WINDOW_MS,
       maxItems: BATCH_MAX_ITEMS,
       send: async (items) => {
+        const sentAt = Date.now();
         const response = await post(path, { [key]: items }, patienceMs);
         const results =
           response.status === 200 ? itemResultsOf(schema, response.body, items.length) : undefined;
-        if (results) return results;
+        if (results) return results.map((result) => ({ result, sentAt }));
         return items.map((item) => ({
-          runId: String(item.runId),
-          status: response.status === 200 ? 502 : response.status,
-          error: { code: "BadBatchAnswer", message: JSON.stringify(response.body).slice(0, 500) },
+          sentAt,
+          result: {
+            runId: String(item.runId),
+            status: response.status === 200 ? 502 : response.status,
+            error: { code: "BadBatchAnswer", message: JSON.stringify(response.body).slice(0, 500) },
+          },
         }));
       },
     });
@@ -207,13 +216,21 @@ export function createWorker(options: WorkerOptions): Worker {
     completionsResponse,
     COMPLETION_PATIENCE_MS,
   );
+  // A stopping worker's outcomes waiting for company go at once.
+  stopping.signal.addEventListener("abort", () => sendCompletion.flush(), { once: true });
 
   /** A completion, its item retried on a 5xx answer for up to COMPLETION_PATIENCE_MS. */
-  async function complete(item: Record<string, unknown>): Promise<ItemResult> {
+  async function complete(item: Record<string, unknown>, leaseEndsAt: number): Promise<SentResult> {
     const started = Date.now();
+    let firstSentAt: number | undefined;
     for (let attempt = 1; ; attempt++) {
-      const result = await sendCompletion(item);
-      if (result.status < 500 || Date.now() - started >= COMPLETION_PATIENCE_MS) return result;
+      // A stopping worker sends its outcomes at once rather than at the window's end.
+      const latestAt = stopping.signal.aborted ? Date.now() : leaseEndsAt - LEASE_MARGIN_MS;
+      const { result, sentAt } = await sendCompletion(item, latestAt);
+      firstSentAt ??= sentAt;
+      if (result.status < 500 || Date.now() - started >= COMPLETION_PATIENCE_MS) {
+        return { result, sentAt: firstSentAt };
+      }
       await sleep(retryDelayMs(attempt, options.callBackoff ?? CALL_BACKOFF, Math.random));
     }
   }
@@ -222,10 +239,18 @@ export function createWorker(options: WorkerOptions): Worker {
     const lost = new AbortController();
     const leaseMs = Date.parse(run.leaseExpiresAt) - Date.parse(run.startAt);
     const every = Math.max(1_000, leaseMs * (options.heartbeatFraction ?? 1 / 3));
+    /**
+     * The lease's end, on this worker's clock: batched calls go before it. A heartbeat the
+     * scheduler took extends the lease to at least the lease's length after the heartbeat was
+     * queued here, whatever the two clocks say, so that is what it moves to.
+     */
+    let leaseEndsAt = Date.parse(run.leaseExpiresAt);
     const beat = setInterval(() => {
-      heartbeat({ runId: run.runId, fence: run.fence })
-        .then((result) => {
+      const queuedAt = Date.now();
+      heartbeat({ runId: run.runId, fence: run.fence }, leaseEndsAt - LEASE_MARGIN_MS)
+        .then(({ result }) => {
           if (result.status === 409 || result.status === 404) lost.abort(new Error("lease lost"));
+          if (result.status === 200) leaseEndsAt = Math.max(leaseEndsAt, queuedAt + leaseMs);
         })
         .catch((error: unknown) => log(`[worker] heartbeat for ${run.runKey} failed: ${String(error)}`));
     }, every);
@@ -242,7 +267,7 @@ export function createWorker(options: WorkerOptions): Worker {
     } finally {
       clearInterval(beat);
     }
-    const sentAt = Date.now();
+    let sentAt = Date.now();
     const report = (status: CompletionReport["status"]) =>
       options.onCompleted?.(run, { result: outcome.result, status, sentAt });
     if (lost.signal.aborted) {
@@ -252,7 +277,12 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     let result: ItemResult;
     try {
-      result = await complete({ runId: run.runId, fence: run.fence, final: run.final, ...outcome });
+      const sent = await complete(
+        { runId: run.runId, fence: run.fence, final: run.final, ...outcome },
+        leaseEndsAt,
+      );
+      result = sent.result;
+      sentAt = sent.sentAt;
     } catch (error) {
       report("unreachable");
       throw error;
