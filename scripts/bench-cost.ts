@@ -56,7 +56,6 @@ import { createBatch } from "../cli/bulk-create";
 import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { runTick } from "../lambdas/core/use-cases/tick";
-import { FUNCTION_MEMORY_MB } from "../lambdas/definitions/functions";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
 import { createInternalHandler } from "../lambdas/handlers/internal";
@@ -66,11 +65,11 @@ import { loadLocalCredentials } from "../local/local-credentials";
 import { startSqsEventSource } from "../local/sqs-event-source";
 import { startTicker } from "../local/ticker";
 import { readsTwoBuckets, reportIdle } from "./bench-cost-idle";
-import { MEMORY_GB, meterRequests, PRICE, PROVISIONED_UTILISATION } from "./bench-cost-prices";
+import { meterRequests } from "./bench-cost-prices";
 import { startPushTargets } from "./bench-cost-push-targets";
+import { reportMix } from "./bench-cost-report";
 import { meteredTable, startBenchStack } from "./bench-support";
-import { atMost, reportVerdict } from "./bench-verdict";
-import { createInvocationTimer, TYPICAL_LATENCY_MS } from "./emulator-latency";
+import { createInvocationTimer } from "./emulator-latency";
 
 const { values } = parseArgs({
   options: {
@@ -346,98 +345,17 @@ if (runs === 0) {
   await stack.close();
   process.exit(1);
 }
-const pushBatches = lambdas.dispatcher.invocations + (pushPollingCalls.DeleteMessageBatch ?? 0);
-// The workers' own long polls of their lanes (decision 0049) are SQS requests too.
-const sqsTotal =
-  [sqsCalls, laneCalls].flatMap((calls) => Object.values(calls)).reduce((s, n) => s + n, 0) + pushBatches;
-const api = lambdas.api.invocations + lambdas.internal.invocations;
-const invocations =
-  api + lambdas.sweeper.invocations + lambdas.tick.invocations + lambdas.dispatcher.invocations;
-/** GB-seconds of each function, from its measured time or its time at AWS's latencies. */
-const gbSecondsOf = (time: "ms" | "awsMs") =>
-  Object.fromEntries(
-    (["api", "internal", "sweeper", "dispatcher"] as const).map((name) => [
-      name,
-      (lambdas[name][time] * MEMORY_GB[name]) / 1000,
-    ]),
-  ) as Record<keyof typeof MEMORY_GB, number>;
-const sum = (values: Record<string, number>) => Object.values(values).reduce((s, n) => s + n, 0);
-const gbSecondsByFunction = gbSecondsOf("ms");
-const awsGbSecondsByFunction = gbSecondsOf("awsMs");
-const gbSeconds = sum(gbSecondsByFunction);
-const awsGbSeconds = sum(awsGbSecondsByFunction);
-const perMillion = (total: number) => (total / runs) * 1e6;
-const GB_SECONDS_LINE = `Lambda GB-seconds (arm64, ${FUNCTION_MEMORY_MB.internal}-${FUNCTION_MEMORY_MB.api} MB)`;
-/** The bill at AWS's latencies: the functions' time with each emulator wait restated. */
-const cost = {
-  "DynamoDB writes (on-demand)": perMillion(capacity.writes()) * PRICE.dynamoWriteUnit,
-  "DynamoDB reads (on-demand)": perMillion(capacity.reads()) * PRICE.dynamoReadUnit,
-  "SQS requests": perMillion(sqsTotal) * PRICE.sqsRequest,
-  "HTTP API requests": perMillion(api) * PRICE.httpApiRequest,
-  "Lambda requests": perMillion(invocations) * PRICE.lambdaRequest,
-  [GB_SECONDS_LINE]: perMillion(awsGbSeconds) * PRICE.lambdaGbSecondArm,
-};
-const total = sum(cost);
-/** The same with the functions' time as measured here: an upper bound. */
-const measuredGbSecondsCost = perMillion(gbSeconds) * PRICE.lambdaGbSecondArm;
-const measuredTotal = total - (cost[GB_SECONDS_LINE] ?? 0) + measuredGbSecondsCost;
-const provisioned = {
-  writes: (perMillion(capacity.writes()) * PRICE.dynamoWcuHour) / 3600 / PROVISIONED_UTILISATION,
-  reads: (perMillion(capacity.reads()) * PRICE.dynamoRcuHour) / 3600 / PROVISIONED_UTILISATION,
-};
-const onDemandDynamo = cost["DynamoDB writes (on-demand)"] + cost["DynamoDB reads (on-demand)"];
-const provisionedTotal = total - onDemandDynamo + provisioned.writes + provisioned.reads;
-
-console.log(`machine: ${process.platform} ${process.arch}, Node ${process.version}`);
-console.log(
-  `runs completed: ${runs} (${outcomes.failedOnce} failed once and were retried, ${outcomes.heartbeatRuns} heartbeat runs)`,
-);
-console.log(
-  `DynamoDB: ${capacity.writes().toFixed(0)} write units (${capacity.indexWrites().toFixed(0)} of them index entries, by DynamoDB's rules), ${capacity.reads().toFixed(0)} read units`,
-);
-console.log(`  calls: ${JSON.stringify(capacity.calls())}`);
-console.log(
-  `SQS: ${sqsTotal} requests ${JSON.stringify(sqsCalls)}, workers' lane polls ${JSON.stringify(laneCalls)}${push ? ` + push event source: ${lambdas.dispatcher.invocations} non-empty receives, ${pushPollingCalls.DeleteMessageBatch ?? 0} deletes` : ""}`,
-);
-console.log(
-  `  (sweep queue polling by the event source, fixed cost, not counted per run: ${JSON.stringify(pollingCalls)})`,
-);
-console.log(
-  `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker: ${JSON.stringify(workerRoutes)}); ` +
-    `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick, ${lambdas.dispatcher.invocations} dispatcher), ` +
-    `${gbSeconds.toFixed(1)} GB-s as measured (upper bound), ${awsGbSeconds.toFixed(1)} GB-s at AWS latencies`,
-);
-// The GB-seconds vary from run to run: which function they come from says why.
-const byFunction = (values: Record<string, number>) =>
-  Object.entries(values)
-    .map(([name, gbs]) => `${name} ${gbs.toFixed(1)}`)
-    .join(", ");
-console.log(`GB-s by function, as measured: ${byFunction(gbSecondsByFunction)}`);
-console.log(
-  `GB-s by function, each emulator wait at AWS's typical latency (DynamoDB ${TYPICAL_LATENCY_MS.dynamodb} ms, ` +
-    `SQS ${TYPICAL_LATENCY_MS.sqs} ms a request; scripts/emulator-latency.ts): ${byFunction(awsGbSecondsByFunction)}`,
-);
-console.log(
-  `per run: ${(capacity.writes() / runs).toFixed(2)} WRU, ${(capacity.reads() / runs).toFixed(2)} RRU, ${(sqsTotal / runs).toFixed(2)} SQS requests, ${(api / runs).toFixed(2)} API requests`,
-);
-console.log("cost per million runs at on-demand list prices (Lambda time at AWS latencies):");
-for (const [name, usd] of Object.entries(cost)) console.log(`  ${name.padEnd(36)} $${usd.toFixed(2)}`);
-console.log(`  ${"total".padEnd(36)} $${total.toFixed(2)}`);
-console.log(
-  `  with the Lambda time as measured here (an upper bound): GB-seconds $${measuredGbSecondsCost.toFixed(2)}, total $${measuredTotal.toFixed(2)}`,
-);
-console.log(
-  `with provisioned DynamoDB capacity at ${PROVISIONED_UTILISATION * 100}% utilisation: writes $${provisioned.writes.toFixed(2)}, ` +
-    `reads $${provisioned.reads.toFixed(2)}, total $${provisionedTotal.toFixed(2)}`,
-);
-const exitCode = reportVerdict([
-  atMost(
-    `total per million runs on-demand (Lambda time at AWS latencies), ${mix} mix, USD`,
-    total,
-    targetUsd,
-    (n) => `$${n.toFixed(2)}`,
-  ),
-]);
+const exitCode = reportMix({
+  mix,
+  push,
+  targetUsd,
+  runs,
+  outcomes,
+  capacity,
+  lambdas,
+  workerRoutes,
+  calls: { sqs: sqsCalls, lanes: laneCalls, sweepPolling: pollingCalls, pushPolling: pushPollingCalls },
+});
 await new Promise<void>((done) => gateway.server.close(() => done()));
 await stack.close();
 process.exit(exitCode);
