@@ -348,6 +348,25 @@ describe("the local runtime in a crash loop", () => {
       }
     }
 
+    /**
+     * A tenant's webhook secret, shown only in the answer of the POST that made it. Faults are
+     * injected from the start: a write carried out with its answer lost makes the SDK's retry
+     * a 409 (or the test's retry a 429 for a minute), and that secret is never shown. Rotating
+     * again is the way out, as for any client; the secret that is finally shown signs every
+     * delivery from then on (decision 0036).
+     */
+    async function webhookSecretOf(tenant: ChaosTenant): Promise<string> {
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const answer = await call("POST", "/api/v1/webhook-secret", undefined, undefined, tenant);
+        const secret = (answer.body as { secret?: unknown } | undefined)?.secret;
+        if (answer.status < 300 && typeof secret === "string") return secret;
+        // 429: rotated a moment ago (by the write whose answer was lost); Retry-After says when.
+        const retryAfter = Number(answer.headers?.get("retry-after") ?? 1);
+        await sleep(Math.min(90, Math.max(1, Number.isFinite(retryAfter) ? retryAfter : 1)) * 1000);
+      }
+      throw new Error(`no webhook secret for tenant ${tenant} after 5 tries`);
+    }
+
     // Workers in their own processes, logging every execution and completion: one bound to
     // each tenant, and a pool serving both.
     const startWorker = (id: string) => {
@@ -364,10 +383,7 @@ describe("the local runtime in a crash loop", () => {
     };
     for (const worker of CHAOS_WORKERS) startWorker(worker.id);
 
-    for (const tenant of ["a", "b"] as const) {
-      const created = await call("POST", "/api/v1/webhook-secret", undefined, undefined, tenant);
-      secrets.set(tenant, (created.body as { secret: string }).secret);
-    }
+    for (const tenant of ["a", "b"] as const) secrets.set(tenant, await webhookSecretOf(tenant));
 
     // Prepare: the recurring jobs, every minute until the window closes.
     const accepted: AcceptedJob[] = [];
