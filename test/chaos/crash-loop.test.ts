@@ -8,6 +8,7 @@ import { createJobResponse, jobResponse, OverlapPolicy, runsPageResponse } from 
 import { createSignedFetch, type JsonResponse } from "@jobsched/worker";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
+import { retryAfterSeconds } from "../../lambdas/adapters/targets/retry-after";
 import type { AwsFaultEvent } from "../../local/aws-faults";
 import { loadLocalCredentials } from "../../local/local-credentials";
 import { type RunningRuntime, startLocalRuntime } from "../../local/spawn-runtime";
@@ -361,8 +362,9 @@ describe("the local runtime in a crash loop", () => {
         const secret = (answer.body as { secret?: unknown } | undefined)?.secret;
         if (answer.status < 300 && typeof secret === "string") return secret;
         // 429: rotated a moment ago (by the write whose answer was lost); Retry-After says when.
-        const retryAfter = Number(answer.headers?.get("retry-after") ?? 1);
-        await sleep(Math.min(90, Math.max(1, Number.isFinite(retryAfter) ? retryAfter : 1)) * 1000);
+        const retryAfter =
+          retryAfterSeconds(answer.headers?.get("retry-after") ?? undefined, Date.now()) ?? 1;
+        await sleep(Math.min(90, Math.max(1, retryAfter)) * 1000);
       }
       throw new Error(`no webhook secret for tenant ${tenant} after 5 tries`);
     }

@@ -14,7 +14,7 @@ import { LaneBell, type LaneClientFactory } from "./lane-bell.js";
 import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room.js";
 import { type HoldClock, RunHold, systemHoldClock } from "./run-hold.js";
 import { createSignedFetch, type JsonResponse } from "./signed-fetch.js";
-import { sleepUnless } from "./sleep.js";
+import { sleep, sleepUnless } from "./sleep.js";
 
 /**
  * The jobsched worker SDK. `createWorker` leases runs of the given types, holds each until its
@@ -405,10 +405,6 @@ export function createWorker(options: WorkerOptions): Worker {
     },
     inFlight: () => hold.inHand(),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
 }
 
 function defaultCredentials(): AwsCredentialIdentityProvider {
