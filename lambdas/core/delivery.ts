@@ -1,7 +1,7 @@
 import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
 import { MAX_DELAY_SECONDS, SAFE_VISIBILITY_SECONDS } from "./aws-limits";
 import type { RunMessage } from "./ports";
-import { type Run, RunStatus } from "./run";
+import { type Run, type RunSeed, RunStatus } from "./run";
 import { isPushType } from "./target";
 
 /**
@@ -74,7 +74,7 @@ export function dueOf(message: Pick<RunMessage, "scheduledFor" | "notBefore">): 
 }
 
 export function runMessageOf(
-  run: Omit<RunMessage, "notBefore" | "backfill"> & {
+  run: Omit<RunMessage, "notBefore" | "backfill" | "madeAt" | "final"> & {
     readonly retryAt?: number | undefined;
     readonly origin?: string | undefined;
   },
@@ -87,6 +87,34 @@ export function runMessageOf(
     type: run.type,
     ...(run.retryAt === undefined ? {} : { notBefore: run.retryAt }),
     ...(run.origin === "backfill" ? { backfill: true as const } : {}),
+  };
+}
+
+/**
+ * The message of a run made but not written (decision 0051): it carries what the run's first
+ * write needs (when it was made, whether it is its job's last).
+ */
+export function madeRunMessageOf(run: RunSeed): RunMessage {
+  return { ...runMessageOf(run), madeAt: run.createdAt, ...(run.final ? { final: true as const } : {}) };
+}
+
+/**
+ * The seed a message carries for a run made but not written, or undefined: a message of a
+ * written run (older code's, a retry's, a manual run's), or one made longer ago than finished
+ * runs are kept (`retentionMs`; 0: kept for ever), whose item may have expired after it ran:
+ * such a copy must not write the run anew.
+ */
+export function seedOf(message: RunMessage, now: number, retentionMs: number): RunSeed | undefined {
+  if (message.madeAt === undefined) return undefined;
+  if (retentionMs > 0 && message.madeAt < now - retentionMs) return undefined;
+  return {
+    runId: message.runId,
+    jobId: message.jobId,
+    tenant: message.tenant,
+    type: message.type,
+    scheduledFor: message.scheduledFor,
+    final: message.final === true,
+    createdAt: message.madeAt,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { DueJob, Job, JobStatus, JobSummary } from "./job";
-import type { Run, RunStatus } from "./run";
+import type { Run, RunSeed, RunStatus } from "./run";
 
 /**
  * Ports: what the core needs from storage and delivery, with no word of DynamoDB or SQS.
@@ -99,6 +99,8 @@ export interface LeaseGrant {
   readonly now: number;
   /** At-most-once: only a run never leased before (a lapsed lease is not taken over). */
   readonly firstOnly?: boolean;
+  /** A run made but not written: the lease writes it (decision 0051). */
+  readonly seed?: RunSeed | undefined;
 }
 
 export interface RunOutcome {
@@ -151,6 +153,13 @@ export interface RunStore {
   getRun(jobId: string, scheduledFor: number): Promise<Run | undefined>;
   /** The job's most recent runs, newest first. */
   listRecentRuns(jobId: string, limit: number): Promise<Run[]>;
+  /**
+   * The job's runs scheduled from `from` through `to` (both included), oldest first, read
+   * consistently: the sweep's one read of a block's firings (decision 0051).
+   */
+  listRunsBetween(jobId: string, from: number, to: number): Promise<Run[]>;
+  /** The job's latest run scheduled before `instant`, read consistently; undefined when none. */
+  latestRunBefore(jobId: string, instant: number): Promise<Run | undefined>;
   /** The job's runs, newest first, a page at a time. */
   listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>>;
   /**
@@ -236,6 +245,8 @@ export interface RunStore {
     reason: string,
     now: number,
     final?: boolean,
+    /** A run made but not written: ending it writes it (decision 0051). */
+    seed?: RunSeed,
   ): Promise<Run | undefined>;
   /**
    * A retry waiting (pending, attempted before) whose job became at-most-once: it is never
@@ -277,7 +288,13 @@ export interface RunStore {
   missRun(
     jobId: string,
     scheduledFor: number,
-    miss: { readonly reason: string; readonly now: number; readonly final: boolean },
+    miss: {
+      readonly reason: string;
+      readonly now: number;
+      readonly final: boolean;
+      /** A run made but not written: recording it missed writes it (decision 0051). */
+      readonly seed?: RunSeed | undefined;
+    },
   ): Promise<Run | undefined>;
   /**
    * Takes a finished last run out of the repair index, once its job is marked (or could not
@@ -356,6 +373,13 @@ export interface RunMessage {
   readonly notBefore?: number | undefined;
   /** A backfilled run's: it runs beside the job's other runs, whatever its overlap policy. */
   readonly backfill?: true | undefined;
+  /**
+   * A run made but not written (decision 0051): when it was made. Its item is written first by
+   * its lease, or by the step that ends it unstarted, from what the message carries.
+   */
+  readonly madeAt?: number | undefined;
+  /** Such a run's: it is its job's last. */
+  readonly final?: true | undefined;
 }
 
 export interface ReceivedRunMessage {

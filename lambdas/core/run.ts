@@ -60,6 +60,17 @@ export type RunOrigin = "manual" | "backfill";
 /** Why a run was recorded missed when its job was paused: a resume looks for it (control-job.ts). */
 export const PAUSED_RUN_REASON = "the job was paused before the run started";
 
+/**
+ * A run made but not written (decision 0051): the sweep or a create sends its message and writes
+ * nothing; the message carries these, and the run's first write (its lease, or the step that
+ * ends it unstarted: cancelled, missed, skipped) writes the item from them. Until then the run
+ * is pending, never leased, fence 0, as a written one would be.
+ */
+export type RunSeed = Pick<
+  Run,
+  "runId" | "jobId" | "tenant" | "type" | "scheduledFor" | "final" | "createdAt"
+>;
+
 /** When a pending run may start: its scheduled instant, or a retry's. */
 export function availableAt(run: Pick<Run, "scheduledFor" | "retryAt">): number {
   return Math.max(run.scheduledFor, run.retryAt ?? 0);

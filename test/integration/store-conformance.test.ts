@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { runIdOf } from "../../lambdas/core/ids";
 import type { Job } from "../../lambdas/core/job";
 import { repairKeyOf } from "../../lambdas/core/keys";
-import { newRun, scheduledRun } from "../../lambdas/core/lifecycle/creation";
+import { newRun, scheduledRun, seededRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, LeaseGrant, RunStore } from "../../lambdas/core/ports";
-import { type Run, RunStatus } from "../../lambdas/core/run";
+import { type Run, type RunSeed, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { MemoryJobStore, MemoryRunStore, memoryDeps } from "../support/memory-ports";
 import { createTestStack } from "../support/stack";
@@ -77,7 +78,26 @@ const succeed = (
     options.tenants,
   );
 
-const stored = (stores: Stores, run: Run) => stores.runs.getRun(run.jobId, run.scheduledFor);
+const stored = (stores: Stores, run: Pick<Run, "jobId" | "scheduledFor">) =>
+  stores.runs.getRun(run.jobId, run.scheduledFor);
+
+/** The seed of a run made but not written, of a fresh job (decision 0051): nothing is stored. */
+function seed(scheduledFor: number, final: boolean): RunSeed {
+  sequence += 1;
+  const jobId = `j_seeded${String(sequence).padStart(12, "0")}`;
+  return {
+    runId: runIdOf(jobId, scheduledFor),
+    jobId,
+    tenant: "t1",
+    type: "x",
+    scheduledFor,
+    final,
+    createdAt: T - 60_000,
+  };
+}
+
+const seededLease = (stores: Stores, made: RunSeed, startsAt: number, worker?: string) =>
+  stores.runs.leaseRun(made.jobId, made.scheduledFor, { ...grant(startsAt, worker), seed: made });
 
 describe.each(kinds)("the run store %s", (_name, make) => {
   let stores: Stores;
@@ -234,6 +254,88 @@ describe.each(kinds)("the run store %s", (_name, make) => {
       expect(await stores.runs.missRun(manual.jobId, manual.scheduledFor, miss)).toBeUndefined();
       expect(await stored(stores, manual)).toMatchObject({ status: "pending", origin });
     }
+  });
+
+  it("writes a run made but not written at its first lease, from its seed, as a written run's lease would leave it (decision 0051)", async () => {
+    const written = await pendingRun(stores, { dueIn: 5_000, final: true });
+    const made = seed(T + 5_000, true);
+    expect(await stored(stores, made)).toBeUndefined();
+    // Not before its scheduled instant, as a written pending run.
+    expect(await seededLease(stores, made, T + 4_999)).toBeUndefined();
+    expect(await stored(stores, made)).toBeUndefined();
+    const fromSeed = await seededLease(stores, made, T + 5_000);
+    const fromItem = await lease(stores, written, T + 5_000);
+    const same = ({ runId: _r, jobId: _j, createdAt: _c, checkAt: _k, ...rest }: Run) => rest;
+    expect(fromSeed && same(fromSeed)).toEqual(fromItem && { ...same(fromItem) });
+    expect(await stored(stores, made)).toMatchObject({
+      runId: made.runId,
+      jobId: made.jobId,
+      createdAt: made.createdAt,
+      status: "leased",
+      fence: 1,
+      attempt: 1,
+      final: true,
+    });
+    // Written now: a second copy of its message finds it held, then finished.
+    expect(await seededLease(stores, made, T + 6_000, "w2")).toBeUndefined();
+    expect(await succeed(stores, seededRun(made), 1, { final: true })).toBeDefined();
+    expect(await seededLease(stores, made, T + 100_000, "w2")).toBeUndefined();
+    expect(await stored(stores, made)).toMatchObject({ status: "succeeded", fence: 1 });
+  });
+
+  it("at most once, a run made but not written is leased once", async () => {
+    const made = seed(T, false);
+    const first = { ...grant(T), firstOnly: true, seed: made };
+    expect(await stores.runs.leaseRun(made.jobId, made.scheduledFor, first)).toMatchObject({ attempt: 1 });
+    const again = { ...grant(T + LEASE, "w2"), firstOnly: true, seed: made };
+    expect(await stores.runs.leaseRun(made.jobId, made.scheduledFor, again)).toBeUndefined();
+  });
+
+  it("ends a run made but not written unstarted (cancelled, skipped, missed) by writing it, with the `final` it has", async () => {
+    const cancelled = seed(T + 60_000, false);
+    const { jobId, scheduledFor } = cancelled;
+    expect(
+      await stores.runs.abandonRun(jobId, scheduledFor, "cancelled", "gone", T, true, cancelled),
+    ).toBeUndefined();
+    expect(await stored(stores, cancelled)).toBeUndefined();
+    expect(
+      await stores.runs.abandonRun(jobId, scheduledFor, "cancelled", "gone", T, false, cancelled),
+    ).toMatchObject({
+      status: "cancelled",
+      error: "gone",
+      attempt: 0,
+      fence: 0,
+      finishedAt: T,
+      checkAt: undefined,
+    });
+    expect(await seededLease(stores, cancelled, T + 60_000)).toBeUndefined();
+
+    const late = seed(T, true);
+    const miss = { reason: "too late", now: T + 5_000, final: true, seed: late };
+    expect(
+      await stores.runs.missRun(late.jobId, late.scheduledFor, { ...miss, final: false }),
+    ).toBeUndefined();
+    expect(await stores.runs.missRun(late.jobId, late.scheduledFor, miss)).toMatchObject({
+      status: "missed",
+      final: true,
+      attempt: 0,
+    });
+    expect(await stores.runs.missRun(late.jobId, late.scheduledFor, miss)).toBeUndefined(); // once
+
+    // A seed never stands for a run that is written: a leased one is not ended by it.
+    const leased = seed(T, false);
+    await seededLease(stores, leased, T);
+    const ended = await stores.runs.abandonRun(
+      leased.jobId,
+      leased.scheduledFor,
+      "skipped",
+      "x",
+      T + 1,
+      false,
+      leased,
+    );
+    expect(ended).toBeUndefined();
+    expect(await stored(stores, leased)).toMatchObject({ status: "leased" });
   });
 
   it("at most once: leases only a run never leased, and records a lapsed lease lost (a last one stays a repair candidate)", async () => {

@@ -14,7 +14,7 @@ export async function checkState(world: World): Promise<void> {
   for (const modelJob of world.jobs) {
     const job = await world.storedJob(modelJob.jobId);
     if (!job) continue; // the create crashed before its write: no job, nothing promised
-    const runs = await world.stores.runsOf(job.jobId);
+    const runs = await world.runsOf(job.jobId);
     // (a) An active job has something that will run or end it: a next firing for the sweep,
     // an unfinished run the repair index watches (or a message carries), or a finished last run
     // still in the repair index, whose check ends the job, or whose message is still queued
@@ -152,7 +152,7 @@ export async function grantChecks(
       );
     };
     const jobRuns = [...before.runs.values()].filter((r) => r.jobId === run.jobId);
-    const held = waitedIn(jobRuns) || waitedIn(await world.stores.runsOf(run.jobId));
+    const held = waitedIn(jobRuns) || waitedIn(await world.runsOf(run.jobId));
     if (!held)
       world.fail(
         `(c) ${world.describeRun(run)} skipped under buffer-one while no other run waited in the buffer: ${jobRuns.map((r) => world.describeRun(r)).join("; ")}`,

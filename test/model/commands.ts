@@ -164,7 +164,7 @@ export class PatchJob extends Step {
     const policyAfter = await policyOf();
     if (policyAfter === "allow") job.leasedBeforePolicy = undefined;
     else if (policyAfter !== policyBefore) {
-      const leased = (await world.stores.runsOf(job.jobId)).filter((r) => r.status === RunStatus.Leased);
+      const leased = (await world.runsOf(job.jobId)).filter((r) => r.status === RunStatus.Leased);
       job.leasedBeforePolicy = new Map(leased.map((r) => [r.runId, r.fence]));
     }
     // A new schedule keeps a recurring job's end; a one-off given one recurs for ever. Judged
@@ -244,7 +244,7 @@ export class Replay extends Step {
     const dead = page?.deadLetters[this.index % Math.max(1, page.deadLetters.length)];
     if (!dead) return;
     const replays = async () =>
-      (await world.stores.runsOf(dead.jobId)).find((r) => r.runId === dead.runId)?.replays ?? 0;
+      (await world.runsOf(dead.jobId)).find((r) => r.runId === dead.runId)?.replays ?? 0;
     const replaysBefore = await replays();
     const done = await world.step("replay", () => replayDeadLetter(world.deps, CALLER, dead.runId));
     // Judged by the store (a replay killed after its write still replayed the run).

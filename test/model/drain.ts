@@ -50,7 +50,7 @@ async function unsettled(world: World, from: number): Promise<string[]> {
   for (const modelJob of world.jobs) {
     const job = await world.storedJob(modelJob.jobId);
     if (!job) continue;
-    const runs = await world.stores.runsOf(job.jobId);
+    const runs = await world.runsOf(job.jobId);
     for (const run of runs.filter((r) => isUnfinished(r) && r.scheduledFor <= from))
       left.push(world.describeRun(run));
     if (modelJob.bounded && job.status === JobStatus.Active)

@@ -1,4 +1,5 @@
 import type { Clock } from "../../lambdas/core/clock";
+import { seedOf } from "../../lambdas/core/delivery";
 import type {
   LaneRetirement,
   ReceivedRunMessage,
@@ -6,6 +7,7 @@ import type {
   RunMessage,
   RunQueue,
 } from "../../lambdas/core/ports";
+import type { RunSeed } from "../../lambdas/core/run";
 
 /**
  * A run queue that keeps time as SQS does, on the model's fake clock: a message sent with a
@@ -24,6 +26,12 @@ export interface SimMessage {
 
 export class SimRunQueue implements RunQueue {
   readonly messages: SimMessage[] = [];
+  /**
+   * Every run made but not written (decision 0051) a message was ever sent for, by job id and
+   * instant: the checks' view of runs counts them pending until one is written, so a run whose
+   * every copy went without writing it stays unfinished, and the drain finds it.
+   */
+  readonly made = new Map<string, RunSeed>();
   private nextId = 1;
   private nextHandle = 1;
 
@@ -40,6 +48,9 @@ export class SimRunQueue implements RunQueue {
   }
 
   private put(message: RunMessage, delayMs: number): void {
+    const seed = seedOf(message, this.clock.now(), 0);
+    const key = `${message.jobId}@${message.scheduledFor}`;
+    if (seed && !this.made.has(key)) this.made.set(key, seed);
     this.messages.push({
       id: this.nextId++,
       message: structuredClone(message),

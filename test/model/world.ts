@@ -3,6 +3,7 @@ import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { DomainError } from "../../lambdas/core/errors";
 import { type Job, JobStatus } from "../../lambdas/core/job";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { seededRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
@@ -165,7 +166,20 @@ export class World {
   }
 
   async allRuns(): Promise<Run[]> {
-    return (await Promise.all(this.jobs.map((j) => this.stores.runsOf(j.jobId)))).flat();
+    return (await Promise.all(this.jobs.map((j) => this.runsOf(j.jobId)))).flat();
+  }
+
+  /**
+   * Every run of the job, as the checks see them: the stored ones, and each run made but not
+   * written (decision 0051) as the pending run its seed stands for, until one is written.
+   */
+  async runsOf(jobId: string): Promise<Run[]> {
+    const stored = await this.stores.runsOf(jobId);
+    const written = new Set(stored.map((r) => r.scheduledFor));
+    const made = [...this.queue.made.values()].filter(
+      (seed) => seed.jobId === jobId && !written.has(seed.scheduledFor),
+    );
+    return [...stored, ...made.map(seededRun)];
   }
 
   describeRun(run: Run): string {

@@ -3,7 +3,12 @@ import { FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
-import { type RunEvent, type RunRecord, transition } from "../../lambdas/core/lifecycle/transition";
+import {
+  type RunEvent,
+  type RunRecord,
+  runBefore,
+  transition,
+} from "../../lambdas/core/lifecycle/transition";
 import type {
   Admission,
   JobFilter,
@@ -25,7 +30,7 @@ import type {
   WebhookSecret,
   WebhookSecretStore,
 } from "../../lambdas/core/ports";
-import { type Run, RunStatus } from "../../lambdas/core/run";
+import { type Run, type RunSeed, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { triggerJob } from "../../lambdas/core/use-cases/manual-runs";
 import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
@@ -181,6 +186,19 @@ export class MemoryRunStore implements RunStore {
     return plain;
   }
 
+  async listRunsBetween(jobId: string, from: number, to: number) {
+    return [...this.runs.values()]
+      .filter((r) => r.jobId === jobId && r.scheduledFor >= from && r.scheduledFor <= to)
+      .sort((a, b) => a.scheduledFor - b.scheduledFor)
+      .map((run) => this.plain(run));
+  }
+
+  async latestRunBefore(jobId: string, instant: number) {
+    const before = [...this.runs.values()].filter((r) => r.jobId === jobId && r.scheduledFor < instant);
+    const latest = before.sort((a, b) => b.scheduledFor - a.scheduledFor)[0];
+    return latest && this.plain(latest);
+  }
+
   async listRecentRuns(jobId: string, limit: number) {
     return (await this.listRuns(jobId, limit)).items;
   }
@@ -204,7 +222,7 @@ export class MemoryRunStore implements RunStore {
     event: RunEvent,
   ): { before: StoredRun; after: StoredRun } | undefined {
     const key = this.key(jobId, scheduledFor);
-    const before = this.runs.get(key);
+    const before = runBefore(this.runs.get(key), event);
     const after = transition(before, event);
     if (!before || !after) return undefined;
     this.runs.set(key, after);
@@ -324,14 +342,20 @@ export class MemoryRunStore implements RunStore {
     reason: string,
     now: number,
     final = false,
+    seed?: RunSeed,
   ) {
-    return this.applied(jobId, scheduledFor, { kind: "abandon", status, reason, now, final });
+    return this.applied(jobId, scheduledFor, { kind: "abandon", status, reason, now, final, seed });
   }
 
   async missRun(
     jobId: string,
     scheduledFor: number,
-    miss: { readonly reason: string; readonly now: number; readonly final: boolean },
+    miss: {
+      readonly reason: string;
+      readonly now: number;
+      readonly final: boolean;
+      readonly seed?: RunSeed | undefined;
+    },
   ) {
     return this.applied(jobId, scheduledFor, { kind: "miss", ...miss });
   }

@@ -15,7 +15,7 @@ import type {
   RunOutcome,
   RunStore,
 } from "../../core/ports";
-import type { Run } from "../../core/run";
+import type { Run, RunSeed } from "../../core/run";
 import { DEAD_LETTER_INDEX, JOBS_TABLE } from "../../definitions/table";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { DynamoRepairIndex } from "./dynamo-repair-index";
@@ -28,9 +28,10 @@ import {
   LEASABLE,
   leavingOnFinish,
   STATUS,
+  seededWrite,
   UNSTARTED_OR_LAPSED,
 } from "./run-expressions";
-import { fromRunItem, RUN_SK_PREFIX, runKey, toRunItem } from "./run-item";
+import { fromRunItem, RUN_SK_PREFIX, runKey, runSk, toRunItem } from "./run-item";
 
 /** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
 export class DynamoRunStore implements RunStore {
@@ -78,6 +79,40 @@ export class DynamoRunStore implements RunStore {
     return Item ? fromRunItem(Item) : undefined;
   }
 
+  async listRunsBetween(jobId: string, from: number, to: number): Promise<Run[]> {
+    const runs: Run[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+          ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(from), ":to": runSk(to) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      runs.push(...(page.Items ?? []).map(fromRunItem));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return runs;
+  }
+
+  async latestRunBefore(jobId: string, instant: number): Promise<Run | undefined> {
+    const { Items } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSk(instant - 1) },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: 1,
+      }),
+    );
+    const [item] = Items ?? [];
+    return item ? fromRunItem(item) : undefined;
+  }
+
   async listRecentRuns(jobId: string, limit: number): Promise<Run[]> {
     const { Items } = await this.db.send(
       new QueryCommand({
@@ -111,14 +146,19 @@ export class DynamoRunStore implements RunStore {
   }
 
   leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined> {
+    // At-most-once: a run leased before is never leased again (a replay resets attempt to 0).
+    const guard = grant.firstOnly ? `${LEASABLE} AND attempt = :zero` : LEASABLE;
+    // A run made but not written is written by its first lease (decision 0051), from its
+    // scheduled instant on, as a written pending run is leasable (its availableAt).
+    const seed = grant.seed && grant.seed.scheduledFor <= grant.startsAt ? grant.seed : undefined;
+    const seeded = seededWrite(seed, guard, "added");
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
       UpdateExpression:
         "SET #status = :leased, leaseExpiresAt = :until, availableAt = :until, startedAt = :starts, " +
-        "workerId = :worker, receiptHandle = :receipt ADD fence :one, attempt :one",
-      // At-most-once: a run leased before is never leased again (a replay resets attempt to 0).
-      ConditionExpression: grant.firstOnly ? `${LEASABLE} AND attempt = :zero` : LEASABLE,
-      ExpressionAttributeNames: STATUS,
+        `workerId = :worker, receiptHandle = :receipt${seeded.set} ADD fence :one, attempt :one`,
+      ConditionExpression: seeded.condition,
+      ExpressionAttributeNames: { ...STATUS, ...seeded.names },
       ExpressionAttributeValues: {
         ":leased": "leased",
         ":pending": "pending",
@@ -128,6 +168,7 @@ export class DynamoRunStore implements RunStore {
         ":worker": grant.workerId,
         ":receipt": grant.receiptHandle,
         ":starts": grant.startsAt,
+        ...seeded.values,
       },
     });
   }
@@ -379,15 +420,22 @@ export class DynamoRunStore implements RunStore {
     reason: string,
     now: number,
     final = false,
+    seed?: RunSeed,
   ): Promise<Run | undefined> {
     const expiry = this.expiry(now);
     // A last run keeps its repair-index keys until its job is marked (settleFinalRun).
     const leaving = leavingOnFinish(final);
+    // A seed that says otherwise of `final` writes nothing, as a stored run would refuse it.
+    const seeded = seededWrite(
+      seed?.final === final ? seed : undefined,
+      `${UNSTARTED_OR_LAPSED} AND ${finalIs(final)}`,
+      "set",
+    );
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
-      UpdateExpression: `SET #status = :status, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
-      ConditionExpression: `${UNSTARTED_OR_LAPSED} AND ${finalIs(final)}`,
-      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
+      UpdateExpression: `SET #status = :status, finishedAt = :now, #error = :reason${expiry.set}${seeded.set} REMOVE ${leaving}`,
+      ConditionExpression: seeded.condition,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names, ...seeded.names },
       ExpressionAttributeValues: {
         ...expiry.values,
         ":status": status,
@@ -396,6 +444,7 @@ export class DynamoRunStore implements RunStore {
         ":pending": "pending",
         ":leased": "leased",
         ":true": true,
+        ...seeded.values,
       },
     });
   }
@@ -499,16 +548,26 @@ export class DynamoRunStore implements RunStore {
   async missRun(
     jobId: string,
     scheduledFor: number,
-    miss: { readonly reason: string; readonly now: number; readonly final: boolean },
+    miss: {
+      readonly reason: string;
+      readonly now: number;
+      readonly final: boolean;
+      readonly seed?: RunSeed | undefined;
+    },
   ): Promise<Run | undefined> {
     const expiry = this.expiry(miss.now);
     const leaving = leavingOnFinish(miss.final);
+    // Never started, never replayed, not asked for by hand (those run however late they are).
+    const seeded = seededWrite(
+      miss.seed?.final === miss.final ? miss.seed : undefined,
+      `#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND attribute_not_exists(origin) AND ${finalIs(miss.final)}`,
+      "set",
+    );
     return this.updateRun({
       Key: runKey(jobId, scheduledFor),
-      UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set} REMOVE ${leaving}`,
-      // Never started, never replayed, not asked for by hand (those run however late they are).
-      ConditionExpression: `#status = :pending AND attempt = :zero AND attribute_not_exists(replays) AND attribute_not_exists(origin) AND ${finalIs(miss.final)}`,
-      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names },
+      UpdateExpression: `SET #status = :missed, finishedAt = :now, #error = :reason${expiry.set}${seeded.set} REMOVE ${leaving}`,
+      ConditionExpression: seeded.condition,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL, "#error": "error", ...expiry.names, ...seeded.names },
       ExpressionAttributeValues: {
         ...expiry.values,
         ":missed": "missed",
@@ -517,6 +576,7 @@ export class DynamoRunStore implements RunStore {
         ":true": true,
         ":reason": miss.reason,
         ":now": miss.now,
+        ...seeded.values,
       },
     });
   }

@@ -1,3 +1,5 @@
+import type { RunSeed } from "../../core/run";
+
 /** The condition and update fragments the run store's writes share (decision 0037's guards). */
 export const STATUS = { "#status": "status" };
 /** A run that exists and is pending, or whose lease has lapsed. */
@@ -25,3 +27,44 @@ export function leavingOnFinish(final: boolean): string {
 }
 /** A leased run whose lease is held with :fence. */
 export const HELD = "fence = :fence AND #status = :leased";
+
+/**
+ * The first write of a run made but not written (decision 0051): the guard holds for an item
+ * not there yet, and the SET clause writes, only where missing, the fields the seed carries
+ * (with attempt and fence 0 unless the update ADDs them). With no seed, nothing: the item
+ * must exist, as before.
+ */
+export function seededWrite(
+  seed: RunSeed | undefined,
+  guard: string,
+  counters: "set" | "added",
+): { condition: string; set: string; names: Record<string, string>; values: Record<string, unknown> } {
+  if (!seed) return { condition: guard, set: "", names: {}, values: {} };
+  const fields = [
+    "runId = if_not_exists(runId, :seedRunId)",
+    "jobId = if_not_exists(jobId, :seedJobId)",
+    "tenant = if_not_exists(tenant, :seedTenant)",
+    "#type = if_not_exists(#type, :seedType)",
+    "scheduledFor = if_not_exists(scheduledFor, :seedScheduledFor)",
+    "createdAt = if_not_exists(createdAt, :seedCreatedAt)",
+    ...(seed.final ? ["#final = if_not_exists(#final, :seedFinal)"] : []),
+    ...(counters === "set"
+      ? ["attempt = if_not_exists(attempt, :seedZero)", "fence = if_not_exists(fence, :seedZero)"]
+      : []),
+  ];
+  return {
+    condition: `attribute_not_exists(pk) OR (${guard})`,
+    set: `, ${fields.join(", ")}`,
+    names: { "#type": "type", ...(seed.final ? FINAL : {}) },
+    values: {
+      ":seedRunId": seed.runId,
+      ":seedJobId": seed.jobId,
+      ":seedTenant": seed.tenant,
+      ":seedType": seed.type,
+      ":seedScheduledFor": seed.scheduledFor,
+      ":seedCreatedAt": seed.createdAt,
+      ...(seed.final ? { ":seedFinal": true } : {}),
+      ...(counters === "set" ? { ":seedZero": 0 } : {}),
+    },
+  };
+}

@@ -35,6 +35,8 @@ const runMessageSchema = z.object({
   type: z.string(),
   notBefore: z.number().optional(),
   backfill: z.literal(true).optional(),
+  madeAt: z.number().optional(),
+  final: z.literal(true).optional(),
 });
 
 export function parseRunMessage(body: string | undefined): RunMessage | undefined {

@@ -1,7 +1,7 @@
 import { runIdOf } from "../ids";
 import type { DueJob } from "../job";
 import type { MissedFiring } from "../missed-runs";
-import { type Run, RunStatus } from "../run";
+import { type Run, type RunSeed, RunStatus } from "../run";
 
 /**
  * Where runs begin (the lifecycle's first transition, decision 0037): a pending run for a
@@ -81,4 +81,20 @@ export function cancelledRun(
   reason: string,
 ): Run {
   return { ...missedRun(job, { scheduledFor, reason }, now), status: RunStatus.Cancelled };
+}
+
+/** The run a seed stands for, before its first write. */
+export function seededRun(seed: RunSeed): Run {
+  return {
+    ...seed,
+    status: RunStatus.Pending,
+    attempt: 0,
+    fence: 0,
+    startedAt: undefined,
+    leaseExpiresAt: undefined,
+    workerId: undefined,
+    finishedAt: undefined,
+    error: undefined,
+    checkAt: undefined,
+  };
 }

@@ -1,5 +1,6 @@
 import type { LeaseGrant, RetryPlan, RunOutcome } from "../ports";
-import { availableAt, type Run, RunStatus } from "../run";
+import { availableAt, type Run, type RunSeed, RunStatus } from "../run";
+import { seededRun } from "./creation";
 
 /**
  * A run's life, as one pure function (decision 0037; docs/run-lifecycle.md has the diagram).
@@ -52,10 +53,17 @@ export type RunEvent =
       readonly reason: string;
       readonly now: number;
       readonly final: boolean;
+      readonly seed?: RunSeed | undefined;
     }
   | { readonly kind: "lose"; readonly reason: string; readonly now: number; readonly final: boolean }
   | { readonly kind: "revoke"; readonly reason: string; readonly now: number }
-  | { readonly kind: "miss"; readonly reason: string; readonly now: number; readonly final: boolean }
+  | {
+      readonly kind: "miss";
+      readonly reason: string;
+      readonly now: number;
+      readonly final: boolean;
+      readonly seed?: RunSeed | undefined;
+    }
   | { readonly kind: "drop-retry"; readonly reason: string; readonly now: number; readonly final: boolean }
   | { readonly kind: "wake"; readonly waiting: number; readonly replacing?: number | undefined }
   | { readonly kind: "settle" }
@@ -114,8 +122,27 @@ function finished(run: RunRecord, status: RunStatus, error: string | undefined, 
   };
 }
 
+/**
+ * The run an event applies to: the stored one; with none stored, for a run made but not written
+ * (decision 0051), the pending run its seed stands for. Only the events that can be a run's
+ * first write carry a seed: its lease, and its end unstarted (abandon, miss). Every other event
+ * needs a run that was leased, so it finds nothing to apply to, as its guard would refuse a
+ * pending run never leased.
+ */
+export function runBefore(run: RunRecord | undefined, event: RunEvent): RunRecord | undefined {
+  if (run) return run;
+  const seed =
+    event.kind === "lease"
+      ? event.grant.seed
+      : event.kind === "abandon" || event.kind === "miss"
+        ? event.seed
+        : undefined;
+  return seed ? seededRun(seed) : undefined;
+}
+
 /** The run after `event`, or undefined when the event's guard refuses it (nothing is written). */
-export function transition(run: RunRecord | undefined, event: RunEvent): RunRecord | undefined {
+export function transition(stored: RunRecord | undefined, event: RunEvent): RunRecord | undefined {
+  const run = runBefore(stored, event);
   if (!run) return undefined;
   switch (event.kind) {
     case "lease": {

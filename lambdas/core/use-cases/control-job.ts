@@ -8,7 +8,7 @@ import { jobView, nextRunShown } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
 import { settleLastRun as settleFinished } from "./end-job";
-import { callersJob, RECENT_RUNS } from "./get-job";
+import { callersJob, recentRunsOf } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
 import { cancelRunsAhead, runsAhead } from "./runs-ahead";
 
@@ -103,7 +103,7 @@ export async function controlJob(
       await recordCancelledFirings(deps, changed, now);
       // Every firing's run not started, not only those ahead: one orphaned before its send would
       // otherwise stay pending (its job out of the due index); the lease step would cancel the others.
-      const { unstarted } = await runsAhead(deps, jobId, now);
+      const { unstarted } = await runsAhead(deps, job, now);
       await cancelRunsAhead(deps, unstarted, CANCELLED_AHEAD_REASON, now);
     }
     if (action === "resume" && changed.nextRunAt !== undefined) {
@@ -131,5 +131,5 @@ async function settleLastRun(deps: SchedulerDeps, job: Job, caller: Caller, now:
 }
 
 async function view(deps: SchedulerDeps, job: Job) {
-  return jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), deps.clock.now());
+  return jobView(job, await recentRunsOf(deps, job), deps.clock.now());
 }

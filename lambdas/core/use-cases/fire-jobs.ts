@@ -1,5 +1,11 @@
 import { blockHorizon } from "../advance-block";
-import { baseLeadSecondsOf, DELIVERY_LEAD_SECONDS, delaySecondsUntil, runMessageOf } from "../delivery";
+import {
+  baseLeadSecondsOf,
+  DELIVERY_LEAD_SECONDS,
+  delaySecondsUntil,
+  madeRunMessageOf,
+  runMessageOf,
+} from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { missedRun, scheduledRun } from "../lifecycle/creation";
@@ -64,10 +70,12 @@ export async function fireJobs(
   const outcomes = await Promise.all(due.map((job) => fireOne(deps, job, now, horizon)));
 
   const toSend = outcomes.flatMap((o) => o.toSend);
+  const made = new Set(outcomes.flatMap((o) => o.created));
   if (toSend.length > 0) {
     await deps.queue.send(
       toSend.map((run) => ({
-        message: runMessageOf(run),
+        // A run made now is not written: its message carries it (decision 0051).
+        message: made.has(run) ? madeRunMessageOf(run) : runMessageOf(run),
         // A push run's base lead is shorter (the dispatcher is billed while it holds a run).
         delaySeconds: delaySecondsUntil(
           run.scheduledFor,
@@ -111,6 +119,17 @@ async function missedInPause(deps: SchedulerDeps, run: Run): Promise<boolean> {
   if (run.attempt === 0) return true;
   // Rare: the due index does not hold the job's delivery.
   return (await deps.jobs.getJob(run.jobId))?.delivery !== "at-most-once";
+}
+
+/** The firings among `firings` a run of the job is written for: one query over their range. */
+async function writtenRunsOf(
+  deps: SchedulerDeps,
+  jobId: string,
+  firings: readonly number[],
+): Promise<Set<number>> {
+  if (firings.length === 0) return new Set();
+  const runs = await deps.runs.listRunsBetween(jobId, Math.min(...firings), Math.max(...firings));
+  return new Set(runs.map((run) => run.scheduledFor));
 }
 
 async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: number): Promise<JobOutcome> {
@@ -160,14 +179,17 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       if (rerun) toSend.push(rerun);
     }
   };
+  // The firings' runs are made, not written (decision 0051): one read finds those a run of
+  // exists for already (a racing sweeper's or a crashed one's that was leased, a record a pause
+  // left, a buffered waiter), which go the way of an existing run; the others are sent.
+  const written = await writtenRunsOf(deps, job.jobId, plan.create);
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
       const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
+      if (written.has(scheduledFor)) return exists(scheduledFor, true);
       const run = scheduledRun(job, scheduledFor, now, final);
-      if ((await deps.runs.createRun(run)) === "created") {
-        created.push(run);
-        toSend.push(run);
-      } else await exists(scheduledFor, true);
+      created.push(run);
+      toSend.push(run);
     }),
   );
   // With no run to create and no firing left, the last missed firing is the job's last run.

@@ -3,6 +3,8 @@ import type { SchedulerDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import type { Job } from "../job";
+import { withMadeRuns } from "../made-runs";
+import type { Run } from "../run";
 import { jobView } from "../views";
 
 export const RECENT_RUNS = 20;
@@ -25,5 +27,10 @@ export async function getJob(
   jobId: string,
 ) {
   const job = await callersJob(deps, caller, jobId);
-  return jobView(job, await deps.runs.listRecentRuns(jobId, RECENT_RUNS), deps.clock.now());
+  return jobView(job, await recentRunsOf(deps, job), deps.clock.now());
+}
+
+/** A job's most recent runs, those made and not written yet among them (decision 0051). */
+export async function recentRunsOf(deps: Pick<SchedulerDeps, "runs">, job: Job): Promise<Run[]> {
+  return withMadeRuns(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), RECENT_RUNS);
 }

@@ -1,16 +1,18 @@
 /** A lease as the worker gets it: defined with the other responses (responses.ts). */
+
 import type { Lease } from "@jobsched/contract";
 import { FUNCTION_TIMEOUT_SECONDS } from "../../definitions/functions";
 import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
-import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS, hiddenWhileHeld } from "../delivery";
+import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS, hiddenWhileHeld, seedOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
+import { seededRun } from "../lifecycle/creation";
 import { DROPPED_RETRY_REASON, exhaustedByLapses } from "../lifecycle/outcomes";
 import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
-import { PAUSED_RUN_REASON, RunStatus, runKeyOf } from "../run";
+import { PAUSED_RUN_REASON, type Run, type RunSeed, RunStatus, runKeyOf } from "../run";
 import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter, endJobOnMessage } from "./end-job";
@@ -295,9 +297,23 @@ async function abandonUnstarted(
   status: "cancelled" | "missed",
   reason: string,
   now: number,
+  seed: RunSeed | undefined,
 ): Promise<void> {
   const { jobId, scheduledFor } = message;
-  if (await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, false)) return;
+  // A run made but not written is written ended (decision 0051); its seed says if it is the last.
+  const first = await deps.runs.abandonRun(
+    jobId,
+    scheduledFor,
+    status,
+    reason,
+    now,
+    seed?.final ?? false,
+    seed,
+  );
+  if (first) {
+    if (first.final) await endJobAfter(deps, first, first, now);
+    return;
+  }
   const run = await deps.runs.getRun(jobId, scheduledFor);
   if (!run?.final) return;
   const ended = await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, true);
@@ -318,10 +334,11 @@ async function supersededOneOffRun(
   job: Job,
   message: RunMessage,
   now: number,
+  seed: RunSeed | undefined,
 ): Promise<boolean> {
   const firing = job.lastFiringAt ?? job.nextRunAt;
   if (job.schedule.kind !== "once" || firing === undefined || message.scheduledFor === firing) return false;
-  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  const run = await storedOrMade(deps, message, seed);
   if (!run || run.origin !== undefined || run.status !== RunStatus.Pending || run.attempt > 0) return false;
   // Only a run that was ahead when the job was last written, as the PATCH's own cancel takes
   // them: one already due then was kept by it, and runs (decision 0024).
@@ -353,15 +370,34 @@ async function jobNotStored(
   deps: SchedulerDeps,
   received: Readable,
   now: number,
+  seed: RunSeed | undefined,
   drop: (reason: string) => Promise<undefined>,
 ): Promise<undefined> {
   const { message, receiptHandle } = received;
-  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  const run = await storedOrMade(deps, message, seed);
   if (run?.status === RunStatus.Pending && now - run.createdAt < CREATE_SETTLES_MS) {
     await deps.queue.hide([{ receiptHandle, seconds: CREATE_RECHECK_SECONDS }]);
     return undefined;
   }
   return drop("job not stored: its create did not finish");
+}
+
+/**
+ * The run a message names: as stored, or, made but not written (decision 0051), as its seed
+ * stands for it.
+ */
+async function storedOrMade(
+  deps: SchedulerDeps,
+  message: RunMessage,
+  seed: RunSeed | undefined,
+): Promise<Run | undefined> {
+  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  return run ?? (seed && seededRun(seed));
+}
+
+/** How long finished runs are kept (ms; 0: for ever): older seeds write nothing (seedOf). */
+export function retentionMsOf(deps: Pick<SchedulerDeps, "settings">): number {
+  return deps.settings.runRetentionDays * 86_400_000;
 }
 
 /**
@@ -413,6 +449,8 @@ async function leaseOne(
     return undefined;
   };
   const due = dueOf(message);
+  // A run made but not written (decision 0051) is written by whichever of these comes first.
+  const seed = seedOf(message, now, retentionMsOf(deps));
 
   const job = jobs.get(message.jobId);
   if (job && !servesTenant(worker, job.tenant)) {
@@ -420,9 +458,16 @@ async function leaseOne(
     await deps.queue.release(receiptHandle);
     return undefined;
   }
-  if (!job) return jobNotStored(deps, received, now, drop);
+  if (!job) return jobNotStored(deps, received, now, seed, drop);
   if (job.status === JobStatus.Cancelled) {
-    await abandonUnstarted(deps, message, "cancelled", "the job was cancelled before the run started", now);
+    await abandonUnstarted(
+      deps,
+      message,
+      "cancelled",
+      "the job was cancelled before the run started",
+      now,
+      seed,
+    );
     return drop("job is cancelled");
   }
   if (job.status === JobStatus.Paused) {
@@ -431,11 +476,11 @@ async function leaseOne(
     // recorded lost, never missed, which a resume would run again.
     if (job.delivery === "at-most-once" && (await endRetriedAtMostOnce(deps, message, now)))
       return drop("job is paused; at-most-once run leased before: lost or dead-lettered");
-    await abandonUnstarted(deps, message, "missed", PAUSED_RUN_REASON, now);
+    await abandonUnstarted(deps, message, "missed", PAUSED_RUN_REASON, now, seed);
     return drop("job is paused");
   }
 
-  if (await supersededOneOffRun(deps, job, message, now))
+  if (await supersededOneOffRun(deps, job, message, now, seed))
     return drop("a one-off's run its schedule change superseded");
 
   const startsAt = Math.max(now, due);
@@ -444,16 +489,16 @@ async function leaseOne(
     // Only a first attempt: a retry or a lapsed lease's second try is late by design.
     const reason = `more than maxLateness (${job.maxLatenessMs / 1000} s) late when it could start`;
     // Rare (a late delivery): the run is read to know whether it is the job's last.
-    const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
+    const run = await storedOrMade(deps, message, seed);
     const missed =
-      run && (await deps.runs.missRun(run.jobId, run.scheduledFor, { reason, now, final: run.final }));
+      run && (await deps.runs.missRun(run.jobId, run.scheduledFor, { reason, now, final: run.final, seed }));
     if (missed) {
       await endJobAfter(deps, missed, missed, now);
       return drop("later than the job's maxLateness: missed");
     }
   }
   // A run due while the job's previous run is unfinished: the job's overlap policy decides.
-  if (!(await admitOverlap(deps, job, received, startsAt))) return undefined;
+  if (!(await admitOverlap(deps, job, received, startsAt, seed))) return undefined;
   const leaseExpiresAt = startsAt + job.leaseSeconds * 1000;
   const atMostOnce = job.delivery === "at-most-once";
   const leased = await deps.runs.leaseRun(message.jobId, message.scheduledFor, {
@@ -463,6 +508,7 @@ async function leaseOne(
     receiptHandle,
     now,
     firstOnly: atMostOnce,
+    seed,
   });
   if (!leased && atMostOnce && (await endRetriedAtMostOnce(deps, message, now))) {
     return drop("at-most-once run leased before: recorded lost or dead-lettered, not run again");

@@ -1,5 +1,6 @@
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
+import { madeRunsAfter } from "../made-runs";
 import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
@@ -28,7 +29,14 @@ export async function listRuns(
   query: unknown,
 ) {
   const q = parseWith(pageQuery, query, "query");
-  const _job = await callersJob(deps, caller, jobId);
-  const page = await deps.runs.listRuns(jobId, q.limit, q.cursor);
-  return { runs: page.items.map(runView), ...(page.cursor === undefined ? {} : { cursor: page.cursor }) };
+  const job = await callersJob(deps, caller, jobId);
+  // The first page begins with the runs made and not written yet (decision 0051), within its limit.
+  const made = q.cursor === undefined ? madeRunsAfter(job, job.createdAt - 1, q.limit - 1).reverse() : [];
+  const page = await deps.runs.listRuns(jobId, q.limit - made.length, q.cursor);
+  const newest = page.items[0]?.scheduledFor ?? job.createdAt - 1;
+  const unwritten = made.filter((run) => run.scheduledFor > newest);
+  return {
+    runs: [...unwritten, ...page.items].map(runView),
+    ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+  };
 }

@@ -5,6 +5,7 @@ import { ConflictError, ValidationError } from "../errors";
 import { parseInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { newRun } from "../lifecycle/creation";
+import { firingsSince } from "../made-runs";
 import { type Run, RunStatus } from "../run";
 import { firingsAfter, nextFiring } from "../schedule/schedule";
 import { backfillRequest, triggerRequest } from "../schemas";
@@ -73,6 +74,34 @@ export interface BackfillResult {
   readonly existing: number;
 }
 
+/**
+ * The firings among `firings` whose run was made and is not written (decision 0051): carried
+ * by their messages, in flight. A firing of the job's current schedule since it took effect
+ * (firingsSince) has a run made, or a record: one with no item of its own, not covered by a
+ * missed record that stands for a backlog, is in flight. One read over the range.
+ */
+async function madeAndUnwritten(
+  deps: SchedulerDeps,
+  job: Job,
+  firings: readonly number[],
+): Promise<Set<number>> {
+  const since = firingsSince(job);
+  const candidates = firings.filter((at) => at >= since);
+  const first = candidates[0];
+  const last = candidates.at(-1);
+  if (first === undefined || last === undefined) return new Set();
+  // The runs of the range, and the one before it: a backlog's record may stand for its start.
+  const [inRange, before] = await Promise.all([
+    deps.runs.listRunsBetween(job.jobId, first, last),
+    deps.runs.latestRunBefore(job.jobId, first),
+  ]);
+  const stored = before ? [before, ...inRange] : inRange;
+  const written = new Set(stored.map((run) => run.scheduledFor));
+  const summarised = (at: number) =>
+    stored.some((run) => run.missedThrough !== undefined && run.scheduledFor < at && at <= run.missedThrough);
+  return new Set(candidates.filter((at) => !written.has(at) && !summarised(at)));
+}
+
 export async function backfillJob(
   deps: SchedulerDeps,
   caller: Caller,
@@ -103,11 +132,13 @@ export async function backfillJob(
   }
 
   const graceMs = deps.settings.repairGraceSeconds * 1000;
+  const inFlight = await madeAndUnwritten(deps, job, firings);
   const outcomes: Array<"created" | "rerun" | "existing"> = [];
   for (let i = 0; i < firings.length; i += PARALLEL_CREATES) {
     const batch = firings.slice(i, i + PARALLEL_CREATES);
     const made = await Promise.all(
       batch.map(async (at): Promise<{ run?: Run; outcome: "created" | "rerun" | "existing" }> => {
+        if (inFlight.has(at)) return { outcome: "existing" };
         const run: Run = { ...newRun(job, at, now, graceMs), origin: "backfill" };
         if ((await deps.runs.createRun(run)) === "created") return { run, outcome: "created" };
         const existing = await deps.runs.getRun(job.jobId, at);

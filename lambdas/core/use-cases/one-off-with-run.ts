@@ -1,5 +1,5 @@
 import { MAX_DELAY_SECONDS } from "../aws-limits";
-import { baseLeadSecondsOf, delaySecondsUntil, runMessageOf } from "../delivery";
+import { baseLeadSecondsOf, delaySecondsUntil, madeRunMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import { scheduledRun } from "../lifecycle/creation";
@@ -37,19 +37,17 @@ export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): 
 
 /**
  * Makes a new one-off job's run and sends its message, before the job is stored (decision
- * 0048): a create killed after this leaves a pending run whose job does not exist, which the
- * lease step gives back while the create may still finish and drops after (the job, keyless,
- * was never accepted: its caller got no answer); killed before, nothing. The delay is counted
- * from the clock as it is now (the quota's count may have taken a while).
+ * 0048). The run is not written (decision 0051): its message carries it until its lease writes
+ * it. A create killed after the send leaves a message whose job does not exist, which the lease
+ * step gives back while the create may still finish and drops after (the job, keyless, was
+ * never accepted: its caller got no answer); killed before, nothing. The delay is counted from
+ * the clock as it is now (the quota's count may have taken a while).
  */
 export async function makeRunAtCreate(deps: SchedulerDeps, job: Job, at: number, now: number): Promise<void> {
   const run = scheduledRun(job, at, now, true);
-  if ((await deps.runs.createRun(run)) !== "created") {
-    throw new Error(`a new job's run exists already: ${run.runId}`); // a fresh job id: never
-  }
   await deps.queue.send([
     {
-      message: runMessageOf(run),
+      message: madeRunMessageOf(run),
       delaySeconds: delaySecondsUntil(at, deps.clock.now(), baseLeadSecondsOf(job.type)),
     },
   ]);

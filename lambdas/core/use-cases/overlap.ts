@@ -2,10 +2,11 @@ import { OverlapPolicy } from "@jobsched/contract";
 import { delaySecondsAfter, hiddenWhileHeld } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
+import { seededRun } from "../lifecycle/creation";
 import { DROPPED_RETRY_REASON } from "../lifecycle/outcomes";
 import { decideOverlap } from "../lifecycle/overlap-decision";
 import { isUnfinished } from "../lifecycle/transition";
-import type { Run } from "../run";
+import type { Run, RunSeed } from "../run";
 import { endJobOnMessage } from "./end-job";
 import { type Readable, sendBack } from "./send-back";
 
@@ -41,16 +42,19 @@ export async function admitOverlap(
   job: Job,
   received: Readable,
   startsAt: number,
+  /** A run made but not written (decision 0051): what its message carries. */
+  seed?: RunSeed,
 ): Promise<boolean> {
   const { message, receiptHandle } = received;
   const policy = job.overlapPolicy ?? OverlapPolicy.Allow;
   if (policy === OverlapPolicy.Allow || message.backfill) return true;
   const now = deps.clock.now();
   const holder = job.activeRunAt;
-  const [own, active] = await Promise.all([
+  const [stored, active] = await Promise.all([
     deps.runs.getRun(message.jobId, message.scheduledFor),
     holder === undefined || holder === message.scheduledFor ? undefined : deps.runs.getRun(job.jobId, holder),
   ]);
+  const own = stored ?? (seed && seededRun(seed));
   const waitingAt = active?.wakes;
   const waiting =
     policy === OverlapPolicy.BufferOne && waitingAt !== undefined && waitingAt !== message.scheduledFor
@@ -92,12 +96,23 @@ export async function admitOverlap(
     case "wait":
       return wait(decision.until);
     case "skip":
-      await deps.runs.abandonRun(message.jobId, message.scheduledFor, "skipped", decision.reason, now);
+      await deps.runs.abandonRun(
+        message.jobId,
+        message.scheduledFor,
+        "skipped",
+        decision.reason,
+        now,
+        false,
+        seed,
+      );
       await deps.queue.delete(receiptHandle);
       deps.log.info("run skipped: the previous one is unfinished", { runId: message.runId });
       return false;
     case "buffer":
       if (!active) break;
+      // The run noted as waiting is written first (decision 0051): the finishing run's wake
+      // names it by its instant alone, and a waiter not written would read as gone.
+      if (!stored && own) await deps.runs.createRun(own);
       if (await deps.runs.setWake(job.jobId, active.scheduledFor, message.scheduledFor, decision.replacing))
         return wait(decision.until);
       // The running one finished meanwhile (this one starts), or another run took the place.

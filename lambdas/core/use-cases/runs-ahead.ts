@@ -1,14 +1,28 @@
 import { MAX_RUNS_PER_BLOCK } from "../advance-block";
 import type { SchedulerDeps } from "../deps";
+import type { Job } from "../job";
+import { madeRunsAfter } from "../made-runs";
 import { type Run, RunStatus } from "../run";
 
 /**
  * A recurring job's runs made ahead in its block (decision 0044) that have not come due
  * (`ahead`: firings' runs, not manual ones, pending and never leased, scheduled after `now`),
- * and all its firings' runs never leased (`unstarted`), among its latest runs.
+ * and all its firings' runs never leased (`unstarted`), among its latest runs, those made and
+ * not written among them (decision 0051).
  */
-export async function runsAhead(deps: Pick<SchedulerDeps, "runs">, jobId: string, now: number) {
-  const recent = await deps.runs.listRecentRuns(jobId, MAX_RUNS_PER_BLOCK + 1);
+export async function runsAhead(deps: Pick<SchedulerDeps, "runs">, job: Job, now: number) {
+  const stored = await deps.runs.listRecentRuns(job.jobId, MAX_RUNS_PER_BLOCK + 1);
+  // Runs made ahead and not written (decision 0051) count as the pending runs they are; one
+  // read finds those of them that are written.
+  const made = madeRunsAfter(job, now);
+  const first = made[0]?.scheduledFor;
+  const last = made.at(-1)?.scheduledFor;
+  const writtenAhead =
+    first === undefined || last === undefined ? [] : await deps.runs.listRunsBetween(job.jobId, first, last);
+  const written = new Set([...stored, ...writtenAhead].map((run) => run.scheduledFor));
+  const recent = [...stored, ...made.filter((run) => !written.has(run.scheduledFor))].sort(
+    (a, b) => b.scheduledFor - a.scheduledFor,
+  );
   // A firing's run (not a manual one) not started: a retry waiting is one too, but was started.
   const unstarted = recent.filter(
     (run) => run.origin === undefined && run.status === RunStatus.Pending && run.attempt === 0,
@@ -42,6 +56,8 @@ export async function cancelRunsAhead(
         reason,
         now,
         run.final,
+        // One made but not written (decision 0051) is written cancelled.
+        run,
       );
       if (ended?.final && ended.checkAt !== undefined)
         await deps.runs.settleFinalRun(run.jobId, run.scheduledFor);

@@ -7,6 +7,7 @@ import { formatInstant } from "../instant";
 import { type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { definitionFromRequest, jitterSeedOf, requestFieldsOf } from "../job-definition";
 import { missedRun } from "../lifecycle/creation";
+import { madeRunsAfter } from "../made-runs";
 import { MissedRunPolicy, planRuns } from "../missed-runs";
 import { type Run, RunStatus } from "../run";
 import { previewRuns } from "../schedule/preview";
@@ -17,7 +18,7 @@ import { createJobRequest, updateJobRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { jobView, nextRunShown } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
-import { callersJob, RECENT_RUNS } from "./get-job";
+import { callersJob, recentRunsOf } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
 import { cancelRunsAhead, runsAhead, SUPERSEDED_REASON } from "./runs-ahead";
 
@@ -198,7 +199,7 @@ async function nextRunOfNewSchedule(
   // A recurring job's runs made ahead in its block (decision 0044) that the new schedule does
   // not fire are superseded: cancelled once the job is written. Those it fires are kept, and
   // the new schedule goes on after them.
-  const { recent, ahead } = await runsAhead(deps, job.jobId, now);
+  const { recent, ahead } = await runsAhead(deps, job, now);
   if (schedule.kind === "once") {
     // A one-off's run is its last: none made ahead can stand for it (its `final` would be
     // wrong), and its instant must be free, or its run would be found made already.
@@ -256,8 +257,12 @@ async function nextRunOfNewSchedule(
  */
 async function movableOneOffRun(deps: SchedulerDeps, job: Job, now: number): Promise<Run | undefined> {
   if (job.nextRunAt !== undefined) return undefined;
+  const firing = job.lastFiringAt;
+  // Its run as written, or, made and not written (decision 0051), as its message carries it.
   const made =
-    job.lastFiringAt === undefined ? undefined : await deps.runs.getRun(job.jobId, job.lastFiringAt);
+    firing === undefined
+      ? undefined
+      : ((await deps.runs.getRun(job.jobId, firing)) ?? madeRunsAfter(job, firing - 1)[0]);
   const movable =
     made !== undefined &&
     made.origin === undefined &&
@@ -287,7 +292,7 @@ async function result(
 ): Promise<UpdateResult> {
   const zoneOf = (schedule: Schedule) => (schedule.kind === "cron" ? schedule.timeZone : DEFAULT_TIME_ZONE);
   return {
-    job: jobView(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), deps.clock.now()),
+    job: jobView(job, await recentRunsOf(deps, job), deps.clock.now()),
     changed,
     nextRunsBefore: previewRuns(previous, zoneOf(previous), now, PREVIEW_COUNT),
     nextRunsAfter: previewRuns(
