@@ -1,6 +1,6 @@
 import "./runtime-env";
 import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { createDynamoClient, createSqsClient, documentClientOf } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
 import { signingSecretsOf } from "../lambdas/core/use-cases/webhook-secrets";
@@ -33,6 +33,7 @@ import { type LocalCredentials, loadLocalCredentials, widestWorker } from "./loc
 import { DEFAULT_FUNCTIONS_FILE, LocalFunctions } from "./local-functions";
 import { withSqsLimits } from "./sqs-aws-limits";
 import { startSqsEventSource } from "./sqs-event-source";
+import { withSqsJournal } from "./sqs-journal";
 import { startTicker } from "./ticker";
 
 /**
@@ -69,6 +70,9 @@ const config = await bootstrapStack({
 });
 // SQS held to AWS's own limits, which the emulator does not all enforce.
 const sqsClient = withSqsLimits(createSqsClient(config));
+// The emulator keeps messages in memory only: a journal beside the data keeps them across
+// restarts, as SQS would (decision 0051). Restored before faults are injected into the client.
+const restoredMessages = await withSqsJournal(sqsClient, join(dataDir, "sqs-journal.jsonl")).restore();
 const dynamoClient = createDynamoClient(config);
 if (faults) {
   sqsClient.middlewareStack.use(awsFaultPlugin("sqs", faults));
@@ -121,7 +125,7 @@ console.log(`
 jobsched is running (started in ${Date.now() - started} ms${lock.unclean ? "; last stop was unclean: indexes rebuilt" : ""})
   API        ${gateway.url}   (SigV4; dev keys in local/credentials.json)
   DynamoDB   ${dynamo.endpoint}   (dynalite, data in ${dataDir})
-  SQS        ${sqs.endpoint}   (fauxqs, in memory)${
+  SQS        ${sqs.endpoint}   (fauxqs; messages journaled in ${dataDir}, ${restoredMessages} restored)${
     faults
       ? `\n  faults     ${faults.rate * 100}% of DynamoDB and SQS requests fail as AWS fails them (JOBSCHED_FAULT_RATE)`
       : ""

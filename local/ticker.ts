@@ -3,8 +3,11 @@ import { runTick } from "../lambdas/core/use-cases/tick";
 
 /**
  * Fires the tick every `periodMs`, as EventBridge does in AWS, never two at once. The first
- * tick after a start tells the repair pass that the (memory-only) queue emulator lost all its
- * messages, so every unfinished run is re-sent straight away.
+ * tick after a start tells the repair pass that the (memory-only) queue emulator may have lost
+ * messages, so every unfinished written run is re-sent straight away: the SQS journal
+ * (sqs-journal.ts, decision 0051) restores what was accepted, and this covers a send whose
+ * journal line a kill cut off. A copy that turns out to be one too many is dropped by the lease
+ * step.
  */
 export function startTicker(
   deps: SchedulerDeps,

@@ -17,8 +17,9 @@ import "../local/runtime-env";
 import { parseArgs } from "node:util";
 import { createSqsClient } from "../lambdas/adapters/clients";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
-import { runMessageOf } from "../lambdas/core/delivery";
+import { madeRunMessageOf } from "../lambdas/core/delivery";
 import { SHARDS_PER_GROUP, shardOf } from "../lambdas/core/keys";
+import { madeRunsAfter } from "../lambdas/core/made-runs";
 import { CURSOR_SAFETY_MS, sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS } from "../lambdas/definitions/settings";
 import { createApiHandler } from "../lambdas/handlers/api";
@@ -125,9 +126,11 @@ async function runDue(steps: Step[], jobId: string, type: string, dueAt: number,
  * original. Not for a run the sweep just queued without a delay (minute 1's).
  */
 async function deliverNow(jobId: string, dueAt: number) {
-  const run = await deps.runs.getRun(jobId, dueAt);
-  if (run?.status !== "pending" || clock.now() - run.createdAt < 1_000) return;
-  await deps.queue.send([{ message: runMessageOf(run), delaySeconds: 0 }]);
+  // The run is made and not written (decision 0051): its job says it made it.
+  const job = await deps.jobs.getJob(jobId);
+  const run = job && madeRunsAfter(job, dueAt - 1).find((r) => r.scheduledFor === dueAt);
+  if (!run || (await deps.runs.getRun(jobId, dueAt)) || clock.now() - job.updatedAt < 1_000) return;
+  await deps.queue.send([{ message: madeRunMessageOf(run), delaySeconds: 0 }]);
 }
 
 // A warm-up: the first job of a tenant and type records the type (quota) and the sweep creates
@@ -178,7 +181,8 @@ async function measureOneOff(steps: Step[], label: string, aheadMs: number, made
       await sweepGroup(deps, Math.floor(shardOf(jobId) / SHARDS_PER_GROUP));
     },
   );
-  const made = (await deps.runs.listRecentRuns(jobId, 1)).length > 0;
+  const stored = await deps.jobs.getJob(jobId);
+  const made = stored?.nextRunAt === undefined && stored?.lastFiringAt === runAt;
   if (made !== madeAtCreate) throw new Error(`${label}: run ${made ? "made" : "not made"} before the sweep`);
   if ((await runDue(steps, jobId, "writes.once", runAt, label)) !== 1)
     throw new Error(`${label}: not one run`);

@@ -82,26 +82,27 @@ export interface ComponentLoad {
 
 /**
  * Write units per run, per step, read off the code (one-KB items unless said; decision 0041):
- * - sweep: run put (1), with no repair-index entry: a firing's run that is not its job's last
- *   is carried by its message (decision 0043); job advance (jobKb) + due-index move (delete +
- *   put: 2); the tenant index holds keys and type only, so an advance does not touch it;
- * - lease: run update (1);
+ * - sweep: no run put: a run made is carried by its message until its lease writes it
+ *   (decision 0051); job advance (jobKb) + due-index move (delete + put: 2); the tenant index
+ *   holds keys and type only, so an advance does not touch it;
+ * - lease: the run's first write (1: no index entry);
  * - completion: run update (1).
  * (A one-off job's run is its job's last: it adds the job's end (1: the tenant index holds no status, decision 0047),
  * and no repair-index entry either (decision 0045); the spike's runs are recurring jobs'
  * firings, the one-off rows say what differs.)
  * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
  * Reads per run: the lease step's BatchGet of the job (strongly consistent: jobKb / 4 KB,
- * rounded up), the sweep's due-index query (projected ~0.3 KB: 0.075 RRU).
+ * rounded up), the sweep's due-index query (projected ~0.3 KB: 0.075 RRU) and its one
+ * consistent query of the job's block of runs (1 RRU, a job firing once in the spike).
  */
 export function writeUnitsPerRun(jobKb: number) {
   const jobWrite = Math.max(1, Math.ceil(jobKb));
   return {
-    sweep: 1 + jobWrite + 2,
+    sweep: jobWrite + 2,
     lease: 1,
     completion: 1,
     leaseReads: Math.max(1, Math.ceil(jobKb / 4)),
-    sweepReads: 0.075,
+    sweepReads: 0.075 + 1,
   };
 }
 
@@ -173,7 +174,7 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       limit: QUOTAS.dynamoTableRru,
       load: Math.max((runs * units.leaseReads) / leaseWindow, sweepRate * units.sweepReads),
       raise: "quota increase",
-      note: `the lease step reads each run's job (${units.leaseReads} RRU, consistent) in the ${leaseWindow} s lead`,
+      note: `the sweep reads each job's due entry and its block of runs (${units.sweepReads} RRU) at ${fmt(sweepRate)} runs/s; the lease step each run's job (${units.leaseReads} RRU, consistent) in the ${leaseWindow} s lead`,
     },
     {
       component: "DynamoDB: repair-index key",

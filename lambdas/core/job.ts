@@ -56,6 +56,15 @@ export interface Job {
    * (decision 0046). Absent on jobs advanced before it was kept: whichever last run finishes ends them.
    */
   readonly lastFiringAt?: number | undefined;
+  /**
+   * The runs its sweeps made under its current schedule (decision 0051): every firing of it
+   * from `madeFrom` through `madeThrough` was made (its run carried by its message until its
+   * lease writes it) or recorded missed. Written by the advances that make them (`madeFrom` by
+   * the first); a schedule change starts them again. Absent on jobs advanced before they were
+   * kept: their runs are all written.
+   */
+  readonly madeFrom?: number | undefined;
+  readonly madeThrough?: number | undefined;
   readonly maxLatenessMs: number | undefined;
   readonly maxAttempts: number;
   readonly retry: BackoffPolicy;

@@ -12,15 +12,18 @@ const VIEW_REACH_MS = 86_400_000;
  * The runs a job's advances made after `after` whose items may not be written yet (decision
  * 0051), as the pending runs their messages carry: a made one-off's firing (its job moved past
  * it: no next run, its last firing recorded), or a recurring job's current schedule's firings
- * before its next run, the last one final when the job has no next run. Every firing of the
- * current schedule before the job's next run was made (a sweep moves a job past a firing only
- * once its run is sent; a schedule change goes on after the runs it keeps). Which of them are
- * written is the caller's to look up: a written run stands for itself. The latest `limit`.
+ * from `madeFrom` through `madeThrough`, its last one final when the job has no next run. Each
+ * was made (a sweep records them only once it sent their runs) or recorded missed; a schedule
+ * change starts the range again, writing the runs it keeps. Which of them are written is the
+ * caller's to look up: a written run stands for itself. The latest `limit`, within a day.
  */
 export function madeRunsAfter(job: Job, after: number, limit = MAX_RUNS_PER_BLOCK + 1): Run[] {
-  const last = job.nextRunAt === undefined ? job.lastFiringAt : undefined;
-  const end = job.nextRunAt ?? (last === undefined ? undefined : last + 1);
-  if (end === undefined) return [];
+  // A one-off's made firing is its last, recorded when it was made (decisions 0046, 0048); a
+  // recurring job's, the range its advances recorded (a pause moves its next run back, not what
+  // was made), the last firing of a bounded one final.
+  const last = job.lastFiringAt;
+  const through = job.schedule.kind === "once" ? last : job.madeThrough;
+  if (through === undefined || limit <= 0) return [];
   const made = (at: number) =>
     seededRun({
       runId: runIdOf(job.jobId, at),
@@ -31,10 +34,11 @@ export function madeRunsAfter(job: Job, after: number, limit = MAX_RUNS_PER_BLOC
       final: at === last,
       createdAt: job.updatedAt,
     });
-  if (job.schedule.kind === "once") return last !== undefined && last > after ? [made(last)] : [];
+  if (job.schedule.kind === "once") return through > after ? [made(through)] : [];
+  const start = Math.max(after, (job.madeFrom ?? through) - 1, through - VIEW_REACH_MS);
   const runs: Run[] = [];
-  for (const { at } of firingsAfter(job.schedule, Math.max(after, end - VIEW_REACH_MS))) {
-    if (at >= end) break;
+  for (const { at } of firingsAfter(job.schedule, start)) {
+    if (at > through) break;
     runs.push(made(at));
     if (runs.length > limit) runs.shift();
   }
@@ -42,28 +46,42 @@ export function madeRunsAfter(job: Job, after: number, limit = MAX_RUNS_PER_BLOC
 }
 
 /**
- * A job's runs as a view shows them, newest first: the written ones, and before them the runs
- * made after the newest of those and not written yet (pending, carried by their messages).
+ * The runs made and not written among a job's firings after `after` (decision 0051): its made
+ * runs there, less those `written` holds and those a backlog's missed record among them stands
+ * for. `written` must hold every written run of the job after `after`.
  */
-export function withMadeRuns(job: Job, written: readonly Run[], limit: number): Run[] {
-  const newest = written.reduce((at, run) => Math.max(at, run.scheduledFor), job.createdAt - 1);
-  const made = madeRunsAfter(job, newest, limit).reverse();
-  return [...made, ...written].slice(0, limit);
+export function unwrittenMadeRuns(job: Job, written: readonly Run[], after: number): Run[] {
+  const at = new Set(written.map((run) => run.scheduledFor));
+  const summarised = (instant: number) =>
+    written.some(
+      (run) => run.missedThrough !== undefined && run.scheduledFor < instant && instant <= run.missedThrough,
+    );
+  return madeRunsAfter(job, after, Number.POSITIVE_INFINITY).filter(
+    (run) => !at.has(run.scheduledFor) && !summarised(run.scheduledFor),
+  );
 }
 
-/** The request fields whose change moves a job's firings (an update's audit names them). */
-const FIRING_FIELDS = new Set(["runAt", "cron", "interval", "timeZone", "startAt", "jitter", "dstPolicy"]);
+/**
+ * A job's runs as a view shows them, newest first, `limit` of them: the latest written ones
+ * (`written`, newest first, at most `limit`) and, among them, the runs made and not written.
+ */
+export function withMadeRuns(job: Job, written: readonly Run[], limit: number): Run[] {
+  const oldest = written.length >= limit ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
+  return newestFirst([...written, ...unwrittenMadeRuns(job, written, oldest)]).slice(0, limit);
+}
+
+export function newestFirst(runs: readonly Run[]): Run[] {
+  return [...runs].sort((a, b) => b.scheduledFor - a.scheduledFor);
+}
 
 /**
- * From when the job's firings are those of its current schedule: its latest update that moved
- * its firings (its audit says), else its create. A firing of the current schedule from then
- * on, before the job's next run, was made (decision 0051), or recorded. An audit too long to
- * keep that change answers the create: firings are then taken for made rather than not, so a
- * backfill leaves a run in flight alone rather than run it twice.
+ * Whether a firing of the job's current schedule was made by its advances (decision 0051): a
+ * one-off's recorded last firing, or one in a recurring job's made range. Its run is written,
+ * or carried by its message, or recorded missed.
  */
-export function firingsSince(job: Pick<Job, "audit" | "createdAt">): number {
-  const moved = job.audit.findLast(
-    (entry) => entry.action === "updated" && (entry.fields ?? []).some((field) => FIRING_FIELDS.has(field)),
+export function isMade(job: Job, at: number): boolean {
+  if (job.schedule.kind === "once") return at === job.lastFiringAt;
+  return (
+    job.madeFrom !== undefined && job.madeThrough !== undefined && job.madeFrom <= at && at <= job.madeThrough
   );
-  return moved?.at ?? job.createdAt;
 }

@@ -47,6 +47,8 @@ export interface JobStore {
     next: number | undefined,
     now: number,
     last?: number,
+    /** The runs this advance made (decision 0051): `through` is recorded, `from` if none is. */
+    made?: { readonly from: number; readonly through: number },
   ): Promise<boolean>;
   /**
    * Takes a cancelled job out of the due index once its overdue firings are recorded;
@@ -162,6 +164,8 @@ export interface RunStore {
   latestRunBefore(jobId: string, instant: number): Promise<Run | undefined>;
   /** The job's runs, newest first, a page at a time. */
   listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>>;
+  /** The job's runs scheduled before `instant`, newest first, at most `limit`. */
+  listRunsBefore(jobId: string, instant: number, limit: number): Promise<Run[]>;
   /**
    * Grants a lease: fence and attempt go up by one, in one conditional update with no read
    * first. The repair check time is left alone (it is an index key, and writing it would cost

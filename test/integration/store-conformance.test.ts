@@ -475,6 +475,20 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     const next = await stores.runs.listRuns(first.jobId, 1, page.cursor);
     expect(next.items.map((r) => r.runId)).toEqual([first.runId]);
   });
+
+  it("reads a job's runs by instant: between two (both included, oldest first), before one (newest first), the latest before one", async () => {
+    const first = await pendingRun(stores);
+    const at = (minutes: number) => first.scheduledFor + minutes * 60_000;
+    for (const minutes of [1, 2, 4]) await stores.runs.createRun(newRun(first, at(minutes), T, GRACE));
+    const instants = (runs: readonly Run[]) =>
+      runs.map((r) => (r.scheduledFor - first.scheduledFor) / 60_000);
+    expect(instants(await stores.runs.listRunsBetween(first.jobId, at(1), at(4)))).toEqual([1, 2, 4]);
+    expect(instants(await stores.runs.listRunsBetween(first.jobId, at(3), at(3)))).toEqual([]);
+    expect(instants(await stores.runs.listRunsBefore(first.jobId, at(4), 2))).toEqual([2, 1]);
+    expect(instants(await stores.runs.listRunsBefore(first.jobId, at(0), 5))).toEqual([]);
+    expect((await stores.runs.latestRunBefore(first.jobId, at(4)))?.scheduledFor).toBe(at(2));
+    expect(await stores.runs.latestRunBefore(first.jobId, at(0))).toBeUndefined();
+  });
 });
 
 describe.each(kinds)("the job store %s", (_name, make) => {
@@ -527,6 +541,29 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     expect(await stores.jobs.advanceJob(job.jobId, from, from + 300_000, T)).toBe(true);
     expect(await stores.jobs.advanceJob(job.jobId, from, from + 300_000, T)).toBe(false);
     expect((await stores.jobs.getJob(job.jobId))?.nextRunAt).toBe(from + 300_000);
+  });
+
+  it("records the runs an advance made: through the last of each, from the first of the first (decision 0051)", async () => {
+    const { madeFrom: _, madeThrough: __, ...fresh } = await storedJob();
+    const job = fresh as Job;
+    await stores.jobs.replaceJob(job, job.updatedAt); // as created: nothing made yet
+    const from = job.nextRunAt ?? 0;
+    const block = (start: number) => ({ from: start, through: start + 240_000 });
+    expect(await stores.jobs.advanceJob(job.jobId, from, from + 300_000, T, undefined, block(from))).toBe(
+      true,
+    );
+    expect(await stores.jobs.getJob(job.jobId)).toMatchObject({
+      madeFrom: from,
+      madeThrough: from + 240_000,
+    });
+    const second = from + 300_000;
+    expect(
+      await stores.jobs.advanceJob(job.jobId, second, second + 300_000, T, undefined, block(second)),
+    ).toBe(true);
+    expect(await stores.jobs.getJob(job.jobId)).toMatchObject({
+      madeFrom: from,
+      madeThrough: second + 240_000,
+    });
   });
 
   it("completes an active job only once it has no next run", async () => {

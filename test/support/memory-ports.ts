@@ -121,7 +121,14 @@ export class MemoryJobStore implements JobStore {
     return { items, cursor: undefined, readUnits: 0.5 };
   }
 
-  async advanceJob(jobId: string, from: number, next: number | undefined, now: number, last?: number) {
+  async advanceJob(
+    jobId: string,
+    from: number,
+    next: number | undefined,
+    now: number,
+    last?: number,
+    made?: { readonly from: number; readonly through: number },
+  ) {
     const job = this.jobs.get(jobId);
     if (!job || job.nextRunAt !== from || job.status !== "active") return false;
     const lastFiringAt = next === undefined && last !== undefined ? last : job.lastFiringAt;
@@ -131,6 +138,7 @@ export class MemoryJobStore implements JobStore {
       updatedAt: now,
       dueKey: this.dueKey(jobId, next, now),
       lastFiringAt,
+      ...(made === undefined ? {} : { madeThrough: made.through, madeFrom: job.madeFrom ?? made.from }),
     });
     return true;
   }
@@ -197,6 +205,12 @@ export class MemoryRunStore implements RunStore {
     const before = [...this.runs.values()].filter((r) => r.jobId === jobId && r.scheduledFor < instant);
     const latest = before.sort((a, b) => b.scheduledFor - a.scheduledFor)[0];
     return latest && this.plain(latest);
+  }
+
+  async listRunsBefore(jobId: string, instant: number, limit: number) {
+    return (await this.listRuns(jobId, Number.MAX_SAFE_INTEGER)).items
+      .filter((run) => run.scheduledFor < instant)
+      .slice(0, limit);
   }
 
   async listRecentRuns(jobId: string, limit: number) {

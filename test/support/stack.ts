@@ -96,3 +96,39 @@ export async function laneMessageCount(stack: TestStack, type: string): Promise<
   }
   return total;
 }
+
+/**
+ * The messages in the lanes of `type` (of `tenant` only, when given), by state: visible,
+ * delayed, and in flight (received and not deleted, or hidden again).
+ */
+export async function laneMessageStates(
+  stack: TestStack,
+  type: string,
+  tenant?: string,
+): Promise<{ visible: number; delayed: number; inFlight: number }> {
+  const { Items = [] } = await stack.db.send(
+    new QueryCommand({
+      TableName: stack.config.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": `LANE#${type}` },
+    }),
+  );
+  const states = { visible: 0, delayed: 0, inFlight: 0 };
+  for (const item of Items) {
+    if (tenant !== undefined && item.tenant !== tenant) continue;
+    const { Attributes } = await stack.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: String(item.queueUrl),
+        AttributeNames: [
+          "ApproximateNumberOfMessages",
+          "ApproximateNumberOfMessagesDelayed",
+          "ApproximateNumberOfMessagesNotVisible",
+        ],
+      }),
+    );
+    states.visible += Number(Attributes?.ApproximateNumberOfMessages ?? 0);
+    states.delayed += Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
+    states.inFlight += Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+  return states;
+}

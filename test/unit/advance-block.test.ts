@@ -7,6 +7,7 @@ import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /** Recurring jobs advanced in blocks (decision 0044). */
@@ -34,10 +35,11 @@ async function firedBlock(deps: MemoryDeps, extra: Record<string, unknown> = {})
   await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
   return jobId;
 }
-const runsOf = (deps: MemoryDeps, jobId: string) =>
-  [...deps.runs.runs.values()]
-    .filter((r) => r.jobId === jobId)
-    .sort((a, b) => a.scheduledFor - b.scheduledFor);
+/**
+ * The job's runs, oldest first: written ones, and the pending runs the block's messages carry
+ * (a made run is written first by its lease, or by what ends it unstarted: decision 0051).
+ */
+const runsOf = knownRunsOf;
 
 describe("blockHorizon and blockFirings", () => {
   it("reach advanceBlockSeconds ahead for a recurring job, the lookahead for a one-off or with no block", () => {
@@ -76,6 +78,7 @@ describe("a recurring job advanced in blocks", () => {
       0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
     ]);
     expect(deps.queue.sent).toHaveLength(10);
+    expect(deps.runs.runs.size).toBe(0); // made, not written: their messages carry them
     expect(deps.jobs.jobs.get(jobId)?.nextRunAt).toBe(NOW + 10 * MINUTE);
     // The job shows its next firing from now, not the block's end.
     deps.clock.set(NOW + 2 * MINUTE + 1);
@@ -192,20 +195,23 @@ describe("a run missed in a pause after a lease that lapsed", () => {
       const jobId = await firedBlock(deps, { missedRuns: "catch-up", delivery });
       deps.clock.set(NOW + 30_000);
       await controlJob(deps, alice, jobId, "pause");
-      const key = [...deps.runs.runs.entries()].find(
-        ([, r]) => r.jobId === jobId && r.scheduledFor === NOW + MINUTE,
-      );
-      if (!key) throw new Error("no run at 09:01");
-      // Leased once before the pause, its lease lapsed in it: recorded missed by the lease step.
-      deps.runs.runs.set(key[0], {
-        ...key[1],
-        status: RunStatus.Missed,
-        error: PAUSED_RUN_REASON,
-        attempt: 1,
-        fence: 1,
-      });
+      const made = runsOf(deps, jobId).find((r) => r.scheduledFor === NOW + MINUTE);
+      if (!made) throw new Error("no run at 09:01");
+      // Leased once before the pause (its lease wrote it), its lease lapsed in it: recorded
+      // missed by the lease step.
+      expect(
+        await deps.runs.createRun({
+          ...made,
+          status: RunStatus.Missed,
+          error: PAUSED_RUN_REASON,
+          attempt: 1,
+          fence: 1,
+        }),
+      ).toBe("created");
       deps.clock.set(NOW + MINUTE + 40_000);
       await controlJob(deps, alice, jobId, "resume");
-      expect(deps.runs.runs.get(key[0])?.status).toBe(rerun ? RunStatus.Pending : RunStatus.Missed);
+      expect((await deps.runs.getRun(jobId, NOW + MINUTE))?.status).toBe(
+        rerun ? RunStatus.Pending : RunStatus.Missed,
+      );
     });
 });

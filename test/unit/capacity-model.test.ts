@@ -12,11 +12,13 @@ describe("the capacity model of a 1M-run spike", () => {
   const rows = capacityModel(DEFAULT_INPUTS);
 
   it("counts the write units each step issues per run", () => {
-    // sweep: run put 1 (a firing's run not its job's last has no repair entry: decision 0043)
-    // + job update 1 + due-index move 2 (the tenant index holds no field an advance changes);
-    // lease: run update 1; completion: run update 1
-    expect(writeUnitsPerRun(1)).toMatchObject({ sweep: 4, lease: 1, completion: 1, leaseReads: 1 });
-    expect(writeUnitsPerRun(10).sweep).toBe(13); // a 10 KB job item costs 10 WRU to update
+    // sweep: no run put (a run made is carried by its message until its lease writes it:
+    // decision 0051): job update 1 + due-index move 2 (the tenant index holds no field an
+    // advance changes); lease: the run's first write 1; completion: run update 1. Reads: the
+    // sweep's consistent query of the job's block of runs (1) and its due entry (0.075).
+    expect(writeUnitsPerRun(1)).toMatchObject({ sweep: 3, lease: 1, completion: 1, leaseReads: 1 });
+    expect(writeUnitsPerRun(1).sweepReads).toBeCloseTo(1.075, 3);
+    expect(writeUnitsPerRun(10).sweep).toBe(12); // a 10 KB job item costs 10 WRU to update
     expect(writeUnitsPerRun(10).leaseReads).toBe(3);
   });
 
@@ -35,7 +37,8 @@ describe("the capacity model of a 1M-run spike", () => {
     // 150 ms; 1M completions in 60 s, 50 a request = 333/s, each 300 ms.
     expect(row(rows, "Lambda: lease function").load).toBeCloseTo(800 * 0.15 + (1_000_000 / 60 / 50) * 0.3, 0);
     expect(row(rows, "API Gateway (HTTP API)").load).toBeCloseTo(800, 0);
-    expect(row(rows, "DynamoDB table: writes").load).toBeCloseTo(64_000 * 4, 0);
+    expect(row(rows, "DynamoDB table: writes").load).toBeCloseTo(64_000 * 3, 0);
+    expect(row(rows, "DynamoDB table: reads").load).toBeCloseTo(64_000 * 1.075, 0);
   });
 
   it("moves as the design would: more tenants spread the lanes, a Lambda hold fills the concurrency", () => {

@@ -7,6 +7,7 @@ import {
   ValidationError,
 } from "../../lambdas/core/errors";
 import { parseInstant } from "../../lambdas/core/instant";
+import { scheduledRun } from "../../lambdas/core/lifecycle/creation";
 import { isLeasableAt } from "../../lambdas/core/lifecycle/transition";
 import { RunStatus } from "../../lambdas/core/run";
 import { firingsAfter } from "../../lambdas/core/schedule/schedule";
@@ -202,11 +203,20 @@ describe("use cases under rarer conditions", () => {
     });
     const job = await deps.jobs.getJob(jobId);
     deps.clock.set(NOW + 3_600_000 - 10_000);
-    deps.runs.createRun = async () => "exists";
-    const result = await fireJobs(deps, [
-      { ...(job as NonNullable<typeof job>), nextRunAt: NOW + 3_600_000 },
-    ]);
+    // The sweep's one read of the block finds the firing's run written (decision 0051); by the
+    // time it reads that run, it is gone (an expiry, say).
+    const stored = { ...(job as NonNullable<typeof job>), nextRunAt: NOW + 3_600_000 };
+    const written = {
+      ...scheduledRun(stored, NOW + 3_600_000, NOW, true),
+      status: RunStatus.Leased,
+      attempt: 1,
+      fence: 1,
+    };
+    deps.runs.listRunsBetween = async () => [written];
+    const result = await fireJobs(deps, [stored]);
     expect(result).toMatchObject({ created: 0, deferred: 1 });
+    expect(deps.queue.sent).toEqual([]);
+    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBe(NOW + 3_600_000); // left in the index
   });
 
   it("drops a message when another worker won the lease between read and update", async () => {

@@ -10,6 +10,7 @@ import { type DispatchDeps, dispatchRuns } from "../../lambdas/core/use-cases/di
 import { rotateWebhookSecret } from "../../lambdas/core/use-cases/webhook-secrets";
 import { createDispatchHandler } from "../../lambdas/handlers/dispatch";
 import { localContext } from "../../local/lambda-context";
+import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
@@ -38,6 +39,21 @@ async function dueRuns(deps: MemoryDeps, count: number, extra: Record<string, un
   }
   deps.queue.deliverAll();
   return { jobIds, received: deps.queue.ready.splice(0) };
+}
+
+/** The job's run as written: a made run (decision 0051) has none until its lease writes it. */
+const writtenRunOf = (deps: MemoryDeps, jobId: string) =>
+  [...deps.runs.runs.values()].find((run) => run.jobId === jobId);
+
+/**
+ * The received messages given back visible in `seconds`, back in the queue as the next receive
+ * would find them (so that knownRuns sees the runs they carry).
+ */
+function comeBack(deps: MemoryDeps, received: MemoryDeps["queue"]["ready"], seconds: number) {
+  const back = new Set(deps.queue.extended.filter((e) => e.seconds === seconds).map((e) => e.receiptHandle));
+  const messages = received.filter((r) => back.has(r.receiptHandle));
+  deps.queue.ready.push(...messages);
+  return messages.map((r) => r.message?.jobId);
 }
 
 /** Target slots that note how long each delivery was allowed to wait for a place. */
@@ -70,17 +86,17 @@ describe("the dispatcher's time", () => {
     expect(summary).toMatchObject({ leased: 1, succeeded: 1, returned: 0 });
     // No wait for a place is planned past the deadline (it was the lease: 597,000 ms).
     expect(Math.max(...slots.waits)).toBeLessThanOrEqual(DEADLINE - NOW);
-    const runs = await Promise.all(jobIds.map(async (id) => (await deps.runs.listRecentRuns(id, 1))[0]));
-    expect(runs.map((r) => r?.status).sort()).toEqual([
-      RunStatus.Pending,
-      RunStatus.Pending,
-      RunStatus.Succeeded,
-    ]);
-    // The two others were given back unleased, fences and attempts untouched, visible in a second.
-    for (const run of runs.filter((r) => r?.status === RunStatus.Pending)) {
-      expect(run).toMatchObject({ fence: 0, attempt: 0 });
-    }
+    // Only the run delivered was leased, so only its item is written (decision 0051).
+    const leased = jobIds.filter((id) => writtenRunOf(deps, id));
+    expect(leased.map((id) => writtenRunOf(deps, id)?.status)).toEqual([RunStatus.Succeeded]);
+    // The two others were given back unleased, visible in a second: no item written (no fence
+    // raised, no attempt counted), each still the pending run its message carries.
+    const others = jobIds.filter((id) => !leased.includes(id));
     expect(deps.queue.extended.filter((e) => e.seconds === 1)).toHaveLength(2);
+    expect(comeBack(deps, received, 1).sort()).toEqual(others.sort());
+    for (const id of others) {
+      expect(knownRunsOf(deps, id)).toMatchObject([{ status: RunStatus.Pending, fence: 0, attempt: 0 }]);
+    }
   });
 
   it("gives a leased run back, its attempt not counted, when its place at the target does not come in time", async () => {
@@ -147,11 +163,10 @@ describe("the dispatcher's time", () => {
     // 20 s left: too little for a 30 s delivery and its outcome.
     const answer = await handler(event as unknown as SQSEvent, localContext("dispatcher", 20_000));
     expect(delivered).toEqual([]);
+    // Its message comes back (a batch item failure), and the run was not leased: a made run's
+    // item is written by its lease (decision 0051), so none means no fence raised, no attempt.
     expect(answer.batchItemFailures).toEqual([{ itemIdentifier: "m" }]);
-    expect((await deps.runs.listRecentRuns(jobIds[0] as string, 1))[0]).toMatchObject({
-      fence: 0,
-      attempt: 0,
-    });
+    expect(writtenRunOf(deps, jobIds[0] as string)).toBeUndefined();
   });
 });
 

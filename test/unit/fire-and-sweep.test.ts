@@ -8,8 +8,10 @@ import {
 import type { DueJob } from "../../lambdas/core/job";
 import { bucketOf, SHARDS_PER_GROUP, SWEEP_GROUP_COUNT, shardOf } from "../../lambdas/core/keys";
 import { RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
-import { fireJobs, IN_FLIGHT_MS } from "../../lambdas/core/use-cases/fire-jobs";
+import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import {
   bucketsToRead,
@@ -18,11 +20,15 @@ import {
   MAX_CATCH_UP_BUCKETS,
   sweepGroup,
 } from "../../lambdas/core/use-cases/sweep-group";
+import { crashing } from "../support/crashing";
+import { knownRuns, knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 8, 30, 0);
 const HOUR = 3_600_000;
 const caller = { tenant: "t", principal: "p" };
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
+const lease = (deps: MemoryDeps) => leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
 
 /**
  * A one-off in the due index: created more than 15 minutes before it is due (a nearer one's run
@@ -36,6 +42,30 @@ async function dueJob(deps: MemoryDeps, runAt: number): Promise<DueJob> {
   const job = await deps.jobs.getJob(jobId);
   if (!job?.nextRunAt) throw new Error("job has no next run");
   return { ...job, nextRunAt: job.nextRunAt };
+}
+
+/**
+ * Every copy of a one-off's run, delivered at its due instant (racing or repeated sweeps may send
+ * several: decision 0051): exactly one lease is granted; the other copies wait hidden while it is
+ * held (one may be the holder's own) and are dropped once the run finished. The run runs once.
+ */
+async function leasedOnceFromEveryCopy(deps: MemoryDeps, job: DueJob) {
+  const copies = deps.queue.sent.map((s) => s.message);
+  expect(copies.length).toBeGreaterThan(1);
+  deps.queue.deliverAll();
+  deps.clock.set(job.nextRunAt);
+  const leases = await lease(deps);
+  expect(leases).toHaveLength(1);
+  const [granted] = leases;
+  if (!granted) throw new Error("not leased");
+  expect(deps.queue.deleted).toEqual([]); // the other copies are hidden, not dropped
+  await completeRun(deps, worker, granted.runId, { fence: granted.fence, result: "succeeded" });
+  deps.clock.set(Date.parse(granted.leaseExpiresAt) + 1_000);
+  const again = copies.slice(1).map((message, i) => ({ message, receiptHandle: `copy-${i}` }));
+  deps.queue.ready.push(...again);
+  expect(await lease(deps)).toEqual([]);
+  expect(deps.queue.deleted).toEqual(expect.arrayContaining(again.map((r) => r.receiptHandle)));
+  expect(knownRunsOf(deps, job.jobId)).toMatchObject([{ status: RunStatus.Succeeded, attempt: 1, fence: 1 }]);
 }
 
 const groupOf = (jobId: string) => Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
@@ -54,11 +84,9 @@ describe("fireJobs", () => {
     if (!recurring?.nextRunAt) throw new Error("no next run");
     deps.clock.set(NOW);
     await fireJobs(deps, [oneOff, { ...recurring, nextRunAt: recurring.nextRunAt }], NOW + 200_000);
-    const finals = [...deps.runs.runs.values()].map((r) => [
-      r.jobId === oneOff.jobId,
-      r.scheduledFor - NOW,
-      r.final,
-    ]);
+    // The sweep writes nothing (decision 0051): each run is its message, which says it is final.
+    expect(deps.runs.runs.size).toBe(0);
+    const finals = knownRuns(deps).map((r) => [r.jobId === oneOff.jobId, r.scheduledFor - NOW, r.final]);
     expect(finals).toEqual(
       expect.arrayContaining([
         [true, 10_000, true],
@@ -67,36 +95,55 @@ describe("fireJobs", () => {
       ]),
     );
     expect(finals).toHaveLength(3);
+    // Each message carries when its run was made, for the run's first write.
+    expect(deps.queue.sent.map((s) => s.message.madeAt)).toEqual([NOW, NOW, NOW]);
   });
 
-  it("creates one run and one message when two sweepers race on the same job", async () => {
+  it("sends two copies of one run when two sweepers race on the same job; the run is leased once", async () => {
     const deps = memoryDeps(NOW);
     const job = await dueJob(deps, NOW + HOUR);
     deps.clock.set(NOW + HOUR - 20_000); // inside the 30 s lookahead
-    const [a, b] = await Promise.all([fireJobs(deps, [job]), fireJobs(deps, [job])]);
-    expect(a.created + b.created).toBe(1);
-    expect(deps.runs.runs.size).toBe(1);
-    expect(deps.queue.sent).toHaveLength(1);
-    expect(deps.queue.sent[0]?.delaySeconds).toBe(20 - DELIVERY_LEAD_SECONDS);
+    await Promise.all([fireJobs(deps, [job]), fireJobs(deps, [job])]);
+    // No conditional put picks a winner any more (decision 0051): both read no item and send.
+    // The copies name one run; the job is moved on once.
+    expect(new Set(deps.queue.sent.map((s) => s.message.runId)).size).toBe(1);
+    expect(deps.queue.sent.map((s) => s.delaySeconds)).toEqual([
+      20 - DELIVERY_LEAD_SECONDS,
+      20 - DELIVERY_LEAD_SECONDS,
+    ]);
+    expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
+    expect(deps.runs.runs.size).toBe(0);
+
+    await leasedOnceFromEveryCopy(deps, job);
   });
 
-  it("re-sends a run orphaned by a crash between create and send, then moves the job on", async () => {
+  it("sends a run again after a sweep killed after its send, before moving the job on; it is leased once", async () => {
     const deps = memoryDeps(NOW);
     const job = await dueJob(deps, NOW + HOUR);
     deps.clock.set(NOW + HOUR);
+    // Killed before its send: nothing was written, so nothing is left half done.
     deps.queue.failSends = true;
     await expect(fireJobs(deps, [job])).rejects.toThrow();
+    deps.queue.failSends = false;
+    expect(deps.runs.runs.size).toBe(0);
     expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBe(job.nextRunAt); // still in the index
 
-    deps.queue.failSends = false;
-    deps.clock.advance(IN_FLIGHT_MS - 1);
-    expect(await fireJobs(deps, [job])).toMatchObject({ created: 0, deferred: 1 });
-    expect(deps.queue.sent).toHaveLength(0);
-
-    deps.clock.advance(1);
-    expect(await fireJobs(deps, [job])).toMatchObject({ created: 0, duplicates: 1 });
+    // Killed after its send, before it moved the job on.
+    const killed = crashing(deps, "jobs", "advanceJob", false);
+    await expect(fireJobs(killed, [job])).rejects.toThrow("killed");
     expect(deps.queue.sent).toHaveLength(1);
+    expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBe(job.nextRunAt);
+
+    // No item to wait on (the old IN_FLIGHT_MS): the next sweep sends it again at once, a
+    // duplicate copy of the same run, and moves the job on.
+    expect(await fireJobs(deps, [job])).toMatchObject({ created: 1, duplicates: 0, deferred: 0 });
+    expect(deps.queue.sent.map((s) => s.message.runId)).toEqual([
+      deps.queue.sent[0]?.message.runId,
+      deps.queue.sent[0]?.message.runId,
+    ]);
     expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
+
+    await leasedOnceFromEveryCopy(deps, job);
   });
 
   it("gives no firing's run a repair-index entry, not even its job's last (decisions 0043, 0045)", async () => {
@@ -111,6 +158,12 @@ describe("fireJobs", () => {
     if (!recurring?.nextRunAt) throw new Error("no next run");
     deps.clock.set(NOW);
     await fireJobs(deps, [oneOff, { ...recurring, nextRunAt: recurring.nextRunAt }], NOW + 20_000);
+    // Nothing is written at the sweep (decision 0051), so no entry yet; the runs' first write,
+    // their lease, gives them none either.
+    expect(deps.runs.runs.size).toBe(0);
+    deps.queue.deliverAll();
+    deps.clock.set(NOW + 10_000);
+    expect(await lease(deps)).toHaveLength(2);
     const tracked = [...deps.runs.runs.values()].map((r) => [
       r.jobId === oneOff.jobId,
       r.final,
@@ -125,7 +178,7 @@ describe("fireJobs", () => {
     );
   });
 
-  it("sends a run created in time but orphaned until its firing is past maxLateness (the lease step judges it)", async () => {
+  it("records a firing missed once past maxLateness though a killed sweep sent it in time; that copy never starts it late", async () => {
     const deps = memoryDeps(NOW - HOUR);
     const { jobId } = await createJob(deps, caller, {
       type: "x",
@@ -136,27 +189,46 @@ describe("fireJobs", () => {
     if (!stored?.nextRunAt) throw new Error("no next run");
     const job = { ...stored, nextRunAt: stored.nextRunAt };
     deps.clock.set(job.nextRunAt);
-    deps.queue.failSends = true;
-    await expect(fireJobs(deps, [job])).rejects.toThrow();
-    deps.queue.failSends = false;
+    // Sent in time, the sweep killed before it moved the job on.
+    await expect(fireJobs(crashing(deps, "jobs", "advanceJob", false), [job])).rejects.toThrow("killed");
+    const inTime = deps.queue.sent.find((s) => s.message.scheduledFor === job.nextRunAt)?.message;
+    if (!inTime) throw new Error("not sent");
+
+    // Before decision 0051 the run, written in time and orphaned, was sent again here for the
+    // lease step to judge. A made run is not written: the late sweep finds no item, plans the
+    // firing missed and records it so, and sends nothing for it.
     deps.clock.advance(30_000); // the firing is now 30 s late: planned as missed
     await fireJobs(deps, [job]);
-    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toContain(job.nextRunAt);
-    expect((await deps.runs.getRun(jobId, job.nextRunAt))?.status).toBe(RunStatus.Pending);
+    expect(deps.queue.sent.filter((s) => s.message.scheduledFor === job.nextRunAt)).toHaveLength(1);
+    expect((await deps.runs.getRun(jobId, job.nextRunAt))?.status).toBe(RunStatus.Missed);
+
+    // The copy sent in time, received only now, finds the record: dropped, never leased.
+    deps.queue.ready.push({ message: inTime, receiptHandle: "in-time" });
+    expect(await lease(deps)).toEqual([]);
+    expect(deps.queue.deleted).toContain("in-time");
+    expect(await deps.runs.getRun(jobId, job.nextRunAt)).toMatchObject({
+      status: RunStatus.Missed,
+      fence: 0,
+    });
   });
 
-  it("does not re-send a run that is already leased or finished, but moves its job on", async () => {
-    const deps = memoryDeps(NOW);
-    const job = await dueJob(deps, NOW + HOUR);
-    deps.clock.set(NOW + HOUR);
-    await fireJobs(deps, [job]);
-    const [key, run] = [...deps.runs.runs.entries()][0] ?? [];
-    if (!key || !run) throw new Error("no run");
-    deps.runs.runs.set(key, { ...run, status: RunStatus.Succeeded });
-    const again = await fireJobs(deps, [job]);
-    expect(again).toMatchObject({ created: 0, duplicates: 1 });
-    expect(deps.queue.sent).toHaveLength(1);
-  });
+  for (const finished of [false, true])
+    it(`does not re-send a run that is already ${finished ? "finished" : "leased"}, but moves its job on`, async () => {
+      const deps = memoryDeps(NOW);
+      const job = await dueJob(deps, NOW + HOUR);
+      deps.clock.set(NOW + HOUR);
+      // Sent, and the sweep killed before it moved the job on; the run is then leased (written).
+      await expect(fireJobs(crashing(deps, "jobs", "advanceJob", false), [job])).rejects.toThrow("killed");
+      deps.queue.deliverAll();
+      const [granted] = await lease(deps);
+      if (!granted) throw new Error("not leased");
+      if (finished)
+        await completeRun(deps, worker, granted.runId, { fence: granted.fence, result: "succeeded" });
+      const again = await fireJobs(deps, [job]);
+      expect(again).toMatchObject({ created: 0, duplicates: 1, deferred: 0 });
+      expect(deps.queue.sent).toHaveLength(0);
+      expect((await deps.jobs.getJob(job.jobId))?.nextRunAt).toBeUndefined();
+    });
 });
 
 describe("sweepGroup", () => {

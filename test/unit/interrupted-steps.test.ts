@@ -8,8 +8,10 @@ import { replayDeadLetter } from "../../lambdas/core/use-cases/dead-letters";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { cancelRunsAhead, SUPERSEDED_REASON } from "../../lambdas/core/use-cases/runs-ahead";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { crashing } from "../support/crashing";
+import { knownRunsOf } from "../support/known-runs";
 import { dueRun, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
@@ -226,14 +228,17 @@ describe("a job's last run finished, its finisher killed before the job is marke
   it("a cancelled last run's message (a schedule change superseded it) leaves its job alone", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps, {}, alice);
-    const [key, run] = [...deps.runs.runs.entries()][0] ?? [];
-    if (!key || !run) throw new Error("no run");
-    deps.runs.runs.set(key, { ...run, status: RunStatus.Cancelled, finishedAt: NOW, error: "superseded" });
+    // The run made at create is not written (decision 0051): the schedule change's cancel
+    // writes it, cancelled, from what its message carries (a last run's, so final).
+    await cancelRunsAhead(deps, knownRunsOf(deps, jobId), SUPERSEDED_REASON, NOW);
+    expect(onlyRun(deps)).toMatchObject({ status: RunStatus.Cancelled, final: true });
     const job = await deps.jobs.getJob(jobId);
     if (!job) throw new Error("no job");
     deps.jobs.jobs.set(jobId, { ...job, nextRunAt: NOW + 3_600_000 }); // the job goes on
-    await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(deps.queue.deleted).toHaveLength(1); // the message is dropped
     expect(onlyRun(deps).checkAt).toBeUndefined(); // not tracked: nothing of the job's end waits on it
+    expect(onlyRun(deps).status).toBe(RunStatus.Cancelled);
     expect(await statusOf(deps, jobId)).toBe("active");
   });
 
@@ -260,7 +265,7 @@ describe("a sweep killed after creating a job's last run, before moving the job 
     deps.clock.set(runAt - 20_000);
     const killed = crashing(deps, "jobs", "advanceJob", false);
     expect((await sweepGroup(killed, group)).failedShards).toBe(1);
-    // The run was created and sent; its worker runs it and completes it at once.
+    // The run was made and sent (not written: decision 0051); its worker runs it and completes it at once.
     deps.clock.set(runAt);
     deps.queue.deliverAll();
     const lease = await leaseOne(deps);

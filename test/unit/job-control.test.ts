@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { durationMs } from "../../lambdas/core/duration";
 import { ConflictError, NotFoundError, ValidationError } from "../../lambdas/core/errors";
-import { RunStatus } from "../../lambdas/core/run";
+import { PAUSED_RUN_REASON, RunStatus } from "../../lambdas/core/run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { listJobs, listRuns } from "../../lambdas/core/use-cases/list-jobs";
+import { knownRuns, knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -32,21 +33,43 @@ async function dueJob(deps: MemoryDeps, jobId: string) {
 }
 
 describe("controlJob", () => {
-  it("refuses a pause or a cancel while the job's next run exists unsent, and allows it once the sweep sent it", async () => {
-    const deps = memoryDeps(NOW + 30_000, ONE_FIRING_A_SWEEP);
-    const jobId = await everyMinute(deps);
-    const job = await dueJob(deps, jobId);
-    deps.clock.set(job.nextRunAt);
-    deps.queue.failSends = true; // the creator dies between creating the run and sending it
-    await expect(fireJobs(deps, [job])).rejects.toThrow();
-    deps.queue.failSends = false;
-    for (const action of ["pause", "cancel"] as const)
-      await expect(controlJob(deps, alice, jobId, action)).rejects.toThrow(ConflictError);
-    expect(deps.jobs.jobs.get(jobId)?.status).toBe("active");
-    deps.clock.advance(20_000);
-    await fireJobs(deps, [job]); // the sweep sends the orphan and moves the job on
-    expect(deps.queue.sent).toHaveLength(1);
-    expect(await controlJob(deps, alice, jobId, "pause")).toMatchObject({ status: "paused" });
+  // Decision 0051: the sweep writes no item for a run it makes, its message is the run, so a run
+  // "created and not sent" no longer exists for a pause or a cancel to be refused for (the refusal
+  // sees written items only). What it guarded still holds: a sweep killed at its send leaves
+  // nothing behind, and a pause or a cancel while the made run is in flight goes through, and the
+  // run's own message records it ended unstarted: it never runs.
+  it("lets a pause or a cancel through while the sweep's made run is in flight: its message ends it unstarted, never runs it", async () => {
+    const ends = [
+      ["pause", "paused", RunStatus.Missed, PAUSED_RUN_REASON],
+      ["cancel", "cancelled", RunStatus.Cancelled, "the job was cancelled before the run started"],
+    ] as const;
+    for (const [action, jobStatus, runStatus, reason] of ends) {
+      const deps = memoryDeps(NOW + 30_000, ONE_FIRING_A_SWEEP);
+      const jobId = await everyMinute(deps);
+      const job = await dueJob(deps, jobId);
+      deps.clock.set(job.nextRunAt);
+      deps.queue.failSends = true; // the sweep dies at its send: it wrote nothing before it
+      await expect(fireJobs(deps, [job])).rejects.toThrow();
+      deps.queue.failSends = false;
+      expect(knownRuns(deps)).toEqual([]);
+      expect(deps.jobs.jobs.get(jobId)?.nextRunAt).toBe(job.nextRunAt); // left for the next sweep
+      deps.clock.advance(20_000);
+      await fireJobs(deps, [job]); // the sweep sends the run's message and moves the job on
+      expect(deps.queue.sent).toHaveLength(1);
+      expect(deps.runs.runs.size).toBe(0);
+      expect(knownRunsOf(deps, jobId)).toEqual([
+        expect.objectContaining({ scheduledFor: job.nextRunAt, status: RunStatus.Pending }),
+      ]);
+
+      expect(await controlJob(deps, alice, jobId, action)).toMatchObject({ status: jobStatus });
+      deps.queue.deliverAll();
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, job.nextRunAt)).toMatchObject({
+        status: runStatus,
+        error: reason,
+        attempt: 0,
+      });
+    }
   });
 
   it("pauses, resumes and cancels, recording who and when, and moves the job in and out of the due index", async () => {
@@ -60,8 +83,9 @@ describe("controlJob", () => {
     deps.clock.advance(10 * MINUTE);
     const resumed = await controlJob(deps, alice, jobId, "resume");
     expect(resumed.status).toBe("active");
-    // Due long ago: resuming fired it at once, by the run-once policy.
-    const runs = [...deps.runs.runs.values()];
+    // Due long ago: resuming fired it at once, by the run-once policy (its made runs are carried
+    // by their messages, decision 0051).
+    const runs = knownRuns(deps);
     expect(runs.filter((r) => r.status === RunStatus.Pending)).toHaveLength(2); // the latest missed and the next
     expect(runs.filter((r) => r.status === RunStatus.Missed).length).toBeGreaterThanOrEqual(9);
 
@@ -238,12 +262,19 @@ describe("cancelling a job whose sweeper is behind", () => {
     const current = await everyMinute(deps);
     deps.clock.advance(2 * MINUTE);
     await controlJob(deps, alice, paused, "cancel");
-    expect(deps.runs.runs.size).toBe(0);
+    expect(knownRuns(deps)).toEqual([]);
 
     await fireJobs(deps, [await dueJob(deps, current)]);
-    const swept = deps.runs.runs.size;
+    const swept = knownRunsOf(deps, current).map((r) => r.scheduledFor);
+    expect(swept.length).toBeGreaterThan(0);
     await controlJob(deps, alice, current, "cancel");
-    expect(deps.runs.runs.size).toBe(swept);
+    // The runs the sweep made ahead are written cancelled now (decision 0051: their items did not
+    // exist), but no firing is added: none was due and left unswept.
+    const after = knownRunsOf(deps, current);
+    expect(after.map((r) => r.scheduledFor)).toEqual(swept);
+    expect(after.some((r) => r.error === "the job was cancelled before this due run was created")).toBe(
+      false,
+    );
   });
 });
 

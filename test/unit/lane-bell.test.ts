@@ -1,5 +1,5 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { LaneBell, type LaneClientFactory } from "../../packages/worker/src/lane-bell";
 
 /**
@@ -87,6 +87,13 @@ function harness(
 }
 
 describe("LaneBell", () => {
+  // The bell loads the SQS client on first use (a dynamic import). Loaded cold, on a busy
+  // machine, that took longer than `settle`'s 10 ms and the first test saw no receive yet (a
+  // flaky failure under a parallel run); loaded here, every test's import resolves at once.
+  beforeAll(async () => {
+    await import("@aws-sdk/client-sqs");
+  });
+
   it("peeks every lane at once (one message, the API's visibility) and rings on the first message, cutting off the rest", async () => {
     const h = harness();
     const waiting = h.bell.wait(300_000);

@@ -5,7 +5,9 @@ import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { endJobAfter, settleLastRun } from "../../lambdas/core/use-cases/end-job";
 import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
@@ -15,6 +17,7 @@ import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
 const MINUTE = 60_000;
 const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t-a"] };
 
 async function fire(deps: MemoryDeps, jobId: string, at: number) {
   deps.clock.set(at);
@@ -23,8 +26,9 @@ async function fire(deps: MemoryDeps, jobId: string, at: number) {
   await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
 }
 
+/** The run as the scheduler knows it: written, or made and carried by its message (decision 0051). */
 function runAt(deps: MemoryDeps, jobId: string, scheduledFor: number): Run {
-  const run = [...deps.runs.runs.values()].find((r) => r.jobId === jobId && r.scheduledFor === scheduledFor);
+  const run = knownRunsOf(deps, jobId).find((r) => r.scheduledFor === scheduledFor);
   if (!run) throw new Error(`no run at ${new Date(scheduledFor).toISOString()}`);
   return run;
 }
@@ -59,7 +63,8 @@ describe("a job's last firing", () => {
     expect(runAt(deps, jobId, NOW + 3 * MINUTE).final).toBe(true);
     expect((await deps.jobs.getJob(jobId))?.lastFiringAt).toBe(NOW + 3 * MINUTE);
 
-    // 09:02 still carries its `final`; its end neither completes the job nor waits in the index.
+    // 09:02 still carries its `final` (its message does, for its first write); its end neither
+    // completes the job nor waits in the index.
     expect(await finish(deps, runAt(deps, jobId, NOW + 2 * MINUTE))).toBe(true);
     expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
     expect(runAt(deps, jobId, NOW + 2 * MINUTE).checkAt).toBeUndefined();
@@ -114,9 +119,22 @@ describe("a job's last firing", () => {
     await controlJob(deps, alice, jobId, "resume");
     const job = await deps.jobs.getJob(jobId);
     if (job?.status === "active" && job.nextRunAt !== undefined) await fire(deps, jobId, NOW + 240 * MINUTE);
-    // 180 firings missed, one summary record under 09:00, whose run exists: the record ends it.
-    expect(runAt(deps, jobId, NOW)).toMatchObject({ status: "pending", final: false });
+    // The backlog missed, one summary record under 09:00: the block's runs were made and not
+    // written (decision 0051), so the record is 09:00's first write, and the job's last: it ends it.
+    expect(runAt(deps, jobId, NOW)).toMatchObject({
+      status: RunStatus.Missed,
+      final: true,
+      missedThrough: NOW + 180 * MINUTE,
+    });
+    expect(deps.runs.runs.get(`${jobId}@${NOW}`)?.status).toBe(RunStatus.Missed); // written, not a message's
     expect(await deps.jobs.getJob(jobId)).toMatchObject({ status: "completed", lastFiringAt: NOW });
+    // 09:00's message, received after, finds the record there: it writes nothing and runs nothing.
+    const made = deps.queue.sent.find((s) => s.message.scheduledFor === NOW)?.message;
+    expect(made?.madeAt).toBeDefined();
+    deps.queue.ready.push({ message: made, receiptHandle: "09:00" });
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+    expect(deps.queue.deleted).toEqual(["09:00"]);
+    expect(runAt(deps, jobId, NOW)).toMatchObject({ status: RunStatus.Missed, attempt: 0 });
   });
 
   it("is what a resume re-runs: a run marked last that a schedule change superseded only settles", async () => {

@@ -112,12 +112,19 @@ describe("leaseRuns", () => {
     const early = EARLY_HOLD_MS + 2_000; // a repair's resend, say
     const deps = memoryDeps(NOW - early);
     await deliveredRun(deps);
+    const message = deps.queue.ready[0]?.message;
+    if (!message) throw new Error("no message");
     expect(await lease(deps)).toEqual([]);
     // Hidden until it is back inside the hold window.
     const seconds = early / 1000 - DELIVERY_LEAD_SECONDS;
     expect(deps.queue.extended).toEqual([{ receiptHandle: expect.any(String), seconds }]);
     expect(early - seconds * 1000).toBeLessThanOrEqual(EARLY_HOLD_MS);
-    expect([...deps.runs.runs.values()][0]?.status).toBe("pending");
+    // Nothing written (decision 0051): the run is still the pending, never leased run its
+    // message carries, and it is leased as a first attempt once the message is back in time.
+    expect(deps.runs.runs.size).toBe(0);
+    deps.clock.advance(seconds * 1000);
+    deps.queue.ready.push({ message, receiptHandle: "back" });
+    expect(await lease(deps)).toMatchObject([{ attempt: 1, fence: 1 }]);
   });
 
   it("never hands out runs of types the worker did not ask for", async () => {
@@ -193,21 +200,23 @@ describe("leaseRuns", () => {
     expect(await lease(deps)).toEqual([]);
     expect(deps.queue.extended).toEqual([expect.objectContaining({ seconds: 1 })]);
     expect(deps.queue.deleted).toEqual([]);
-    expect([...deps.runs.runs.values()][0]?.status).toBe(RunStatus.Pending);
+    // Nothing written (decision 0051): the run stays what its message carries, pending.
+    expect(deps.runs.runs.size).toBe(0);
 
-    // The create stored it in time: the message, back again, is leased.
+    // The create stored it in time: the message, back again, is leased, as a first attempt.
     deps.jobs.jobs.set(jobId, job);
     deps.queue.ready.push({ message, receiptHandle: "again" });
-    expect(await lease(deps)).toHaveLength(1);
+    expect(await lease(deps)).toMatchObject([{ jobId, attempt: 1, fence: 1 }]);
 
-    // Never stored, and the create is long dead: dropped, the run left for a retry to send.
+    // Never stored, and the create is long dead: dropped, and nothing written, so no trace of
+    // a job never accepted is left; a retry of the create makes the run again.
     const other = memoryDeps(NOW);
     const orphan = await deliveredRun(other);
     other.jobs.jobs.delete(orphan);
     other.clock.advance(CREATE_SETTLES_MS);
     expect(await lease(other)).toEqual([]);
     expect(other.queue.deleted).toHaveLength(1);
-    expect([...other.runs.runs.values()][0]?.status).toBe(RunStatus.Pending);
+    expect(other.runs.runs.size).toBe(0);
   });
 
   it("gives a lapsed lease to the next worker with a higher fence; the old fence is then refused", async () => {
@@ -300,12 +309,29 @@ describe("completeRun", () => {
   });
 
   it("refuses a completion of a run that was never leased", async () => {
+    // A run made and not written (decision 0051): no item, so no holder: not found, nothing
+    // written, and the run is still leased as a first attempt after.
     const deps = memoryDeps(NOW);
     await deliveredRun(deps);
-    const runId = [...deps.runs.runs.values()][0]?.runId ?? "";
+    const runId = deps.queue.ready[0]?.message?.runId ?? "";
     await expect(completeRun(deps, worker, runId, { fence: 1, result: "succeeded" })).rejects.toBeInstanceOf(
-      StaleFenceError,
+      NotFoundError,
     );
+    await expect(
+      completeRun(deps, worker, runId, { fence: 1, result: "failed", retryable: false }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    expect(deps.runs.runs.size).toBe(0);
+    expect(await lease(deps)).toMatchObject([{ runId, attempt: 1, fence: 1 }]);
+
+    // A run written pending and never leased (a manual run): its fence is not the worker's.
+    const watched = memoryDeps(NOW);
+    await watchedRun(watched, caller);
+    const manual = [...watched.runs.runs.values()][0];
+    expect(manual).toMatchObject({ status: RunStatus.Pending, fence: 0 });
+    await expect(
+      completeRun(watched, worker, manual?.runId ?? "", { fence: 1, result: "succeeded" }),
+    ).rejects.toBeInstanceOf(StaleFenceError);
+    expect([...watched.runs.runs.values()][0]).toMatchObject({ status: RunStatus.Pending, fence: 0 });
   });
 });
 

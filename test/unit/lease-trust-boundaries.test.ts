@@ -9,6 +9,7 @@ import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { json } from "../../lambdas/handlers/http/responses";
+import { knownRunsOf } from "../support/known-runs";
 import { dueRun as dueRunOf, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
@@ -25,8 +26,22 @@ const pool = { principal: "arn:aws:iam::1:role/pool", tenants: ["tenant-a", "ten
 const dueRun = (deps: MemoryDeps, caller = alice, extra: Record<string, unknown> = {}) =>
   dueRunOf(deps, extra, caller);
 
+/** The job's run as written: a made run (decision 0051) has no item until its lease. */
 const runOf = (deps: MemoryDeps, jobId: string) =>
   [...deps.runs.runs.values()].find((r) => r.jobId === jobId);
+
+/**
+ * A made run not leased: no item was written for it (its lease writes the first one), so no
+ * fence was raised; any message of it still queued carries it pending, fence 0.
+ */
+const expectUnleased = (deps: MemoryDeps, jobId: string) => {
+  expect(runOf(deps, jobId)).toBeUndefined();
+  expect(knownRunsOf(deps, jobId).filter((run) => run.status !== "pending" || run.fence !== 0)).toEqual([]);
+};
+
+/** The receipt handles of the jobs' messages among `received`. */
+const handlesOf = (received: MemoryDeps["queue"]["ready"], jobIds: readonly string[]) =>
+  received.filter((r) => r.message && jobIds.includes(r.message.jobId)).map((r) => r.receiptHandle);
 
 describe("a worker bound to tenants", () => {
   it("leases only its tenants' runs; the others stay in their lanes, untouched", async () => {
@@ -35,7 +50,9 @@ describe("a worker bound to tenants", () => {
     const b = await dueRun(deps, bob);
     const granted = await leaseRuns(deps, workerB, { workerId: "w", types: ["x"], max: 10 });
     expect(granted.map((g) => g.jobId)).toEqual([b]);
-    expect(runOf(deps, a)).toMatchObject({ status: "pending", fence: 0, attempt: 0 });
+    // Alice's run is not leased (no item written) and its message is still in its lane.
+    expect(runOf(deps, a)).toBeUndefined();
+    expect(knownRunsOf(deps, a)).toMatchObject([{ status: "pending", fence: 0, attempt: 0 }]);
     expect(deps.queue.ready.map((r) => r.message?.jobId)).toEqual([a]);
   });
 
@@ -54,7 +71,7 @@ describe("a worker bound to tenants", () => {
     if (!misfiled?.message) throw new Error("no message");
     deps.queue.ready[0] = { ...misfiled, message: { ...misfiled.message, tenant: "tenant-b" } };
     expect(await leaseRuns(deps, workerB, { workerId: "w", types: ["x"] })).toEqual([]);
-    expect(runOf(deps, a)).toMatchObject({ status: "pending", fence: 0 });
+    expectUnleased(deps, a);
     expect(deps.queue.released).toEqual([misfiled.receiptHandle]);
   });
 
@@ -91,6 +108,7 @@ describe("the lease response's byte budget", () => {
     const deps = memoryDeps(NOW);
     const jobIds: string[] = [];
     for (let i = 0; i < 40; i++) jobIds.push(await dueRun(deps, alice, { payload: { i, big } }));
+    const received = [...deps.queue.ready];
     const granted = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], max: 100 });
     expect(granted.length).toBeGreaterThan(10);
     expect(granted.length).toBeLessThan(40);
@@ -100,8 +118,10 @@ describe("the lease response's byte budget", () => {
     );
     const leasedIds = new Set(granted.map((g) => g.jobId));
     const back = jobIds.filter((id) => !leasedIds.has(id));
-    for (const id of back) expect(runOf(deps, id)).toMatchObject({ status: "pending", fence: 0, attempt: 0 });
-    expect(deps.queue.released).toHaveLength(back.length); // visible again at once, for the next request
+    for (const id of back) expectUnleased(deps, id);
+    for (const id of leasedIds) expect(runOf(deps, id)).toMatchObject({ status: "leased", fence: 1 });
+    // Visible again at once, for the next request: exactly the messages of the runs not leased.
+    expect([...deps.queue.released].sort()).toEqual(handlesOf(received, back).sort());
   });
 
   it("counts a payload as Lambda does: escaped inside the result's JSON string", () => {
@@ -155,7 +175,7 @@ describe("a run due far ahead", () => {
     expect(deps.queue.extended).toEqual([
       { receiptHandle: message.receiptHandle, seconds: 3_600 - DELIVERY_LEAD_SECONDS },
     ]);
-    expect(runOf(deps, jobId)).toMatchObject({ status: "pending", fence: 0 });
+    expectUnleased(deps, jobId);
   });
 
   it("is hidden for at most what SQS allows after a receive when it is due beyond 12 hours", async () => {
@@ -243,6 +263,7 @@ describe("a lease write that throws", () => {
     const deps = memoryDeps(NOW);
     const first = await dueRun(deps, alice);
     const second = await dueRun(deps, alice);
+    const [firstHandle] = handlesOf(deps.queue.ready, [first]);
     const leaseRun = deps.runs.leaseRun.bind(deps.runs);
     deps.runs.leaseRun = async (jobId, scheduledFor, grant) => {
       if (jobId === first) throw new Error("ProvisionedThroughputExceededException");
@@ -250,7 +271,11 @@ describe("a lease write that throws", () => {
     };
     const granted = await leaseRuns(deps, workerA, { workerId: "w", types: ["x"], max: 10 });
     expect(granted.map((lease) => lease.jobId)).toEqual([second]);
-    expect(runOf(deps, first)?.status).toBe("pending");
+    // Its write failed: no item, its message neither deleted nor given back (it comes back
+    // when its visibility ends), the run still the pending one its message carries.
+    expectUnleased(deps, first);
+    expect(deps.queue.deleted).not.toContain(firstHandle);
+    expect(deps.queue.released).not.toContain(firstHandle);
     expect(deps.warnings).toContain("could not lease a run; its message comes back");
 
     const alone = memoryDeps(NOW);
@@ -261,6 +286,7 @@ describe("a lease write that throws", () => {
     await expect(leaseRuns(alone, workerA, { workerId: "w", types: ["x"], max: 10 })).rejects.toThrow(
       "ProvisionedThroughputExceededException",
     );
-    expect(runOf(alone, only)?.status).toBe("pending");
+    expectUnleased(alone, only);
+    expect(alone.queue.deleted).toEqual([]);
   });
 });

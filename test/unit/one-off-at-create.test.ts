@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DELIVERY_LEAD_SECONDS, runMessageOf } from "../../lambdas/core/delivery";
+import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
 import { IdempotencyConflictError } from "../../lambdas/core/errors";
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
@@ -8,6 +8,7 @@ import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { CREATE_SETTLES_MS, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import { crashing } from "../support/crashing";
+import { knownRuns } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /** Decision 0048: a one-off due within 15 minutes has its run made at create, before its job. */
@@ -15,7 +16,8 @@ const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const caller = { tenant: "t", principal: "arn:aws:iam::111122223333:role/a" };
 const worker = { tenant: "t", principal: "arn:aws:iam::111122223333:role/w", tenants: ["t"] };
 const at = (ms: number) => new Date(ms).toISOString();
-const onlyRun = (deps: MemoryDeps) => [...deps.runs.runs.values()];
+/** The runs as the scheduler knows them: written, or made and carried by their messages (0051). */
+const onlyRun = (deps: MemoryDeps) => knownRuns(deps);
 
 describe("a one-off due within 15 minutes", () => {
   it("gets its run and message at create, and is stored moved on, out of the due index", async () => {
@@ -31,7 +33,14 @@ describe("a one-off due within 15 minutes", () => {
         checkAt: undefined,
       }),
     ]);
-    expect(deps.queue.sent).toEqual([expect.objectContaining({ delaySeconds: 600 - DELIVERY_LEAD_SECONDS })]);
+    // Made, not written (decision 0051): its message is the run until its lease writes it.
+    expect(deps.runs.runs.size).toBe(0);
+    expect(deps.queue.sent).toEqual([
+      {
+        message: expect.objectContaining({ scheduledFor: runAt, madeAt: NOW, final: true }),
+        delaySeconds: 600 - DELIVERY_LEAD_SECONDS,
+      },
+    ]);
     const stored = await deps.jobs.getJob(result.jobId);
     expect(stored).toMatchObject({ status: "active", lastFiringAt: runAt });
     expect(stored?.nextRunAt).toBeUndefined();
@@ -72,8 +81,11 @@ describe("a one-off due within 15 minutes", () => {
     const deps = memoryDeps(NOW);
     const killed = crashing(deps, "jobs", "createJob", false);
     await expect(createJob(killed, caller, { type: "x", runAt: at(NOW + 1_000) })).rejects.toThrow(/killed/);
+    // The run was made: its message was sent; nothing is written (decision 0051).
     expect(onlyRun(deps)).toHaveLength(1);
+    expect(deps.runs.runs.size).toBe(0);
     expect(deps.jobs.jobs.size).toBe(0);
+    const message = messageOf(deps);
 
     // The message comes before any job (as it may while a create stores it): back in a second.
     deps.queue.deliverAll();
@@ -81,12 +93,13 @@ describe("a one-off due within 15 minutes", () => {
     expect(deps.queue.extended).toEqual([expect.objectContaining({ seconds: 1 })]);
     expect(deps.queue.deleted).toEqual([]);
 
-    // No job after the create's time: dropped. The job was never accepted; nothing leases its run.
+    // No job after the create's time: dropped. The job was never accepted; nothing leases its run,
+    // and nothing writes it.
     deps.clock.advance(CREATE_SETTLES_MS);
-    deps.queue.ready.push({ message: messageOf(deps), receiptHandle: "later" });
+    deps.queue.ready.push({ message, receiptHandle: "later" });
     expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toEqual([]);
     expect(deps.queue.deleted).toEqual(["later"]);
-    expect(onlyRun(deps)[0]?.status).toBe(RunStatus.Pending);
+    expect(deps.runs.runs.size).toBe(0);
   });
 
   it("a create whose send failed answers an error, stores no job and gives its quota count back", async () => {
@@ -119,9 +132,9 @@ describe("a one-off due within 15 minutes", () => {
   });
 });
 
-/** The message of the only run, as its maker sent it. */
+/** The message of the only run, as its maker sent it (made, not written: decision 0051). */
 function messageOf(deps: MemoryDeps) {
-  const [run] = onlyRun(deps);
-  if (!run) throw new Error("no run");
-  return runMessageOf(run);
+  const [sent, ...more] = deps.queue.sent;
+  if (!sent || more.length > 0) throw new Error("not one message");
+  return sent.message;
 }

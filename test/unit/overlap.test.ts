@@ -7,6 +7,7 @@ import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { backfillJob, triggerJob } from "../../lambdas/core/use-cases/manual-runs";
+import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
@@ -102,24 +103,43 @@ describe("overlap policies", () => {
 
   it("never skips or revokes a job's last run: it waits for the running one instead", async () => {
     const deps = memoryDeps(NOW);
-    // A one-off whose last run comes due while a manual run of the job is held.
+    // A one-off whose last run comes due while a manual run of the job is held (its lease
+    // outlasts the minute). Its run is made at create (decision 0048), its message sent.
     const { jobId } = await createJob(deps, alice, {
       type: "x",
       runAt: new Date(NOW + 60_000).toISOString(),
       overlapPolicy: "skip",
+      leaseSeconds: 300,
     });
-    const [manual] = (await runNow(deps, jobId)).leases;
-    expect(manual).toBeDefined();
-    deps.clock.advance(60_000);
-    await import("../../lambdas/core/use-cases/fire-jobs").then(async ({ fireJobs }) => {
-      const job = await deps.jobs.getJob(jobId);
-      if (job?.nextRunAt !== undefined) await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
-    });
+    await triggerJob(deps, alice, jobId, {});
     deps.queue.deliverAll();
+    const received = [...deps.queue.ready];
+    const [manual, ...others] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(manual?.final).toBe(false);
+    expect(others).toEqual([]);
+    // The last run's message, received a minute early, was hidden until shortly before it is due.
+    const hidden = received.filter(
+      (r) =>
+        r.message?.runId !== manual?.runId &&
+        deps.queue.extended.some((e) => e.receiptHandle === r.receiptHandle),
+    );
+    expect(hidden.map((r) => r.message?.final)).toEqual([true]);
+    const [lastMessage] = hidden;
+
+    // It shows again once due, the manual run still held: it waits, not skipped. A skip would
+    // write it skipped; waiting writes nothing (made, its lease writes it first: decision 0051).
+    deps.clock.advance(60_000);
+    deps.queue.ready.push(...hidden);
     expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
-    const last = [...deps.runs.runs.values()].find((r) => r.final);
-    expect(last?.status).toBe(RunStatus.Pending); // waits, not skipped
+    expect(await stored(deps, lastMessage?.message?.runId ?? "")).toBeUndefined();
+    expect(deps.queue.extended.at(-1)?.receiptHandle).toBe(lastMessage?.receiptHandle);
     expect(deps.queue.extended.at(-1)?.seconds).toBeGreaterThan(0);
+    expect(deps.queue.deleted).toEqual([]);
+    deps.queue.ready.push(...hidden);
+    expect(knownRunsOf(deps, jobId).find((r) => r.final)).toMatchObject({
+      status: RunStatus.Pending,
+      fence: 0,
+    });
 
     // cancel-previous: the last run is held, a manual run comes: the last run is not revoked.
     const deps2 = memoryDeps(NOW);

@@ -31,6 +31,7 @@ import {
   showWebhookSecret,
   signingSecretsOf,
 } from "../../lambdas/core/use-cases/webhook-secrets";
+import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 /**
@@ -484,10 +485,12 @@ describe("the dispatcher", () => {
       failed: 0,
     });
     expect(targets.calls).toEqual([]);
-    expect((await deps.runs.listRecentRuns(jobId, 1))[0]).toMatchObject({
-      status: RunStatus.Pending,
-      fence: 0,
-    });
+    // Not leased: a made run's item is written by its lease (decision 0051), and none was, so no
+    // fence was raised. Its message goes back for a second, still carrying the run pending.
+    expect(deps.runs.runs.size).toBe(0);
+    expect(deps.queue.extended).toEqual([{ receiptHandle: received[0]?.receiptHandle, seconds: 1 }]);
+    deps.queue.ready.push(...received);
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Pending, fence: 0 }]);
   });
 
   it("gives a run back, its attempt not counted, when its target stays full until its lease runs short", async () => {

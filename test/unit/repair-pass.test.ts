@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import { allRepairKeys, repairKeyOf } from "../../lambdas/core/keys";
 import { RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import {
   BUSY_LANE_RECHECK_MS,
   RESENDS_PER_TENANT,
   repairRuns,
 } from "../../lambdas/core/use-cases/repair-runs";
+import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps, watchedRun } from "../support/memory-ports";
 
 /**
@@ -15,6 +17,7 @@ import { type MemoryDeps, memoryDeps, watchedRun } from "../support/memory-ports
  * to its time budget, starts at a different partition each minute, and survives failures.
  */
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
 
 /** `count` one-off runs of `tenant` and `type`, due now, their messages queued (then lost or waiting). */
 /** Pending runs the repair pass watches (manual runs: a firing's is carried by its message). */
@@ -129,29 +132,39 @@ describe("the repair pass after the queue lost every message (the local emulator
     if (job?.nextRunAt === undefined) throw new Error("no next run");
     deps.clock.set(job.nextRunAt);
     await fireJobs(deps, [{ ...job, nextRunAt: job.nextRunAt }]);
-    const runs = [...deps.runs.runs.values()]; // the first minute's, fired by the create, and 09:00's
-    expect(runs.length).toBe(2);
-    for (const run of runs) expect(run.checkAt).toBeUndefined(); // their messages were their only carriers
+    // The first minute's, fired by the create, and 09:00's: made, not written (decision 0051).
+    const made = knownRunsOf(deps, jobId);
+    expect(made).toMatchObject([{ status: RunStatus.Pending }, { status: RunStatus.Pending }]);
+    expect(deps.runs.runs.size).toBe(0);
+    const messages = deps.queue.sent.map((s) => s.message);
     deps.queue.sent.length = 0;
+    // A run made and not written is in no table: a reset's pass cannot see it (the local
+    // runtime keeps its queue's messages in a journal for that, not this pass).
+    expect((await repairRuns(deps, { queueWasReset: true })).resent).toBe(0);
+
+    // Their leases write them, with no repair-index entry: their messages are their carriers.
+    deps.queue.ready.push(...messages.map((message, i) => ({ message, receiptHandle: `m${i}` })));
+    const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(leases).toHaveLength(2);
+    const runs = [...deps.runs.runs.values()];
+    expect(runs.map((r) => r.runId).sort()).toEqual(made.map((r) => r.runId).sort());
+    for (const run of runs) expect(run.checkAt).toBeUndefined();
 
     expect((await repairRuns(deps)).resent).toBe(0); // in AWS nothing is re-sent
     expect(deps.queue.sent).toHaveLength(0);
+    // A run under a live lease is re-sent to show up only once its lease has ended.
+    const leaseSeconds = deps.settings.leaseSeconds;
+    expect(leases.map((l) => Date.parse(l.leaseExpiresAt))).toEqual(
+      [1, 2].map(() => NOW + leaseSeconds * 1000),
+    );
+    await repairRuns(deps, { queueWasReset: true });
+    expect(deps.queue.sent.map((s) => s.delaySeconds)).toEqual([leaseSeconds + 1, leaseSeconds + 1]);
+    // Once the leases lapsed, a reset's pass re-sends both, to be leased again at once.
+    deps.clock.set(NOW + (leaseSeconds + 1) * 1000);
+    deps.queue.sent.length = 0;
     const reset = await repairRuns(deps, { queueWasReset: true });
     expect(reset.resent).toBe(2);
     expect(deps.queue.sent.map((s) => s.message.runId).sort()).toEqual(runs.map((r) => r.runId).sort());
-
-    // A run under a live lease is re-sent to show up only once its lease has ended.
-    const [first] = runs;
-    if (!first) throw new Error("no run");
-    deps.runs.runs.set([...deps.runs.runs.entries()].find(([, r]) => r.runId === first.runId)?.[0] ?? "", {
-      ...first,
-      status: RunStatus.Leased,
-      attempt: 1,
-      fence: 1,
-      leaseExpiresAt: deps.clock.now() + 30_000,
-    });
-    deps.queue.sent.length = 0;
-    await repairRuns(deps, { queueWasReset: true });
-    expect(deps.queue.sent.find((s) => s.message.runId === first.runId)?.delaySeconds).toBe(31);
+    expect(deps.queue.sent.map((s) => s.delaySeconds)).toEqual([0, 0]);
   });
 });

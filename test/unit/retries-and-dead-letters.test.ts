@@ -14,6 +14,7 @@ import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns, RECYCLE_AFTER_RECEIVES } from "../../lambdas/core/use-cases/lease-runs";
 import { runTick } from "../../lambdas/core/use-cases/tick";
 import { RUN_QUEUE } from "../../lambdas/definitions/queues";
+import { knownRunsOf } from "../support/known-runs";
 import { dueRun as dueRunOf, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -379,12 +380,27 @@ describe("dead letters", () => {
 describe("per-tenant rate limit", () => {
   it("delays runs over a tenant's limit by a second and never drops them", async () => {
     const deps = memoryDeps(NOW, { tenantRunsPerSecond: 2 });
-    for (let i = 0; i < 5; i++) await dueRun(deps);
-    await dueRun(deps, {}, bob);
+    const jobIds: string[] = [];
+    for (let i = 0; i < 5; i++) jobIds.push(await dueRun(deps));
+    jobIds.push(await dueRun(deps, {}, bob));
+    const received = [...deps.queue.ready];
     const leased = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
     expect(leased).toHaveLength(3); // 2 of alice's, 1 of bob's
-    expect(deps.queue.extended.filter((e) => e.seconds === 1)).toHaveLength(3);
-    expect([...deps.runs.runs.values()].filter((r) => r.status === RunStatus.Pending)).toHaveLength(3);
+    // Only the leased runs are written (a made run's lease writes it first, decision 0051).
+    expect([...deps.runs.runs.values()].map((r) => [r.jobId, r.status]).sort()).toEqual(
+      leased.map((l) => [l.jobId, RunStatus.Leased]).sort(),
+    );
+    // The three others are delayed a second, not dropped: their messages come back, each still
+    // carrying its run pending, never leased.
+    const delayed = new Set(deps.queue.extended.filter((e) => e.seconds === 1).map((e) => e.receiptHandle));
+    const back = received.filter((r) => delayed.has(r.receiptHandle));
+    expect(back).toHaveLength(3);
+    expect(deps.queue.deleted).toEqual([]);
+    deps.queue.ready.push(...back);
+    const waiting = jobIds.filter((id) => !leased.some((l) => l.jobId === id));
+    for (const id of waiting) {
+      expect(knownRunsOf(deps, id)).toMatchObject([{ status: RunStatus.Pending, fence: 0, attempt: 0 }]);
+    }
   });
 
   it("sends a run held back so often that its lane would dead-letter it as a fresh copy instead", async () => {
@@ -466,9 +482,16 @@ describe("resuming a job whose last run exists", () => {
     const jobId = await dueRun(deps);
     await controlJob(deps, alice, jobId, "pause");
     deps.queue.sent.length = 0;
-    expect(await controlJob(deps, alice, jobId, "resume")).toMatchObject({ status: "active" });
+    const resumed = await controlJob(deps, alice, jobId, "resume");
+    expect(resumed).toMatchObject({ status: "active", runs: [{ status: "pending" }] });
     expect(deps.queue.sent).toEqual([]);
-    expect(runOf(deps)?.status).toBe(RunStatus.Pending);
+    // Its run is still the one its message carries (made, not written: decision 0051), pending.
+    expect(runOf(deps)).toBeUndefined();
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Pending, attempt: 0 }]);
+    // And that run carries the job to its end.
+    const lease = await leaseOne(deps);
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
   });
 });
 

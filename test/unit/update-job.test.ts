@@ -15,6 +15,7 @@ import {
   updateJob,
 } from "../../lambdas/core/use-cases/update-job";
 import { crashing } from "../support/crashing";
+import { knownRuns } from "../support/known-runs";
 import { memoryDeps } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 30);
@@ -182,7 +183,9 @@ describe("updateJob of a one-off whose run is made (at create: decision 0048)", 
     await expect(
       updateJob(killed, alice, jobId, { runAt: iso(NOW + 12 * 60_000) }, undefined),
     ).rejects.toThrow(/killed/);
-    expect([...deps.runs.runs.values()].map((r) => r.status)).toEqual([RunStatus.Pending]);
+    // The run is still pending, carried by its message alone (decision 0051: nothing written yet).
+    expect(knownRuns(deps).map((r) => r.status)).toEqual([RunStatus.Pending]);
+    expect(deps.runs.runs.size).toBe(0);
 
     deps.clock.set(NOW + 10 * 60_000 - 3_000);
     deps.queue.deliverAll();

@@ -96,18 +96,22 @@ export class DynamoJobStore implements JobStore {
     next: number | undefined,
     now: number,
     last?: number,
+    made?: { readonly from: number; readonly through: number },
   ): Promise<boolean> {
     const due = next === undefined ? undefined : dueAttributes(jobId, next, now);
+    // The runs made (decision 0051): through this one now, from the first the schedule made.
+    const madeSet =
+      made === undefined ? "" : ", madeThrough = :madeThrough, madeFrom = if_not_exists(madeFrom, :madeFrom)";
     const moveOn =
       due === undefined
         ? last === undefined
-          ? { UpdateExpression: "SET updatedAt = :now REMOVE nextRunAt, dueKey, dueAt", values: {} }
+          ? { UpdateExpression: `SET updatedAt = :now${madeSet} REMOVE nextRunAt, dueKey, dueAt`, values: {} }
           : {
-              UpdateExpression: "SET updatedAt = :now, lastFiringAt = :last REMOVE nextRunAt, dueKey, dueAt",
+              UpdateExpression: `SET updatedAt = :now, lastFiringAt = :last${madeSet} REMOVE nextRunAt, dueKey, dueAt`,
               values: { ":last": last },
             }
         : {
-            UpdateExpression: "SET updatedAt = :now, nextRunAt = :next, dueKey = :dueKey, dueAt = :next",
+            UpdateExpression: `SET updatedAt = :now, nextRunAt = :next, dueKey = :dueKey, dueAt = :next${madeSet}`,
             values: { ":next": due.dueAt, ":dueKey": due.dueKey },
           };
     return applied(() =>
@@ -119,7 +123,13 @@ export class DynamoJobStore implements JobStore {
           // A job paused or cancelled meanwhile keeps its state and stays out of the index.
           ConditionExpression: "nextRunAt = :from AND #status = :active",
           ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: { ":now": now, ":from": from, ":active": "active", ...moveOn.values },
+          ExpressionAttributeValues: {
+            ":now": now,
+            ":from": from,
+            ":active": "active",
+            ...moveOn.values,
+            ...(made === undefined ? {} : { ":madeThrough": made.through, ":madeFrom": made.from }),
+          },
         }),
       ),
     );

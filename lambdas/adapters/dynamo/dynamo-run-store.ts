@@ -113,6 +113,19 @@ export class DynamoRunStore implements RunStore {
     return item ? fromRunItem(item) : undefined;
   }
 
+  async listRunsBefore(jobId: string, instant: number, limit: number): Promise<Run[]> {
+    const { Items } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
+        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSk(instant - 1) },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    return (Items ?? []).map(fromRunItem);
+  }
+
   async listRecentRuns(jobId: string, limit: number): Promise<Run[]> {
     const { Items } = await this.db.send(
       new QueryCommand({

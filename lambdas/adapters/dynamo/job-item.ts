@@ -45,6 +45,8 @@ const jobItemSchema = z.object({
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
   lastFiringAt: z.number().optional(),
+  madeFrom: z.number().optional(),
+  madeThrough: z.number().optional(),
   delivery: z.literal("at-most-once").optional(),
   target: targetResponse.optional(),
   labels: z.record(z.string(), z.string()).optional(),

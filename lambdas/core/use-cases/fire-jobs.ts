@@ -3,6 +3,7 @@ import {
   baseLeadSecondsOf,
   DELIVERY_LEAD_SECONDS,
   delaySecondsUntil,
+  EARLY_HOLD_MS,
   madeRunMessageOf,
   runMessageOf,
 } from "../delivery";
@@ -48,17 +49,20 @@ interface JobOutcome {
   readonly missed: number;
   readonly next: number | undefined;
   readonly job: DueJob;
+  /** The firings this advance made or recorded missed, first and last (decision 0051). */
+  readonly planned: { readonly from: number; readonly through: number } | undefined;
 }
 
 /**
  * Fires due jobs: plans each job's runs from its next firing up to the horizon (applying its
- * missed-run policy and maxLateness), creates each run with a conditional put on
- * (job id, scheduled instant), records missed firings, sends the new runs to the run queue
+ * missed-run policy and maxLateness), makes each run (not written: its message carries it until
+ * its lease writes it, decision 0051), records missed firings, sends the runs to the run queue
  * with a delay that makes them visible their lead before their due second (`leadOf`: longer
  * for a dense second), then moves each job on.
  *
- * Safe to repeat after a crash at any step: a repeat finds the runs, sends only orphaned ones,
- * and never creates a second run for a firing.
+ * Safe to repeat after a crash at any step: a repeat after the send sends the runs again, as
+ * copies the lease step de-duplicates (one lease writes the run; a copy finds it held, then
+ * finished); a firing whose run is written goes its own way (exists).
  */
 export async function fireJobs(
   deps: SchedulerDeps,
@@ -88,8 +92,8 @@ export async function fireJobs(
 
   const ready = outcomes.filter((o) => !o.deferred);
   await Promise.all(
-    ready.map(async ({ job, next, last, lastMissed, nothingPlanned }) => {
-      const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now, last);
+    ready.map(async ({ job, next, last, lastMissed, nothingPlanned, planned }) => {
+      const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now, last, planned);
       // Nothing left to run, and the last firing was missed: the job is done. That record is
       // final and waits in the repair index, so a crash right here still ends the job.
       if (moved && lastMissed) await endJobAfter(deps, lastMissed, lastMissed, now);
@@ -121,14 +125,27 @@ async function missedInPause(deps: SchedulerDeps, run: Run): Promise<boolean> {
   return (await deps.jobs.getJob(run.jobId))?.delivery !== "at-most-once";
 }
 
-/** The firings among `firings` a run of the job is written for: one query over their range. */
+/**
+ * How far ahead of now a firing's run may be written already: its message (this sweep's copy,
+ * or an earlier sweep's that died before moving the job on) shows up at most EARLY_HOLD_MS
+ * before its second, and a run is written first by the step that receives it (decision 0051);
+ * five seconds more for the clocks of two functions. A later firing has no item to find.
+ */
+export const WRITTEN_AHEAD_MS = EARLY_HOLD_MS + 5_000;
+
+/**
+ * The firings among `firings` a run of the job is written for: one consistent query over the
+ * range of those that may be (WRITTEN_AHEAD_MS); none for a block made well ahead.
+ */
 async function writtenRunsOf(
   deps: SchedulerDeps,
   jobId: string,
   firings: readonly number[],
+  now: number,
 ): Promise<Set<number>> {
-  if (firings.length === 0) return new Set();
-  const runs = await deps.runs.listRunsBetween(jobId, Math.min(...firings), Math.max(...firings));
+  const near = firings.filter((at) => at <= now + WRITTEN_AHEAD_MS);
+  if (near.length === 0) return new Set();
+  const runs = await deps.runs.listRunsBetween(jobId, Math.min(...near), Math.max(...near));
   return new Set(runs.map((run) => run.scheduledFor));
 }
 
@@ -182,7 +199,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   // The firings' runs are made, not written (decision 0051): one read finds those a run of
   // exists for already (a racing sweeper's or a crashed one's that was leased, a record a pause
   // left, a buffered waiter), which go the way of an existing run; the others are sent.
-  const written = await writtenRunsOf(deps, job.jobId, plan.create);
+  const written = await writtenRunsOf(deps, job.jobId, plan.create, now);
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
       const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
@@ -197,8 +214,9 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const missedRuns = plan.missed.map((m) =>
     missedRun(job, m, now, m === lastMissedAt ? { final: true, checkAt: now + graceMs } : undefined),
   );
-  // A firing late by now may have had its run created in time by a writer that died before
-  // sending it: that run is sent still (the lease step applies maxLateness to it), not lost.
+  // A firing late by now may have had its run written in time (by code before decision 0051, or
+  // a buffer-one waiter) and not sent: that run is sent still (the lease step applies
+  // maxLateness to it), not lost. One made and sent meets a missed record when its copy comes.
   await Promise.all(
     missedRuns.map(async (run) => {
       if ((await deps.runs.createRun(run)) === "exists") await exists(run.scheduledFor, false);
@@ -215,5 +233,10 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
     duplicates,
     missed: plan.missed.length,
     next: plan.next,
+    planned: plannedRange([...plan.create, ...plan.missed.map((m) => m.summary?.through ?? m.scheduledFor)]),
   };
+}
+
+function plannedRange(firings: readonly number[]): JobOutcome["planned"] {
+  return firings.length === 0 ? undefined : { from: Math.min(...firings), through: Math.max(...firings) };
 }

@@ -1,6 +1,7 @@
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
-import { madeRunsAfter } from "../made-runs";
+import { ValidationError } from "../errors";
+import { newestFirst, unwrittenMadeRuns } from "../made-runs";
 import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
@@ -21,7 +22,15 @@ export async function listJobs(deps: Pick<SchedulerDeps, "jobs" | "clock">, call
   };
 }
 
-/** GET /api/v1/jobs/{jobId}/runs: every run of one of the caller's jobs, newest first. */
+/** The runs listing's cursor: the runs scheduled before this instant come next. */
+const RUNS_CURSOR = "before.";
+
+/**
+ * GET /api/v1/jobs/{jobId}/runs: every run of one of the caller's jobs, newest first, a page at
+ * a time: the written ones and, among them, those made and not written yet (decision 0051),
+ * which only their job and their messages know. A page's cursor is the instant its last run
+ * was scheduled for; the next page lists the runs before it.
+ */
 export async function listRuns(
   deps: Pick<SchedulerDeps, "jobs" | "runs">,
   caller: Caller,
@@ -30,13 +39,23 @@ export async function listRuns(
 ) {
   const q = parseWith(pageQuery, query, "query");
   const job = await callersJob(deps, caller, jobId);
-  // The first page begins with the runs made and not written yet (decision 0051), within its limit.
-  const made = q.cursor === undefined ? madeRunsAfter(job, job.createdAt - 1, q.limit - 1).reverse() : [];
-  const page = await deps.runs.listRuns(jobId, q.limit - made.length, q.cursor);
-  const newest = page.items[0]?.scheduledFor ?? job.createdAt - 1;
-  const unwritten = made.filter((run) => run.scheduledFor > newest);
+  const before =
+    q.cursor === undefined ? Number.POSITIVE_INFINITY : Number(q.cursor.slice(RUNS_CURSOR.length));
+  if (q.cursor !== undefined && (!q.cursor.startsWith(RUNS_CURSOR) || !Number.isSafeInteger(before)))
+    throw new ValidationError("cursor: not a cursor this listing gave; start again without one", "cursor");
+  const written = await deps.runs.listRunsBefore(jobId, before, q.limit);
+  const full = written.length >= q.limit;
+  const oldest = full ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
+  // A backlog's missed record older than the page may stand for some of its firings.
+  const older = full ? await deps.runs.latestRunBefore(jobId, oldest) : undefined;
+  const made = unwrittenMadeRuns(job, older ? [...written, older] : written, oldest).filter(
+    (run) => run.scheduledFor < before,
+  );
+  const runs = newestFirst([...written, ...made]).slice(0, q.limit);
+  const more = full || written.length + made.length > q.limit;
+  const last = runs.at(-1);
   return {
-    runs: [...unwritten, ...page.items].map(runView),
-    ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+    runs: runs.map(runView),
+    ...(more && last ? { cursor: `${RUNS_CURSOR}${last.scheduledFor}` } : {}),
   };
 }

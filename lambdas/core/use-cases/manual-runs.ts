@@ -5,7 +5,7 @@ import { ConflictError, ValidationError } from "../errors";
 import { parseInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { newRun } from "../lifecycle/creation";
-import { firingsSince } from "../made-runs";
+import { isMade } from "../made-runs";
 import { type Run, RunStatus } from "../run";
 import { firingsAfter, nextFiring } from "../schedule/schedule";
 import { backfillRequest, triggerRequest } from "../schemas";
@@ -76,21 +76,19 @@ export interface BackfillResult {
 
 /**
  * The firings among `firings` whose run was made and is not written (decision 0051): carried
- * by their messages, in flight. A firing of the job's current schedule since it took effect
- * (firingsSince) has a run made, or a record: one with no item of its own, not covered by a
- * missed record that stands for a backlog, is in flight. One read over the range.
+ * by their messages, in flight. A firing in the range the job's advances made (isMade) with no
+ * item of its own, not covered by a missed record that stands for a backlog, is in flight.
+ * One read over the range, and one of the run before it (a backlog's record may cover it).
  */
 async function madeAndUnwritten(
   deps: SchedulerDeps,
   job: Job,
   firings: readonly number[],
 ): Promise<Set<number>> {
-  const since = firingsSince(job);
-  const candidates = firings.filter((at) => at >= since);
+  const candidates = firings.filter((at) => isMade(job, at));
   const first = candidates[0];
   const last = candidates.at(-1);
   if (first === undefined || last === undefined) return new Set();
-  // The runs of the range, and the one before it: a backlog's record may stand for its start.
   const [inRange, before] = await Promise.all([
     deps.runs.listRunsBetween(job.jobId, first, last),
     deps.runs.latestRunBefore(job.jobId, first),

@@ -139,6 +139,10 @@ export async function admitOverlap(
     case "lease":
       break;
   }
+  // A run that claims its job's slot is written first (decision 0051): the next run of the job
+  // reads the holder as the slot names it, and one not written would read as gone (its claim
+  // made, its lease cut short), letting a second run start beside it.
+  if (!stored && own) await deps.runs.createRun(own);
   if (await deps.jobs.claimRunSlot(job.jobId, holder, message.scheduledFor)) return true;
   // Another run of the job started meanwhile: look again in a moment, under the policy.
   return hide(1);

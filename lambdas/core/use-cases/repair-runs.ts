@@ -56,8 +56,10 @@ type Action = "resent" | "rescheduled" | "settled" | "skipped" | "deferred";
  * runs out does not always starve the same ones), re-sends at most RESENDS_PER_TENANT runs of
  * a tenant, and isolates failures: one run or partition that fails is logged and skipped.
  *
- * `queueWasReset` is for a queue known to have lost everything (the local SQS emulator keeps
- * nothing across restarts): every unfinished run is re-sent at once, due when it was due.
+ * `queueWasReset` is for a queue that may have lost messages (the local SQS emulator keeps
+ * nothing across restarts; the local runtime's journal restores what it accepted, decision
+ * 0051): every unfinished written run is re-sent at once, due when it was due. A run made and
+ * not written has no item to re-send from: the journal is what keeps it.
  */
 export async function repairRuns(
   deps: SchedulerDeps,

@@ -104,14 +104,18 @@ export async function updateJob(
     const {
       next: nextRunAt,
       superseded,
+      kept,
       missedInPause,
     } = scheduleChanged
       ? await nextRunOfNewSchedule(deps, job, definition.schedule, now)
-      : { next: job.nextRunAt, superseded: [], missedInPause: [] };
+      : { next: job.nextRunAt, superseded: [], kept: [], missedInPause: [] };
     const updated: Job = {
       ...job,
       ...definition,
       nextRunAt,
+      // The new schedule has made nothing yet (decision 0051): the runs it keeps are written,
+      // before the job, so that no view loses them should this die in between.
+      ...(scheduleChanged ? { madeFrom: undefined, madeThrough: undefined } : {}),
       // A one-off's made run superseded: its firing is not the job's last any more.
       ...(superseded.some((run) => run.final && run.scheduledFor === job.lastFiringAt)
         ? { lastFiringAt: undefined }
@@ -126,6 +130,7 @@ export async function updateJob(
     // New labels are filed before the write, removed ones unfiled after: the job is the truth.
     const removedLabels = Object.keys(job.labels ?? {}).filter((key) => updated.labels?.[key] === undefined);
     if (changed.includes("labels")) await deps.jobs.fileLabels(updated, []);
+    await Promise.all(kept.map((run) => deps.runs.createRun(run)));
     if (!(await deps.jobs.replaceJob(updated, job.updatedAt))) continue; // changed under us: read again
     if (removedLabels.length > 0) await deps.jobs.fileLabels(updated, removedLabels);
     await cancelRunsAhead(deps, superseded, SUPERSEDED_REASON, now);
@@ -185,6 +190,8 @@ async function nextRunOfNewSchedule(
 ): Promise<{
   readonly next: number | undefined;
   readonly superseded: readonly Run[];
+  /** Runs made ahead that the new schedule fires too: they stay, written (decision 0051). */
+  readonly kept: readonly Run[];
   readonly missedInPause: readonly Run[];
 }> {
   const overdue = job.nextRunAt !== undefined && job.nextRunAt <= now;
@@ -214,6 +221,7 @@ async function nextRunOfNewSchedule(
   // A one-off's run made ahead (decision 0048) is superseded whatever the new schedule fires:
   // it is marked its job's last, which the job no longer is there.
   const superseded = ahead.filter((run) => !fires(run.scheduledFor) || run.runId === madeRun?.runId);
+  const kept = ahead.filter((run) => !superseded.includes(run));
   const after = Math.max(
     now - 1,
     ...recent.filter((run) => !superseded.includes(run)).map((run) => run.scheduledFor),
@@ -242,10 +250,11 @@ async function nextRunOfNewSchedule(
     return {
       next,
       superseded,
+      kept,
       missedInPause: plan.missed.map((firing) => missedRun(job, { ...firing, reason }, now)),
     };
   }
-  return { next, superseded, missedInPause: [] };
+  return { next, superseded, kept, missedInPause: [] };
 }
 
 /**
