@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import {
   CreateQueueCommand,
   type CreateQueueCommandInput,
@@ -45,6 +45,12 @@ type Line =
   | { readonly op: "queue-deleted"; readonly name: string };
 
 type Sent = Extract<Line, { op: "sent" }>;
+
+/**
+ * Receipt handles remembered for deletes: a handle older than this many receives is one whose
+ * message was received again since (a newer handle) or is long gone.
+ */
+const MAX_HANDLES = 100_000;
 
 /** The journal is rewritten with its live lines once it holds this many lines more than those. */
 const COMPACT_AFTER_DEAD_LINES = 50_000;
@@ -135,6 +141,11 @@ export function withSqsJournal(sqs: SQSClient, path: string, now: () => number =
         case "ReceiveMessageCommand":
           for (const m of (output.Messages ?? []) as Array<{ ReceiptHandle?: string; MessageId?: string }>)
             if (m.ReceiptHandle && m.MessageId) idsByHandle.set(m.ReceiptHandle, m.MessageId);
+          // Handles never deleted with (peeks, copies hidden again) are forgotten, oldest first.
+          for (const handle of idsByHandle.keys()) {
+            if (idsByHandle.size <= MAX_HANDLES) break;
+            idsByHandle.delete(handle);
+          }
           break;
         case "DeleteMessageCommand":
           record(deletedLine(input.ReceiptHandle));
@@ -166,8 +177,11 @@ export function withSqsJournal(sqs: SQSClient, path: string, now: () => number =
 
   return {
     async restore() {
-      if (existsSync(path)) {
-        for (const text of readFileSync(path, "utf8").split("\n")) {
+      // A restore killed before it sent everything left its journal as `.restoring`: both are read.
+      const previous = `${path}.restoring`;
+      for (const file of [previous, path]) {
+        if (!existsSync(file)) continue;
+        for (const text of readFileSync(file, "utf8").split("\n")) {
           if (text.trim() === "") continue;
           try {
             apply(JSON.parse(text) as Line);
@@ -180,6 +194,8 @@ export function withSqsJournal(sqs: SQSClient, path: string, now: () => number =
       const made = [...queues.values()];
       live.clear();
       queues.clear();
+      // Kept until every message is sent again (they are journaled anew as they go).
+      if (existsSync(path)) renameSync(path, previous);
       writeFileSync(path, "");
       deadLines = 0;
       const urls = new Map<string, string>();
@@ -187,14 +203,19 @@ export function withSqsJournal(sqs: SQSClient, path: string, now: () => number =
         const { QueueUrl } = await sqs.send(new CreateQueueCommand(created));
         if (QueueUrl) urls.set(String(created.QueueName), QueueUrl);
       }
-      // The stack's own queues are made by the bootstrap, not through this client.
+      // The stack's own queues are made by the bootstrap, not through this client; a queue that
+      // no longer exists (a prefix changed) takes its messages with it.
       const urlOf = async (name: string) => {
-        const known = urls.get(name);
-        if (known) return known;
-        const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
-        if (QueueUrl) urls.set(name, QueueUrl);
-        return QueueUrl;
+        if (!urls.has(name)) {
+          const found = await sqs
+            .send(new GetQueueUrlCommand({ QueueName: name }))
+            .then((answer) => answer.QueueUrl)
+            .catch(() => undefined);
+          if (found) urls.set(name, found);
+        }
+        return urls.get(name);
       };
+      let sent = 0;
       for (const message of messages) {
         const url = await urlOf(message.queue);
         if (!url) continue;
@@ -208,8 +229,10 @@ export function withSqsJournal(sqs: SQSClient, path: string, now: () => number =
             DelaySeconds: Math.max(0, Math.min(MAX_DELAY_SECONDS, seconds)),
           }),
         );
+        sent += 1;
       }
-      return messages.length;
+      rmSync(previous, { force: true });
+      return sent;
     },
   };
 }

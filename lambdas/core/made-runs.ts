@@ -50,24 +50,40 @@ export function madeRunsAfter(job: Job, after: number, limit = MAX_RUNS_PER_BLOC
  * runs there, less those `written` holds and those a backlog's missed record among them stands
  * for. `written` must hold every written run of the job after `after`.
  */
-export function unwrittenMadeRuns(job: Job, written: readonly Run[], after: number): Run[] {
+export function unwrittenMadeRuns(
+  job: Job,
+  written: readonly Run[],
+  after: number,
+  keptSince: number,
+): Run[] {
   const at = new Set(written.map((run) => run.scheduledFor));
   const summarised = (instant: number) =>
     written.some(
       (run) => run.missedThrough !== undefined && run.scheduledFor < instant && instant <= run.missedThrough,
     );
-  return madeRunsAfter(job, after, Number.POSITIVE_INFINITY).filter(
+  return madeRunsAfter(job, Math.max(after, keptSince - 1), Number.POSITIVE_INFINITY).filter(
     (run) => !at.has(run.scheduledFor) && !summarised(run.scheduledFor),
   );
 }
 
 /**
  * A job's runs as a view shows them, newest first, `limit` of them: the latest written ones
- * (`written`, newest first, at most `limit`) and, among them, the runs made and not written.
+ * (`written`, newest first, at most `limit`) and, among them, the runs made and not written
+ * (within the run retention: `keptSince`).
  */
-export function withMadeRuns(job: Job, written: readonly Run[], limit: number): Run[] {
+export function withMadeRuns(job: Job, written: readonly Run[], limit: number, keptSince: number): Run[] {
   const oldest = written.length >= limit ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
-  return newestFirst([...written, ...unwrittenMadeRuns(job, written, oldest)]).slice(0, limit);
+  return newestFirst([...written, ...unwrittenMadeRuns(job, written, oldest, keptSince)]).slice(0, limit);
+}
+
+/**
+ * From when a job's runs are kept (finished ones expire after the run retention): a made
+ * firing before it with no item may have run and expired, so it is not taken for one in flight.
+ */
+export function runsKeptSince(settings: { readonly runRetentionDays: number }, now: number): number {
+  return settings.runRetentionDays > 0
+    ? now - settings.runRetentionDays * 86_400_000
+    : Number.NEGATIVE_INFINITY;
 }
 
 export function newestFirst(runs: readonly Run[]): Run[] {
@@ -79,7 +95,8 @@ export function newestFirst(runs: readonly Run[]): Run[] {
  * one-off's recorded last firing, or one in a recurring job's made range. Its run is written,
  * or carried by its message, or recorded missed.
  */
-export function isMade(job: Job, at: number): boolean {
+export function isMade(job: Job, at: number, keptSince: number): boolean {
+  if (at < keptSince) return false;
   if (job.schedule.kind === "once") return at === job.lastFiringAt;
   return (
     job.madeFrom !== undefined && job.madeThrough !== undefined && job.madeFrom <= at && at <= job.madeThrough

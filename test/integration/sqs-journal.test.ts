@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -99,6 +99,28 @@ describe("the local SQS journal", () => {
     );
     const third = await emulator(journal);
     expect(await third.journaled.restore()).toBe(1);
+  });
+
+  it("restores what a restore killed half-way had not sent yet, and queues that are gone take their messages", async () => {
+    const journal = join(mkdtempSync(join(tmpdir(), "sqs-journal-")), "sqs-journal.jsonl");
+    const first = await emulator(journal);
+    await first.journaled.restore();
+    const { QueueUrl: url } = await first.client.send(new CreateQueueCommand({ QueueName: "lane-c" }));
+    await first.client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: "kept" }));
+    // A journal line for a queue neither journaled nor made by the bootstrap (a prefix changed).
+    appendFileSync(
+      journal,
+      `${JSON.stringify({ op: "sent", id: "x-1", queue: "gone-queue", body: "lost", visibleAt: 0 })}\n`,
+    );
+    // The restore that read it was killed after setting it aside, before sending anything.
+    renameSync(journal, `${journal}.restoring`);
+    writeFileSync(journal, "");
+    const second = await emulator(journal);
+    expect(await second.journaled.restore()).toBe(1);
+    const { QueueUrl: again } = await second.client.send(new CreateQueueCommand({ QueueName: "lane-c" }));
+    if (!again) throw new Error("no queue");
+    expect((await receiveAll(second.client, again)).map((m) => m.Body)).toEqual(["kept"]);
+    expect(existsSync(`${journal}.restoring`)).toBe(false);
   });
 
   it("restores a delayed message at what is left of its delay, and skips a line cut short", async () => {

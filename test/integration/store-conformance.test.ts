@@ -486,6 +486,13 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect(instants(await stores.runs.listRunsBetween(first.jobId, at(3), at(3)))).toEqual([]);
     expect(instants(await stores.runs.listRunsBefore(first.jobId, at(4), 2))).toEqual([2, 1]);
     expect(instants(await stores.runs.listRunsBefore(first.jobId, at(0), 5))).toEqual([]);
+    // A first page: before an instant past every run.
+    expect(instants(await stores.runs.listRunsBefore(first.jobId, Number.POSITIVE_INFINITY, 2))).toEqual([
+      4, 2,
+    ]);
+    expect((await stores.runs.latestRunBefore(first.jobId, Number.POSITIVE_INFINITY))?.scheduledFor).toBe(
+      at(4),
+    );
     expect((await stores.runs.latestRunBefore(first.jobId, at(4)))?.scheduledFor).toBe(at(2));
     expect(await stores.runs.latestRunBefore(first.jobId, at(0))).toBeUndefined();
   });

@@ -4,7 +4,7 @@ import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
-import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { leaseRuns, STALE_SEED_REASON } from "../../lambdas/core/use-cases/lease-runs";
 import { listRuns } from "../../lambdas/core/use-cases/list-jobs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { knownRunsOf } from "../support/known-runs";
@@ -129,5 +129,40 @@ describe("runs made and not written", () => {
     } while (cursor !== undefined);
     expect(listed).toEqual(expected);
     await expect(listRuns(deps, alice, jobId, { cursor: "not-ours" })).rejects.toThrow(/cursor/);
+  });
+
+  it("a made run not leased within the run retention is recorded missed, never run; its job ends", async () => {
+    const deps = memoryDeps(NOW, { runRetentionDays: 1 });
+    const { jobId } = await createJob(deps, alice, {
+      type: "tick",
+      runAt: new Date(NOW + MINUTE).toISOString(),
+    });
+    expect(deps.runs.runs.size).toBe(0);
+    deps.clock.set(NOW + 2 * 86_400_000);
+    expect(await leaseAllSent(deps)).toEqual([]);
+    expect(knownRunsOf(deps, jobId)).toMatchObject([
+      { status: RunStatus.Missed, error: STALE_SEED_REASON, attempt: 0, final: true },
+    ]);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
+  it("a seed that names another type than its job's writes nothing", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, alice, {
+      type: "tick",
+      runAt: new Date(NOW + MINUTE).toISOString(),
+    });
+    const [sent] = deps.queue.sent.splice(0);
+    if (!sent) throw new Error("no message");
+    deps.clock.set(NOW + MINUTE);
+    deps.queue.ready.push({ message: { ...sent.message, type: "other" }, receiptHandle: "forged" });
+    expect(
+      await leaseRuns(deps, worker, { workerId: "w", types: ["other"], max: 10, waitSeconds: 0 }),
+    ).toEqual([]);
+    expect(deps.runs.runs.size).toBe(0);
+    // Its own message still leases it.
+    deps.queue.ready.push({ message: sent.message, receiptHandle: "own" });
+    const leased = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"], max: 10, waitSeconds: 0 });
+    expect(leased.map((l) => l.jobId)).toEqual([jobId]);
   });
 });

@@ -33,6 +33,14 @@ import {
 } from "./run-expressions";
 import { fromRunItem, RUN_SK_PREFIX, runKey, runSk, toRunItem } from "./run-item";
 
+/**
+ * The sort key of the last instant before `instant`: any run's, for an instant past every run
+ * (Infinity: a first page), whose padded key would sort before the others'.
+ */
+function runSkBefore(instant: number): string {
+  return runSk(Number.isSafeInteger(instant) ? instant - 1 : Number.MAX_SAFE_INTEGER);
+}
+
 /** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
 export class DynamoRunStore implements RunStore {
   /**
@@ -103,7 +111,7 @@ export class DynamoRunStore implements RunStore {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSk(instant - 1) },
+        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSkBefore(instant) },
         ScanIndexForward: false,
         ConsistentRead: true,
         Limit: 1,
@@ -118,7 +126,7 @@ export class DynamoRunStore implements RunStore {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSk(instant - 1) },
+        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSkBefore(instant) },
         ScanIndexForward: false,
         Limit: limit,
       }),

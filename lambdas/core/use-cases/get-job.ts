@@ -3,7 +3,7 @@ import type { SchedulerDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import type { Job } from "../job";
-import { withMadeRuns } from "../made-runs";
+import { runsKeptSince, withMadeRuns } from "../made-runs";
 import type { Run } from "../run";
 import { jobView } from "../views";
 
@@ -22,7 +22,7 @@ export async function callersJob(
 
 /** A job with its most recent runs. */
 export async function getJob(
-  deps: Pick<SchedulerDeps, "jobs" | "runs" | "clock">,
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "clock" | "settings">,
   caller: Caller,
   jobId: string,
 ) {
@@ -31,6 +31,10 @@ export async function getJob(
 }
 
 /** A job's most recent runs, those made and not written yet among them (decision 0051). */
-export async function recentRunsOf(deps: Pick<SchedulerDeps, "runs">, job: Job): Promise<Run[]> {
-  return withMadeRuns(job, await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS), RECENT_RUNS);
+export async function recentRunsOf(
+  deps: Pick<SchedulerDeps, "runs" | "settings" | "clock">,
+  job: Job,
+): Promise<Run[]> {
+  const written = await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS);
+  return withMadeRuns(job, written, RECENT_RUNS, runsKeptSince(deps.settings, deps.clock.now()));
 }

@@ -252,6 +252,10 @@ async function holdBackOverLimit(
   return kept;
 }
 
+/** Why a run made and never leased within the run retention is recorded missed (decision 0051). */
+export const STALE_SEED_REASON =
+  "not started within the run retention (runRetentionDays) after it was made; recorded missed, not run";
+
 /** The reason an at-most-once run whose lease lapsed is recorded `lost`. */
 export const LOST_RUN_REASON =
   "its lease lapsed without a completion (the worker crashed or hung); at-most-once: not run again";
@@ -315,11 +319,18 @@ async function abandonUnstarted(
     return;
   }
   const run = await deps.runs.getRun(jobId, scheduledFor);
-  if (!run?.final) return;
-  const ended = await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, true);
-  if (ended) await endJobAfter(deps, ended, ended, now);
+  if (!run) return;
+  // Written, its `final` not what was tried (a copy whose seed says otherwise): again with its own.
+  const ended =
+    run.final === (seed?.final ?? false)
+      ? undefined
+      : await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, run.final);
+  if (ended) {
+    if (ended.final) await endJobAfter(deps, ended, ended, now);
+    return;
+  }
   // Finished before (its finisher died before marking the job): its message re-drives the end.
-  else await endJobOnMessage(deps, run, now);
+  if (run.final) await endJobOnMessage(deps, run, now);
 }
 
 /**
@@ -449,16 +460,30 @@ async function leaseOne(
     return undefined;
   };
   const due = dueOf(message);
-  // A run made but not written (decision 0051) is written by whichever of these comes first.
-  const seed = seedOf(message, now, retentionMsOf(deps));
-
   const job = jobs.get(message.jobId);
   if (job && !servesTenant(worker, job.tenant)) {
     // Not this worker's to see (a message filed under the wrong lane): back for its own workers.
     await deps.queue.release(receiptHandle);
     return undefined;
   }
+  // A run made but not written (decision 0051) is written by whichever step below comes first,
+  // from the seed its message carries: only one that names the job's own tenant and type.
+  const carried = seedOf(message, now, 0);
+  const own = carried && (!job || (carried.tenant === job.tenant && carried.type === job.type));
+  const seed = own ? seedOf(message, now, retentionMsOf(deps)) : undefined;
   if (!job) return jobNotStored(deps, received, now, seed, drop);
+  if (own && !seed && carried) {
+    // Made longer ago than finished runs are kept: its item may have run and expired, so it
+    // must not be written anew and run; never leased meanwhile, it is recorded missed.
+    const missed = await deps.runs.missRun(message.jobId, message.scheduledFor, {
+      reason: STALE_SEED_REASON,
+      now,
+      final: carried.final,
+      seed: carried,
+    });
+    if (missed) await endJobAfter(deps, missed, missed, now);
+    return drop("made longer ago than runs are kept: recorded missed if never written");
+  }
   if (job.status === JobStatus.Cancelled) {
     await abandonUnstarted(
       deps,

@@ -1,7 +1,7 @@
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ValidationError } from "../errors";
-import { newestFirst, unwrittenMadeRuns } from "../made-runs";
+import { newestFirst, runsKeptSince, unwrittenMadeRuns } from "../made-runs";
 import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
@@ -32,7 +32,7 @@ const RUNS_CURSOR = "before.";
  * was scheduled for; the next page lists the runs before it.
  */
 export async function listRuns(
-  deps: Pick<SchedulerDeps, "jobs" | "runs">,
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "settings" | "clock">,
   caller: Caller,
   jobId: string,
   query: unknown,
@@ -41,14 +41,15 @@ export async function listRuns(
   const job = await callersJob(deps, caller, jobId);
   const before =
     q.cursor === undefined ? Number.POSITIVE_INFINITY : Number(q.cursor.slice(RUNS_CURSOR.length));
-  if (q.cursor !== undefined && (!q.cursor.startsWith(RUNS_CURSOR) || !Number.isSafeInteger(before)))
+  if (q.cursor !== undefined && !/^before\.[0-9]{1,16}$/.test(q.cursor))
     throw new ValidationError("cursor: not a cursor this listing gave; start again without one", "cursor");
   const written = await deps.runs.listRunsBefore(jobId, before, q.limit);
   const full = written.length >= q.limit;
   const oldest = full ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
   // A backlog's missed record older than the page may stand for some of its firings.
   const older = full ? await deps.runs.latestRunBefore(jobId, oldest) : undefined;
-  const made = unwrittenMadeRuns(job, older ? [...written, older] : written, oldest).filter(
+  const keptSince = runsKeptSince(deps.settings, deps.clock.now());
+  const made = unwrittenMadeRuns(job, older ? [...written, older] : written, oldest, keptSince).filter(
     (run) => run.scheduledFor < before,
   );
   const runs = newestFirst([...written, ...made]).slice(0, q.limit);

@@ -5,7 +5,7 @@ import { ConflictError, ValidationError } from "../errors";
 import { parseInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { newRun } from "../lifecycle/creation";
-import { isMade } from "../made-runs";
+import { isMade, runsKeptSince } from "../made-runs";
 import { type Run, RunStatus } from "../run";
 import { firingsAfter, nextFiring } from "../schedule/schedule";
 import { backfillRequest, triggerRequest } from "../schemas";
@@ -85,7 +85,8 @@ async function madeAndUnwritten(
   job: Job,
   firings: readonly number[],
 ): Promise<Set<number>> {
-  const candidates = firings.filter((at) => isMade(job, at));
+  const keptSince = runsKeptSince(deps.settings, deps.clock.now());
+  const candidates = firings.filter((at) => isMade(job, at, keptSince));
   const first = candidates[0];
   const last = candidates.at(-1);
   if (first === undefined || last === undefined) return new Set();
