@@ -180,7 +180,9 @@ export async function grantChecks(
       continue;
     const named = /the run of (\S+) replaced it/.exec(run.error ?? "")?.[1];
     const by = named === undefined ? undefined : Date.parse(named);
-    const replacer = by === undefined ? undefined : await world.stores.runs.getRun(run.jobId, by);
+    // The replacer as written, or made and carried by its message (decision 0051).
+    const replacer =
+      by === undefined ? undefined : (await world.runsOf(run.jobId)).find((r) => r.scheduledFor === by);
     const leasedNow = granted.some((g) => g.jobId === run.jobId && g.scheduledFor === by);
     if (!by || by <= run.scheduledFor || !replacer || !(leasedNow || isUnfinished(replacer)))
       world.fail(
