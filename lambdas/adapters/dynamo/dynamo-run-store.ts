@@ -34,7 +34,7 @@ import {
 import { fromRunItem, RUN_SK_PREFIX, runKey, runSk, toRunItem } from "./run-item";
 
 /**
- * The sort key of the last instant before `instant`: any run's, for an instant past every run
+ * The sort key of the last instant before `instant`, or of every run for an instant past them all
  * (Infinity: a first page), whose padded key would sort before the others'.
  */
 function runSkBefore(instant: number): string {
@@ -107,21 +107,11 @@ export class DynamoRunStore implements RunStore {
   }
 
   async latestRunBefore(jobId: string, instant: number): Promise<Run | undefined> {
-    const { Items } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSkBefore(instant) },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: 1,
-      }),
-    );
-    const [item] = Items ?? [];
-    return item ? fromRunItem(item) : undefined;
+    const [latest] = await this.listRunsBefore(jobId, instant, 1, true);
+    return latest;
   }
 
-  async listRunsBefore(jobId: string, instant: number, limit: number): Promise<Run[]> {
+  async listRunsBefore(jobId: string, instant: number, limit: number, consistent = false): Promise<Run[]> {
     const { Items } = await this.db.send(
       new QueryCommand({
         TableName: this.tableName,
@@ -129,6 +119,7 @@ export class DynamoRunStore implements RunStore {
         ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSkBefore(instant) },
         ScanIndexForward: false,
         Limit: limit,
+        ConsistentRead: consistent,
       }),
     );
     return (Items ?? []).map(fromRunItem);
