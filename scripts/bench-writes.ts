@@ -6,7 +6,8 @@
  *   npx tsx scripts/bench-writes.ts [--max-one-off N] [--max-cron N]
  *
  * Prints each step of a one-off worker run that succeeds at once (due within 15 minutes, its run
- * made at create, decision 0048; and 20 minutes ahead, made by the sweep), and of an every-minute cron's
+ * made at create, decision 0048; the same with an idempotency key, decision 0052; and 20 minutes
+ * ahead, made by the sweep), and of an every-minute cron's
  * runs (its steady state is its second block of runs, decision 0044: one sweep makes a block's
  * runs and moves the job on once, then each minute's run is leased and completed). The sweep
  * cursor's write, once a group an hour, is printed apart and not counted to a run. Exits
@@ -161,14 +162,22 @@ const cursorHour = (at: number) => Math.floor((at - CURSOR_SAFETY_MS) / HOUR_MS)
 // here, apart, as it is spread over the hour's runs at scale.
 const fixed: Step[] = [];
 
-async function measureOneOff(steps: Step[], label: string, aheadMs: number, madeAtCreate: boolean) {
+async function measureOneOff(
+  steps: Step[],
+  label: string,
+  aheadMs: number,
+  madeAtCreate: boolean,
+  extra: { readonly idempotencyKey?: string } = {},
+) {
   const planned = Math.ceil((clock.now() + aheadMs) / 1000) * 1000;
   const runAt = cursorHour(planned - early) === cursorHour(planned - 2_000) ? planned : planned + early;
   let jobId = "";
   await measured(steps, `${label}: create (POST /api/v1/jobs)`, async () => {
     const answer = await invoke(
       api,
-      httpEvent("POST /api/v1/jobs", { body: { type: "writes.once", runAt: new Date(runAt).toISOString() } }),
+      httpEvent("POST /api/v1/jobs", {
+        body: { type: "writes.once", runAt: new Date(runAt).toISOString(), ...extra },
+      }),
     );
     expectStatus(answer, 201, "create");
     jobId = String(answer.body.jobId);
@@ -190,6 +199,9 @@ async function measureOneOff(steps: Step[], label: string, aheadMs: number, made
 
 const oneOff: Step[] = [];
 await measureOneOff(oneOff, "one-off", 300_000, true);
+// With an idempotency key, made at create too (decision 0052).
+const oneOffKeyed: Step[] = [];
+await measureOneOff(oneOffKeyed, "one-off keyed", 300_000, true, { idempotencyKey: "bench-writes-keyed" });
 const oneOffSwept: Step[] = [];
 await measureOneOff(oneOffSwept, "one-off 20 min ahead", 20 * 60_000, false);
 
@@ -230,14 +242,18 @@ for (let minute = 1; minute <= 2 * BLOCK_MINUTES; minute++) {
 const total = (steps: readonly Step[], prefix: string) =>
   steps.filter((s) => s.step.startsWith(prefix)).reduce((sum, s) => sum + s.wru, 0);
 console.log("step | WRU | of it, index entries | DynamoDB calls");
-for (const s of [...fixed, ...oneOff, ...oneOffSwept, ...cron])
+for (const s of [...fixed, ...oneOff, ...oneOffKeyed, ...oneOffSwept, ...cron])
   console.log(`${s.step} | ${s.wru.toFixed(1)} | ${s.index.toFixed(1)} | ${s.calls}`);
 const oneOffRun = total(oneOff, "one-off");
+const oneOffKeyedRun = total(oneOffKeyed, "one-off");
 const oneOffSweptRun = total(oneOffSwept, "one-off");
 const steadySteps = cron.filter((s) => Number(/cron minute (\d+)/.exec(s.step)?.[1]) > BLOCK_MINUTES);
 const cronRun = total(steadySteps, "cron minute") / steadyRuns;
 console.log(
   `a one-off worker run that succeeds at once, due within 15 minutes (its run made at create): ${oneOffRun.toFixed(1)} WRU (create to completion)`,
+);
+console.log(
+  `a one-off worker run that succeeds at once, due within 15 minutes, created with an idempotency key: ${oneOffKeyedRun.toFixed(1)} WRU`,
 );
 console.log(
   `a one-off worker run that succeeds at once, created 20 minutes ahead (the sweep makes its run): ${oneOffSweptRun.toFixed(1)} WRU`,
@@ -249,6 +265,12 @@ await stack.close();
 reportVerdict([
   atMost("one-off run due within 15 minutes, WRU", oneOffRun, Number(values["max-one-off"]), (n) =>
     n.toFixed(1),
+  ),
+  atMost(
+    "one-off run due within 15 minutes, keyed, WRU",
+    oneOffKeyedRun,
+    Number(values["max-one-off"]),
+    (n) => n.toFixed(1),
   ),
   atMost("one-off run 20 minutes ahead, WRU", oneOffSweptRun, Number(values["max-one-off"]), (n) =>
     n.toFixed(1),

@@ -94,8 +94,22 @@ export function runMessageOf(
  * The message of a run made but not written (decision 0051): it carries what the run's first
  * write needs (when it was made, whether it is its job's last).
  */
-export function madeRunMessageOf(run: RunSeed): RunMessage {
-  return { ...runMessageOf(run), madeAt: run.createdAt, ...(run.final ? { final: true as const } : {}) };
+export function madeRunMessageOf(run: RunSeed, request?: string): RunMessage {
+  return {
+    ...runMessageOf(run),
+    madeAt: run.createdAt,
+    ...(run.final ? { final: true as const } : {}),
+    ...(request === undefined ? {} : { request }),
+  };
+}
+
+/**
+ * The tag a run made at create carries of the request that made it (decision 0052): enough of
+ * the request's hash that two requests with the same idempotency key and different bodies are
+ * told apart (72 bits).
+ */
+export function requestTagOf(job: { readonly requestHash: string }): string {
+  return job.requestHash.slice(0, 12);
 }
 
 /**

@@ -384,6 +384,12 @@ export interface RunMessage {
   readonly madeAt?: number | undefined;
   /** Such a run's: it is its job's last. */
   readonly final?: true | undefined;
+  /**
+   * A run made by a create with an idempotency key, before it stored the job: the tag of the
+   * create's request (requestTagOf). Another create with the key may have stored the job; its
+   * run only is the job's (decision 0052).
+   */
+  readonly request?: string | undefined;
 }
 
 export interface ReceivedRunMessage {

@@ -118,17 +118,72 @@ describe("a one-off due within 15 minutes", () => {
     expect(released).toBe(1);
   });
 
-  it("keeps the due index's way for a create with an idempotency key (its job id is the key's)", async () => {
+  it("makes a keyed create's run too; a retry with the key makes nothing more (decision 0052)", async () => {
     const deps = memoryDeps(NOW);
     const body = { type: "x", runAt: at(NOW + 5 * 60_000), idempotencyKey: "k1" };
     const { jobId } = await createJob(deps, caller, body);
-    expect((await deps.jobs.getJob(jobId))?.nextRunAt).toBe(NOW + 5 * 60_000);
-    expect(onlyRun(deps)).toEqual([]);
+    expect(await deps.jobs.getJob(jobId)).toMatchObject({ lastFiringAt: NOW + 5 * 60_000 });
+    expect(deps.jobs.jobs.get(jobId)?.dueKey).toBeUndefined();
+    expect(deps.queue.sent).toHaveLength(1);
+    // The same request again: the stored job's answer, no second message.
+    expect(await createJob(deps, caller, body)).toMatchObject({ created: false, jobId });
     // The same key, another time: 409, and nothing made.
     await expect(createJob(deps, caller, { ...body, runAt: at(NOW + 6 * 60_000) })).rejects.toBeInstanceOf(
       IdempotencyConflictError,
     );
-    expect(onlyRun(deps)).toEqual([]);
+    expect(deps.queue.sent).toHaveLength(1);
+    expect(onlyRun(deps)).toEqual([expect.objectContaining({ jobId, scheduledFor: NOW + 5 * 60_000 })]);
+  });
+
+  it("a keyed create killed after its send, retried with another body: only the stored request's run runs", async () => {
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", runAt: at(NOW + 60_000), idempotencyKey: "k2" };
+    const killed = crashing(deps, "jobs", "createJob", false);
+    await expect(createJob(killed, caller, body)).rejects.toThrow(/killed/);
+    // Retried (its caller never had an answer) with another time, then with the same time and
+    // another payload: each a run for the same job id, made before the job was stored.
+    const { jobId } = await createJob(deps, caller, { ...body, runAt: at(NOW + 30_000) });
+    expect(deps.queue.sent.map((sent) => sent.message.jobId)).toEqual([jobId, jobId]);
+    expect(new Set(deps.queue.sent.map((sent) => sent.message.request)).size).toBe(2);
+
+    deps.clock.set(NOW + 60_000);
+    deps.queue.deliverAll();
+    const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    // The firing the job was stored with runs; the killed create's run never does, and leaves no record.
+    expect(leases.map((lease) => lease.scheduledFor)).toEqual([at(NOW + 30_000).replace(".000", "")]);
+    expect(await deps.runs.getRun(jobId, NOW + 60_000)).toBeUndefined();
+    expect(deps.queue.ready).toEqual([]);
+  });
+
+  it("a keyed create that lost the race to store: its answer is the stored job's, its run never runs", async () => {
+    for (const [other, time] of [
+      [{ runAt: at(NOW + 90_000) }, NOW + 90_000],
+      [{ runAt: at(NOW + 10_000) }, NOW + 10_000],
+      // The same instant, another payload: the same run id, and the stored job's run.
+      [{ payload: { other: true } }, NOW + 60_000],
+    ] as const) {
+      const deps = memoryDeps(NOW);
+      const body = { type: "x", runAt: at(NOW + 60_000), idempotencyKey: "k3", payload: { mine: true } };
+      const first = await createJob(deps, caller, body);
+      // The second read the key before the first stored it: it makes its run, then finds the job.
+      const getJob = deps.jobs.getJob.bind(deps.jobs);
+      let reads = 0;
+      deps.jobs.getJob = async (id: string) => (++reads === 1 ? undefined : getJob(id));
+      await expect(createJob(deps, caller, { ...body, ...other })).rejects.toBeInstanceOf(
+        IdempotencyConflictError,
+      );
+      deps.jobs.getJob = getJob;
+      expect(deps.queue.sent).toHaveLength(2);
+
+      deps.clock.set(NOW + 90_000);
+      deps.queue.deliverAll();
+      const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+      expect(leases.map((lease) => [lease.jobId, lease.scheduledFor, lease.payload])).toEqual([
+        [first.jobId, at(NOW + 60_000).replace(".000", ""), { mine: true }],
+      ]);
+      if (time !== NOW + 60_000) expect(await deps.runs.getRun(first.jobId, time)).toBeUndefined();
+      expect(deps.queue.ready).toEqual([]);
+    }
   });
 });
 

@@ -37,6 +37,7 @@ const runMessageSchema = z.object({
   backfill: z.literal(true).optional(),
   madeAt: z.number().optional(),
   final: z.literal(true).optional(),
+  request: z.string().optional(),
 });
 
 export function parseRunMessage(body: string | undefined): RunMessage | undefined {

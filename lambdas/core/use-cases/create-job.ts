@@ -51,7 +51,14 @@ export async function createJob(
     throw quotaError(admission);
   }
   const madeAt = job.status === JobStatus.Active ? firingMadeAtCreate(deps, job, now) : undefined;
-  if (madeAt !== undefined) return createWithRun(deps, job, madeAt, now);
+  if (madeAt !== undefined) {
+    // A retry of a keyed create that was stored makes nothing: it gets the stored job's answer.
+    if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) {
+      await deps.quotas.releaseCreate(job.tenant);
+      return repeated(deps, job);
+    }
+    return createWithRun(deps, job, madeAt, now);
+  }
   if ((await deps.jobs.createJob(job)) === "exists") {
     await deps.quotas.releaseCreate(job.tenant);
     return repeated(deps, job);
@@ -65,8 +72,8 @@ export async function createJob(
 }
 
 /**
- * A keyless one-off due within SQS's longest delay: its run made and sent first, then the job
- * stored already moved past it (decision 0048): three write units less than the due index's
+ * A one-off due within SQS's longest delay: its run made and sent first, then the job stored
+ * already moved past it (decisions 0048, 0052): three write units less than the due index's
  * way (its entry put and removed, the sweep's advance).
  */
 async function createWithRun(
@@ -83,7 +90,12 @@ async function createWithRun(
     await deps.quotas.releaseCreate(job.tenant).catch(() => undefined);
     throw error;
   }
-  await deps.jobs.createJob(movedOnAtCreate(job, at)); // a new job id: never found stored
+  if ((await deps.jobs.createJob(movedOnAtCreate(job, at))) === "exists") {
+    // A keyed create that lost a race with another of its key: the run made here is that
+    // job's own (same instant) or never runs (another: supersededOneOffRun).
+    await deps.quotas.releaseCreate(job.tenant);
+    return repeated(deps, job);
+  }
   return { created: true, jobId: job.jobId, nextRunAt: formatInstant(at) };
 }
 

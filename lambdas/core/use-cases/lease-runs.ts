@@ -3,7 +3,14 @@
 import type { Lease } from "@jobsched/contract";
 import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
-import { DELIVERY_LEAD_SECONDS, dueOf, EARLY_HOLD_MS, hiddenWhileHeld, seedOf } from "../delivery";
+import {
+  DELIVERY_LEAD_SECONDS,
+  dueOf,
+  EARLY_HOLD_MS,
+  hiddenWhileHeld,
+  requestTagOf,
+  seedOf,
+} from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
@@ -316,9 +323,15 @@ async function leaseOne(
     return undefined;
   }
   // A run made but not written (decision 0051) is written by whichever step below comes first,
-  // from the seed its message carries: only one that names the job's own tenant and type.
+  // from the seed its message carries: only one that names the job's own tenant and type, and,
+  // made at create, its own create's request (another with its key made it: decision 0052).
   const carried = seedOf(message, now, 0);
-  const own = carried && (!job || (carried.tenant === job.tenant && carried.type === job.type));
+  const own =
+    carried &&
+    (!job ||
+      (carried.tenant === job.tenant &&
+        carried.type === job.type &&
+        (message.request === undefined || message.request === requestTagOf(job))));
   const seed = own ? seedOf(message, now, retentionMsOf(deps)) : undefined;
   if (!job) return jobNotStored(deps, received, now, seed, drop);
   if (own && !seed && carried) {

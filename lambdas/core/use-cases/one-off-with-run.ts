@@ -1,5 +1,5 @@
 import { MAX_DELAY_SECONDS } from "../aws-limits";
-import { baseLeadSecondsOf, delaySecondsUntil, madeRunMessageOf } from "../delivery";
+import { baseLeadSecondsOf, delaySecondsUntil, madeRunMessageOf, requestTagOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import { scheduledRun } from "../lifecycle/creation";
@@ -19,10 +19,10 @@ export const RUN_AT_CREATE_WITHIN_MS = MAX_DELAY_SECONDS * 1000;
  */
 export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): number | undefined {
   if (job.schedule.kind !== "once" || job.nextRunAt === undefined) return undefined;
-  // A create with an idempotency key keeps the due index's way: its job id is the key's, so
-  // another request with that key (a retry with a changed body, a racing one) would find the
-  // run this one made and could run it under its own definition. A keyless job's id is new.
-  if (job.idempotencyKey !== undefined) return undefined;
+  // A create with an idempotency key is made here too (decision 0052): its job id is the key's,
+  // so another request with that key (a racing one, or a retry of a create killed before it
+  // stored the job) may make a run for the same job. Its message carries its request's tag,
+  // and the lease step takes only the runs of the request that stored the job.
   if (job.nextRunAt < now || job.nextRunAt >= now + RUN_AT_CREATE_WITHIN_MS) return undefined;
   const plan = planRuns(
     job.schedule,
@@ -39,15 +39,18 @@ export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): 
  * Makes a new one-off job's run and sends its message, before the job is stored (decision
  * 0048). The run is not written (decision 0051): its message carries it until its lease writes
  * it. A create killed after the send leaves a message whose job does not exist, which the lease
- * step gives back while the create may still finish and drops after (the job, keyless, was
- * never accepted: its caller got no answer); killed before, nothing. The delay is counted from
+ * step gives back while the create may still finish and drops after (the job was never
+ * accepted: its caller got no answer, and a retry with the same key makes its run again);
+ * killed before, nothing. The delay is counted from
  * the clock as it is now (the quota's count may have taken a while).
  */
 export async function makeRunAtCreate(deps: SchedulerDeps, job: Job, at: number, now: number): Promise<void> {
   const run = scheduledRun(job, at, now, true);
+  // Keyless, the job's id is new: no other create can store that job.
+  const request = job.idempotencyKey === undefined ? undefined : requestTagOf(job);
   await deps.queue.send([
     {
-      message: madeRunMessageOf(run),
+      message: madeRunMessageOf(run, request),
       delaySeconds: delaySecondsUntil(at, deps.clock.now(), baseLeadSecondsOf(job.type)),
     },
   ]);
