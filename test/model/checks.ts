@@ -5,7 +5,7 @@ import { SUPERSEDED_REASON } from "../../lambdas/core/use-cases/runs-ahead";
 import { isUnfinished, type World } from "./world";
 
 /**
- * The properties the model checks after every step (issue 27, (a)-(f)). Those about a lease
+ * The properties the model checks after every step (issue 27, (a)-(f); (g), (h) since). Those about a lease
  * being granted are checked by the lease command itself (grantChecks), with the state read
  * before it; the rest read the stores as they are.
  */
@@ -15,6 +15,17 @@ export async function checkState(world: World): Promise<void> {
     const job = await world.storedJob(modelJob.jobId);
     if (!job) continue; // the create crashed before its write: no job, nothing promised
     const runs = await world.runsOf(job.jobId);
+    // (h) A run made by a create that did not store the job (a keyed create retried with
+    // another body: decision 0052) is never written, so never run, as the job's.
+    for (const [key] of world.queue.madeBy) {
+      const at = Number(key.slice(key.lastIndexOf("@") + 1));
+      if (!key.startsWith(`${job.jobId}@`) || world.madeByJob(job, at)) continue;
+      const written = (await world.stores.runsOf(job.jobId)).find((r) => r.scheduledFor === at);
+      if (written && written.origin === undefined)
+        world.fail(
+          `(h) ${world.describeRun(written)} was made by another request than its job's, and written`,
+        );
+    }
     // (a) An active job has something that will run or end it: a next firing for the sweep,
     // an unfinished run the repair index watches (or a message carries), or a finished last run
     // still in the repair index, whose check ends the job, or whose message is still queued

@@ -114,9 +114,18 @@ export class Create extends Step {
  * job is then stored once, whatever the crash left (decision 0048's orderings among them).
  */
 export class RetryCreate extends Step {
+  /** With another body: a one-off's run two seconds later (its first run, if made, is not the job's). */
+  constructor(private readonly moved = false) {
+    super();
+  }
   async act(world: World) {
-    const body = world.unanswered[0];
-    if (!body) return;
+    const unanswered = world.unanswered[0];
+    if (!unanswered) return;
+    const body =
+      this.moved && typeof unanswered.runAt === "string"
+        ? { ...unanswered, runAt: new Date(Date.parse(unanswered.runAt) + 2_000).toISOString() }
+        : unanswered;
+    if (body !== unanswered) world.unanswered[0] = body;
     const answer = await world.step("create (retry)", () => createJob(world.deps, CALLER, body));
     if (!answer && world.crash.crashed) return; // crashed again: retried again later
     world.unanswered.shift();
@@ -129,7 +138,7 @@ export class RetryCreate extends Step {
     world.note(`retried create ${answer.jobId.slice(-6)}: ${answer.created ? "created" : "existing"}`);
   }
   toString() {
-    return "RetryCreate()";
+    return `RetryCreate(${this.moved ? "moved" : ""})`;
   }
 }
 
@@ -519,7 +528,7 @@ const patch: fc.Arbitrary<Patch> = fc.oneof(
  * that sequences reach leases, lapses and later firings; API calls and faults less. */
 const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number }> = [
   { weight: 3, arbitrary: jobSpec.map((spec) => new Create(spec)) },
-  { weight: 1, arbitrary: fc.constant(new RetryCreate()) },
+  { weight: 1, arbitrary: fc.boolean().map((moved) => new RetryCreate(moved)) },
   { weight: 1, arbitrary: fc.tuple(index, patch).map(([i, p]) => new PatchJob(i, p)) },
   {
     weight: 1,

@@ -32,6 +32,12 @@ export class SimRunQueue implements RunQueue {
    * every copy went without writing it stays unfinished, and the drain finds it.
    */
   readonly made = new Map<string, RunSeed>();
+  /**
+   * The request tags (decision 0052) the made runs' messages carried, by job id and instant
+   * (undefined: made by a sweep or a keyless create): a keyed create retried with another body
+   * makes a run of the same job id that is not the job's.
+   */
+  readonly madeBy = new Map<string, Set<string | undefined>>();
   private nextId = 1;
   private nextHandle = 1;
 
@@ -51,6 +57,7 @@ export class SimRunQueue implements RunQueue {
     const seed = seedOf(message, this.clock.now(), 0);
     const key = `${message.jobId}@${message.scheduledFor}`;
     if (seed && !this.made.has(key)) this.made.set(key, seed);
+    if (seed) this.madeBy.set(key, (this.madeBy.get(key) ?? new Set()).add(message.request));
     this.messages.push({
       id: this.nextId++,
       message: structuredClone(message),

@@ -1,4 +1,5 @@
 import { FixedClock } from "../../lambdas/core/clock";
+import { requestTagOf } from "../../lambdas/core/delivery";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { DomainError } from "../../lambdas/core/errors";
 import { type Job, JobStatus } from "../../lambdas/core/job";
@@ -175,11 +176,24 @@ export class World {
    */
   async runsOf(jobId: string): Promise<Run[]> {
     const stored = await this.stores.runsOf(jobId);
+    const job = await this.stores.jobs.getJob(jobId);
     const written = new Set(stored.map((r) => r.scheduledFor));
     const made = [...this.queue.made.values()].filter(
-      (seed) => seed.jobId === jobId && !written.has(seed.scheduledFor),
+      (seed) =>
+        seed.jobId === jobId &&
+        !written.has(seed.scheduledFor) &&
+        (!job || this.madeByJob(job, seed.scheduledFor)),
     );
     return [...stored, ...made.map(seededRun)];
+  }
+
+  /**
+   * Whether a made run's messages include one of the job's own (decision 0052): made by a
+   * sweep or a keyless create (no tag), or by the request that stored the job.
+   */
+  madeByJob(job: Job, at: number): boolean {
+    const tags = this.queue.madeBy.get(`${job.jobId}@${at}`);
+    return tags === undefined || tags.has(undefined) || tags.has(requestTagOf(job));
   }
 
   describeRun(run: Run): string {
