@@ -73,6 +73,14 @@ export interface SchedulerSettings {
    * (decision 0035). A role outside it cannot be assumed, whatever trusts the dispatcher.
    */
   readonly targetRoleNames: string;
+  /**
+   * 1: a run is written when it is made, as before decision 0051, as well as carried by its
+   * message: for the deploy that upgrades from code that cannot read a made run's message (its
+   * old lease functions would drop one), and before a rollback to such code. 0: written first
+   * at its lease (a write unit less a run). docs/deploy.md, "Upgrading to runs written at
+   * their lease".
+   */
+  readonly writeRunsWhenMade: number;
 }
 
 const DEFAULT_LIMITS = {
@@ -87,6 +95,7 @@ const DEFAULT_LIMITS = {
   idleLaneDays: 7,
   webhookPorts: [443],
   targetRoleNames: "jobsched-target-*",
+  writeRunsWhenMade: 0,
 } as const;
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
@@ -162,6 +171,7 @@ export const settingsSchema = z
         /^[A-Za-z0-9+=,.@_/*?-]{1,512}$/,
         "must be a role path and name pattern: 1-512 of letters, digits, + = , . @ _ / - and the wildcards * and ?",
       ),
+    writeRunsWhenMade: whole(0, 1),
   } satisfies Record<keyof SchedulerSettings, z.ZodType>)
   .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
     message: "must not be less than retryBaseSeconds",

@@ -205,6 +205,9 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
       if (written.has(scheduledFor)) return exists(scheduledFor, true);
       const run = scheduledRun(job, scheduledFor, now, final);
+      // Written as well during an upgrade from code that cannot read a made run's message.
+      if (deps.settings.writeRunsWhenMade === 1 && (await deps.runs.createRun(run)) === "exists")
+        return exists(scheduledFor, true);
       created.push(run);
       toSend.push(run);
     }),

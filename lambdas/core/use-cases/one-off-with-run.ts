@@ -23,6 +23,9 @@ export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): 
   // so another request with that key (a racing one, or a retry of a create killed before it
   // stored the job) may make a run for the same job. Its message carries its request's tag,
   // and the lease step takes only the runs of the request that stored the job.
+  // While runs are written when made (an upgrade's first deploy), a keyed create's run would be
+  // written whichever request made it: the due index's way, as before decision 0052.
+  if (job.idempotencyKey !== undefined && deps.settings.writeRunsWhenMade === 1) return undefined;
   if (job.nextRunAt < now || job.nextRunAt >= now + RUN_AT_CREATE_WITHIN_MS) return undefined;
   const plan = planRuns(
     job.schedule,
@@ -48,6 +51,8 @@ export async function makeRunAtCreate(deps: SchedulerDeps, job: Job, at: number,
   const run = scheduledRun(job, at, now, true);
   // Keyless, the job's id is new: no other create can store that job.
   const request = job.idempotencyKey === undefined ? undefined : requestTagOf(job);
+  // Written as well during an upgrade from code that cannot read a made run's message.
+  if (deps.settings.writeRunsWhenMade === 1) await deps.runs.createRun(run);
   await deps.queue.send([
     {
       message: madeRunMessageOf(run, request),
