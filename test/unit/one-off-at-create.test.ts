@@ -185,6 +185,71 @@ describe("a one-off due within 15 minutes", () => {
       expect(deps.queue.ready).toEqual([]);
     }
   });
+
+  it("a keyed create killed after its send, retried with another body before the first run's time: that run never runs", async () => {
+    // The one case only the request tag stops: the killed create's run is due before the retry
+    // stored the job, so it is no run a schedule change superseded (supersededOneOffRun).
+    const deps = memoryDeps(NOW);
+    const body = { type: "x", runAt: at(NOW + 10_000), idempotencyKey: "k5", payload: { first: true } };
+    const killed = crashing(deps, "jobs", "createJob", false);
+    await expect(createJob(killed, caller, body)).rejects.toThrow(/killed/);
+    deps.clock.set(NOW + 20_000);
+    const retry = { ...body, runAt: at(NOW + 60_000), payload: { second: true } };
+    const { jobId } = await createJob(deps, caller, retry);
+    const [killedMessage, storedMessage] = deps.queue.sent.map((sent) => sent.message);
+    if (!killedMessage || !storedMessage) throw new Error("not two messages");
+    deps.clock.set(NOW + 25_000);
+    deps.queue.ready.push({ message: killedMessage, receiptHandle: "killed" });
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
+    expect(deps.queue.deleted).toEqual(["killed"]);
+    expect(await deps.runs.getRun(jobId, NOW + 10_000)).toBeUndefined();
+    // The stored request's own run still comes, at its time.
+    deps.clock.set(NOW + 60_000);
+    deps.queue.ready.push({ message: storedMessage, receiptHandle: "stored" });
+    const leases = await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+    expect(leases.map((lease) => [lease.scheduledFor, lease.payload])).toEqual([
+      [at(NOW + 60_000).replace(".000", ""), { second: true }],
+    ]);
+  });
+
+  it("a put whose answer was lost and whose retry found it stored: still this create's (201, count kept)", async () => {
+    for (const body of [
+      { type: "x", runAt: at(NOW + 60_000) },
+      { type: "x", runAt: at(NOW + 60_000), idempotencyKey: "k6" },
+      { type: "x", runAt: at(NOW + RUN_AT_CREATE_WITHIN_MS + 60_000), idempotencyKey: "k7" },
+    ]) {
+      const deps = memoryDeps(NOW);
+      const put = deps.jobs.createJob.bind(deps.jobs);
+      deps.jobs.createJob = async (job) => {
+        await put(job);
+        return "exists";
+      };
+      let released = 0;
+      deps.quotas.releaseCreate = async () => {
+        released += 1;
+      };
+      const result = await createJob(deps, caller, body);
+      expect(result.created).toBe(true);
+      expect(released).toBe(0);
+    }
+  });
+
+  it("a keyed create that finds its job gives its quota count back, made or lost the race", async () => {
+    const deps = memoryDeps(NOW);
+    let released = 0;
+    deps.quotas.releaseCreate = async () => {
+      released += 1;
+    };
+    const body = { type: "x", runAt: at(NOW + 60_000), idempotencyKey: "k8" };
+    await createJob(deps, caller, body);
+    await createJob(deps, caller, body); // found by its read first
+    const getJob = deps.jobs.getJob.bind(deps.jobs);
+    let reads = 0;
+    deps.jobs.getJob = async (id: string) => (++reads === 1 ? undefined : getJob(id));
+    deps.clock.advance(1_000);
+    await createJob(deps, caller, body); // lost the race: found by its put
+    expect(released).toBe(2);
+  });
 });
 
 /** The message of the only run, as its maker sent it (made, not written: decision 0051). */

@@ -66,3 +66,38 @@ describe("writeRunsWhenMade", () => {
     expect(deps.queue.sent).toEqual([]);
   });
 });
+
+describe("writeRunsWhenMade: 1 after runs were made without a write", () => {
+  it("writes the job's own made run when a lease step sees its message, even one it puts back", async () => {
+    const lean = memoryDeps(NOW);
+    const { jobId } = await createJob(lean, caller, {
+      type: "x",
+      cron: "* * * * *",
+      startAt: at(NOW + 60_000),
+      endAt: at(NOW + 150_000),
+      overlapPolicy: "skip",
+      leaseSeconds: 300,
+    });
+    const job = await lean.jobs.getJob(jobId);
+    if (job?.nextRunAt === undefined) throw new Error("no next run");
+    await fireJobs(lean, [{ ...job, nextRunAt: job.nextRunAt }]);
+    expect(lean.runs.runs.size).toBe(0);
+    const messageAt = (ms: number) => {
+      const sent = lean.queue.sent.find((s) => s.message.scheduledFor === ms);
+      if (!sent) throw new Error("no message");
+      return sent.message;
+    };
+    // The switch to 1 (an upgrade's first deploy, or before a rollback): the same stores, the new setting.
+    const deps = { ...lean, settings: { ...lean.settings, writeRunsWhenMade: 1 } };
+    deps.clock.set(NOW + 60_000);
+    deps.queue.ready.push({ message: messageAt(NOW + 60_000), receiptHandle: "first" });
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toHaveLength(1);
+    // The job's last run comes while the first still runs: a last run is not skipped, it waits,
+    // put back, and is written, so code from before decision 0051 would find it.
+    deps.clock.set(NOW + 120_000);
+    deps.queue.ready.push({ message: messageAt(NOW + 120_000), receiptHandle: "second" });
+    expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"] })).toEqual([]);
+    expect(deps.queue.deleted).not.toContain("second");
+    expect(await deps.runs.getRun(jobId, NOW + 120_000)).toMatchObject({ status: RunStatus.Pending });
+  });
+});

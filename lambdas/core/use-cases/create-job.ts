@@ -59,7 +59,7 @@ export async function createJob(
     }
     return createWithRun(deps, job, madeAt, now);
   }
-  if ((await deps.jobs.createJob(job)) === "exists") {
+  if ((await deps.jobs.createJob(job)) === "exists" && !(await storedByThisRequest(deps, job))) {
     await deps.quotas.releaseCreate(job.tenant);
     return repeated(deps, job);
   }
@@ -90,13 +90,27 @@ async function createWithRun(
     await deps.quotas.releaseCreate(job.tenant).catch(() => undefined);
     throw error;
   }
-  if ((await deps.jobs.createJob(movedOnAtCreate(job, at))) === "exists") {
-    // A keyed create that lost a race with another of its key: the run made here is that
-    // job's own (same instant) or never runs (another: supersededOneOffRun).
+  if (
+    (await deps.jobs.createJob(movedOnAtCreate(job, at))) === "exists" &&
+    !(await storedByThisRequest(deps, job))
+  ) {
+    // A keyed create that lost a race with another of its key: the run made here is a copy of
+    // that job's own (same request) or never runs (another request's: decision 0052).
     await deps.quotas.releaseCreate(job.tenant);
     return repeated(deps, job);
   }
   return { created: true, jobId: job.jobId, nextRunAt: formatInstant(at) };
+}
+
+/**
+ * Whether the job a conditional put found stored is this request's own: the SDK retried a put
+ * whose answer was lost, and the retry found what the first attempt wrote (same request, same
+ * instant). Then the create stands (201, its quota count kept); otherwise another request with
+ * the key stored the job first.
+ */
+async function storedByThisRequest(deps: SchedulerDeps, job: Job): Promise<boolean> {
+  const stored = await deps.jobs.getJob(job.jobId);
+  return stored?.requestHash === job.requestHash && stored.createdAt === job.createdAt;
 }
 
 /** The answer to a create whose idempotency key's job is stored: that job, if the request matches. */

@@ -15,6 +15,7 @@ import type { SchedulerDeps } from "../deps";
 import { formatInstant } from "../instant";
 import { type Job, JobStatus } from "../job";
 import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from "../lease-budget";
+import { seededRun } from "../lifecycle/creation";
 import { exhaustedByLapses } from "../lifecycle/outcomes";
 import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, runKeyOf } from "../run";
@@ -346,6 +347,10 @@ async function leaseOne(
     if (missed) await endJobAfter(deps, missed, missed, now);
     return drop("made longer ago than runs are kept: recorded missed if never written");
   }
+  // During an upgrade's or a rollback's deploy (writeRunsWhenMade: 1) the job's own made run is
+  // written as soon as a lease step sees its message: one this step puts back (an overlap
+  // wait) then carries a written run, which code from before decision 0051 can lease.
+  if (seed && deps.settings.writeRunsWhenMade === 1) await deps.runs.createRun(seededRun(seed));
   if (job.status === JobStatus.Cancelled) {
     await abandonUnstarted(
       deps,
