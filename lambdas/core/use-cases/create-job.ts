@@ -59,7 +59,9 @@ export async function createJob(
     }
     return createWithRun(deps, job, madeAt, now);
   }
-  if ((await deps.jobs.createJob(job)) === "exists" && !(await storedByThisRequest(deps, job))) {
+  // "exists" for a keyless job (its id is new) is this request's own put, retried by the SDK
+  // after its answer was lost: the create stands. A keyed one is answered as a repeat.
+  if ((await deps.jobs.createJob(job)) === "exists" && job.idempotencyKey !== undefined) {
     await deps.quotas.releaseCreate(job.tenant);
     return repeated(deps, job);
   }
@@ -92,25 +94,15 @@ async function createWithRun(
   }
   if (
     (await deps.jobs.createJob(movedOnAtCreate(job, at))) === "exists" &&
-    !(await storedByThisRequest(deps, job))
+    job.idempotencyKey !== undefined
   ) {
     // A keyed create that lost a race with another of its key: the run made here is a copy of
-    // that job's own (same request) or never runs (another request's: decision 0052).
+    // that job's own (same request) or never runs (another request's: decision 0052). Keyless,
+    // "exists" is this request's own put retried by the SDK: the create stands.
     await deps.quotas.releaseCreate(job.tenant);
     return repeated(deps, job);
   }
   return { created: true, jobId: job.jobId, nextRunAt: formatInstant(at) };
-}
-
-/**
- * Whether the job a conditional put found stored is this request's own: the SDK retried a put
- * whose answer was lost, and the retry found what the first attempt wrote (same request, same
- * instant). Then the create stands (201, its quota count kept); otherwise another request with
- * the key stored the job first.
- */
-async function storedByThisRequest(deps: SchedulerDeps, job: Job): Promise<boolean> {
-  const stored = await deps.jobs.getJob(job.jobId);
-  return stored?.requestHash === job.requestHash && stored.createdAt === job.createdAt;
 }
 
 /** The answer to a create whose idempotency key's job is stored: that job, if the request matches. */
