@@ -289,6 +289,22 @@ function pushRepeats(events: readonly WorkerEvent[], faults: readonly Fault[]): 
 }
 
 /**
+ * A run dead-lettered by its leases' lapses (`maxAttempts` of them, none completed): each of its
+ * executions must have been cut short by a fault (a runtime kill over it, its worker stopped or
+ * killed, a failed request about the run), as slow-heartbeats jobs' short leases are by the
+ * kills. An execution with no fault over it would have kept its lease by heartbeats.
+ */
+export function lapsesExplained(
+  runId: string,
+  events: readonly WorkerEvent[],
+  faults: readonly Fault[],
+  job: AcceptedJob,
+): boolean {
+  const ran = executionsOf(events).filter((x) => x.start.runId === runId);
+  return ran.length > 0 && ran.every((execution) => explain(execution, faults, job) !== undefined);
+}
+
+/**
  * A run of an at-most-once job recorded lost: its lease lapsed, which needs a fault (its worker
  * stopped or killed, the runtime down, a request about the run failed) during its executions
  * or, with none, around its due time.

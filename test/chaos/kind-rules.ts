@@ -2,7 +2,7 @@ import type { RunResponse } from "@jobsched/contract";
 import { EARLY_HOLD_MS } from "../../lambdas/core/delivery";
 import { PAUSED_RUN_REASON } from "../../lambdas/core/run";
 import type { AcceptedJob, Fault, WorkerEvent } from "./chaos-events";
-import { HANDOVER_MS, lostExplained } from "./fault-books";
+import { HANDOVER_MS, lapsesExplained, lostExplained } from "./fault-books";
 import { atMostOnceDuring } from "./job-settings";
 import { overlapEndingProblems } from "./overlap-rules";
 
@@ -28,6 +28,9 @@ export const FINAL_BY_KIND: Readonly<Record<string, readonly string[]>> = {
   // Every-minute jobs failing each first attempt, their retry 20 s later; PATCHed to at-most-once.
   "retry-patched": ["succeeded"],
 };
+
+/** The error of a run whose attempts its lapsed leases used up (lifecycle/outcomes.ts). */
+const LAPSES_EXHAUSTED = /^\d+ lease\(s\) lapsed without a completion$/;
 
 /** The mix's maxLateness for `late-is-missed` jobs (crash-loop.test.ts). */
 export const LATE_IS_MISSED_MS = 3_000;
@@ -115,6 +118,14 @@ export function finalStatusProblems(
     return lostExplained(run.runId, at, events, faults)
       ? []
       : [`${label}: recorded lost with no fault to lapse its lease`];
+  }
+  if (job.kind === "slow-heartbeats" && run.status === "dead-lettered" && LAPSES_EXHAUSTED.test(error)) {
+    // Its 5 s leases, kept by heartbeats, lapse when a fault cuts them (a runtime kill is down
+    // for up to 8 s): a run every one of whose maxAttempts leases a fault cut is dead-lettered,
+    // as the lease step must do. Any execution no fault explains fails it.
+    return lapsesExplained(run.runId, events, faults, job)
+      ? []
+      : [`${label}: dead-lettered by lapsed leases (${error}), one of them with no fault to lapse it`];
   }
   if (!expected.includes(run.status)) {
     return [`${label}: ended ${run.status}${error ? ` (${error})` : ""}, expected ${expected.join(" or ")}`];

@@ -373,6 +373,27 @@ describe("the crash loop's books", () => {
     expect(failing(books(h))).toContain("unexpected");
   });
 
+  it("allow a slow-heartbeats run dead-lettered by lapsed leases only when a fault cut each of its executions", () => {
+    const h = balanced();
+    const slow = oneOff(31, "slow-heartbeats");
+    h.jobs.push(slow);
+    setRuns(h, slow, [row(slow, "dead-lettered", 2, "2 lease(s) lapsed without a completion")]);
+    h.events.push(start(slow, 1, "w1", 10), start(slow, 2, "w2", 20_000));
+    // The first execution's worker stopped over it; nothing cut the second.
+    h.faults.push({
+      kind: "worker-stop",
+      worker: "w1",
+      at: (slow.runAt as number) + 1_000,
+      until: (slow.runAt as number) + 9_000,
+    });
+    expect(failing(books(h))).toContain("wrongFinalStatus");
+    h.faults.push({ kind: "worker-kill", worker: "w2", at: (slow.runAt as number) + 21_000 });
+    expect(failing(books(h))).not.toContain("wrongFinalStatus");
+    // Dead-lettered for another reason (its handler failing) stays wrong for the kind.
+    setRuns(h, slow, [row(slow, "dead-lettered", 2, "boom")]);
+    expect(failing(books(h))).toContain("wrongFinalStatus");
+  });
+
   it("fail a bound that the faults cannot cover: more refused executions than were in flight during one", () => {
     const h = balanced();
     const ok = jobOf(h, "ok");
