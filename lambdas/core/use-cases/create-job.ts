@@ -53,18 +53,14 @@ export async function createJob(
   const madeAt = job.status === JobStatus.Active ? firingMadeAtCreate(deps, job, now) : undefined;
   if (madeAt !== undefined) {
     // A retry of a keyed create that was stored makes nothing: it gets the stored job's answer.
-    if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) {
-      await deps.quotas.releaseCreate(job.tenant);
-      return repeated(deps, job);
-    }
+    if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId)))
+      return foundStored(deps, job);
     return createWithRun(deps, job, madeAt, now);
   }
   // "exists" for a keyless job (its id is new) is this request's own put, retried by the SDK
   // after its answer was lost: the create stands. A keyed one is answered as a repeat.
-  if ((await deps.jobs.createJob(job)) === "exists" && job.idempotencyKey !== undefined) {
-    await deps.quotas.releaseCreate(job.tenant);
-    return repeated(deps, job);
-  }
+  if ((await deps.jobs.createJob(job)) === "exists" && job.idempotencyKey !== undefined)
+    return foundStored(deps, job);
 
   const active = job.status === JobStatus.Active;
   if (active && job.nextRunAt !== undefined && job.nextRunAt < now + deps.settings.lookaheadSeconds * 1000) {
@@ -99,10 +95,15 @@ async function createWithRun(
     // A keyed create that lost a race with another of its key: the run made here is a copy of
     // that job's own (same request) or never runs (another request's: decision 0052). Keyless,
     // "exists" is this request's own put retried by the SDK: the create stands.
-    await deps.quotas.releaseCreate(job.tenant);
-    return repeated(deps, job);
+    return foundStored(deps, job);
   }
   return { created: true, jobId: job.jobId, nextRunAt: formatInstant(at) };
+}
+
+/** A create that found its idempotency key's job stored: its quota count given back, that job's answer. */
+async function foundStored(deps: SchedulerDeps, job: Job): Promise<CreateJobResult> {
+  await deps.quotas.releaseCreate(job.tenant);
+  return repeated(deps, job);
 }
 
 /** The answer to a create whose idempotency key's job is stored: that job, if the request matches. */
