@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "../../packages/worker/src/lease-room";
+import { AHEAD_MS, aheadLimit, leaseRoom, MAX_PER_LEASE } from "../../packages/worker/src/lease-room";
 import { type HoldClock, RunHold, START_MARGIN_MS } from "../../packages/worker/src/run-hold";
 
 /**
@@ -208,13 +208,29 @@ describe("the worker SDK's lease room", () => {
     expect(leaseRoom({ ...base, concurrency: 300, prefetch: 50, asking: 200 })).toBe(MAX_PER_LEASE);
   });
 
-  it("keeps the last `concurrency` places for runs due soon once runs are held ahead", () => {
-    expect(leaseRoom({ ...base, inHand: 30, heldAhead: 30 })).toBe(20);
-    expect(leaseRoom({ ...base, inHand: 30, heldAhead: 30, asking: 20 })).toBe(0);
-    expect(leaseRoom({ ...base, inHand: 50, heldAhead: 50 })).toBe(0);
+  it("keeps half the room for runs due soon once runs are held ahead", () => {
+    // concurrency 10 + prefetch 50: at most 30 held ahead, 30 places kept.
+    expect(aheadLimit(10, 50)).toBe(30);
+    expect(leaseRoom({ ...base, inHand: 20, heldAhead: 20 })).toBe(10);
+    expect(leaseRoom({ ...base, inHand: 20, heldAhead: 20, asking: 10 })).toBe(0);
+    expect(leaseRoom({ ...base, inHand: 30, heldAhead: 30 })).toBe(0);
     // The places a run held ahead frees when its start comes near are usable again.
-    expect(leaseRoom({ ...base, inHand: 50, heldAhead: 45 })).toBe(5);
+    expect(leaseRoom({ ...base, inHand: 30, heldAhead: 25 })).toBe(5);
     expect(leaseRoom({ ...base, inHand: 50, heldAhead: 0 })).toBe(10);
+    // Never more than `prefetch` ahead, whatever the concurrency.
+    expect(aheadLimit(300, 50)).toBe(50);
+    expect(leaseRoom({ ...base, concurrency: 300, inHand: 50, heldAhead: 50 })).toBe(0);
+    expect(aheadLimit(10, 90)).toBe(50);
+  });
+
+  it("leaves a small tenant that shows up late the room bench-fairness needs at T - 5 s", () => {
+    // Four workers of 10 + 90 full of one tenant's runs leased ahead: when the second is 5 s
+    // away the places kept open for everyone at once, at least 200 (was 40: 20 at fair shares
+    // for a tenant with more than that still to come, as one run in three of the bench did).
+    const kept = 4 * (10 + 90 - aheadLimit(10, 90));
+    expect(kept).toBeGreaterThanOrEqual(200);
+    expect(leaseRoom({ concurrency: 10, prefetch: 90, inHand: 50, heldAhead: 50, asking: 0 })).toBe(0);
+    expect(leaseRoom({ concurrency: 10, prefetch: 90, inHand: 50, heldAhead: 0, asking: 0 })).toBe(50);
   });
 
   it("never asks for a negative number, whatever the counts", () => {

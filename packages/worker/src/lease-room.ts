@@ -12,7 +12,7 @@ export const AHEAD_MS = DELIVERY_LEAD_SECONDS * 1_000;
 export interface LeaseRoomState {
   /** Runs the worker executes at once. */
   readonly concurrency: number;
-  /** Runs it may hold besides those: the most it takes in ahead of their time. */
+  /** Runs it may hold besides those (what it takes in ahead of their time: `aheadLimit`). */
   readonly prefetch: number;
   /** Runs in hand: held, waiting for a slot, or executing. */
   readonly inHand: number;
@@ -23,16 +23,34 @@ export interface LeaseRoomState {
 }
 
 /**
+ * The most runs a worker holds ahead of their time: half its room in hand (`concurrency +
+ * prefetch`), never more than `prefetch`. The other half is kept for runs due within the base
+ * lead. A dense second's runs reach the lanes over several seconds: each sweep group estimates
+ * the second's density, and so its lead, from its own 1/32 of the jobs, and those estimates
+ * differ by a few seconds; SQS delays are whole seconds besides. One tenant's thousands visible
+ * first fill what workers take ahead; another tenant's runs that show up later are leased when
+ * the second is 5 s away, at fair shares with the first tenant's, in the places kept. Keeping
+ * only `concurrency` of them (10 of 100 in bench-fairness) left too few: about one run in three
+ * a few of the small tenant's runs waited for places freed after the second (400-570 ms late).
+ */
+export function aheadLimit(concurrency: number, prefetch: number): number {
+  return Math.min(prefetch, Math.floor((concurrency + prefetch) / 2));
+}
+
+/**
  * How many runs the next lease request may ask for (0: wait and look again). Room in hand is
  * `concurrency + prefetch`, but once runs are held ahead of their time, requests may only ask
- * for what is left of `prefetch`: the last `concurrency` places are kept for runs due within the
- * base lead. A dense second's runs reach the lanes over a second or two (every sweep group sends
- * its own), so a tenant whose few runs show up after another tenant's thousands still finds
- * workers with room for them once the second is near, instead of after the first batch is done.
- * With nothing held ahead, only the room counts (a steady stream of due runs is not slowed).
+ * for what is left of the ahead limit (`aheadLimit`): the places above it are kept for runs due
+ * within the base lead, so a tenant whose few runs show up after another tenant's thousands
+ * still finds workers with room for them once the second is near, instead of after the first
+ * batch is done. With nothing held ahead, only the room counts (a steady stream of due runs is
+ * not slowed).
  */
 export function leaseRoom(state: LeaseRoomState): number {
   const room = state.concurrency + state.prefetch - state.inHand - state.asking;
-  const aheadRoom = state.heldAhead > 0 ? state.prefetch - state.heldAhead - state.asking : room;
+  const aheadRoom =
+    state.heldAhead > 0
+      ? aheadLimit(state.concurrency, state.prefetch) - state.heldAhead - state.asking
+      : room;
   return Math.max(0, Math.min(room, aheadRoom, MAX_PER_LEASE));
 }

@@ -47,7 +47,8 @@ export interface WorkerOptions {
    * Runs held besides those executing: leased ahead of their time and waiting for it, or due
    * and waiting for a slot (default: as many as `concurrency`, at least 50). A spike's runs are
    * handed over in the seconds before it; a worker that can hold more takes more of them early.
-   * Runs more than 5 s ahead never take the last `concurrency` places (lease-room.ts).
+   * Runs more than 5 s ahead take at most half of `concurrency + prefetch` (and at most
+   * `prefetch`): the rest is kept for runs due sooner (lease-room.ts).
    */
   readonly prefetch?: number;
   readonly region?: string;
