@@ -10,7 +10,8 @@
  *
  * Each worker runs as the SDK does: its hold executing --concurrency runs at once (10), --work-ms
  * each, completions batched; room for --prefetch more in hand (90), of which runs held more than
- * 5 s ahead of their time never take the last --concurrency places (packages/worker/src/lease-room.ts);
+ * 5 s ahead of their time, with what requests out ask for, take at most half the room in hand
+ * and at most --prefetch (packages/worker/src/lease-room.ts);
  * --requests pollers asking for up to --max while there is room (a second's pause after an
  * answer that was not full). Lateness
  * is when the worker could start a

@@ -24,14 +24,15 @@ export interface LeaseRoomState {
 
 /**
  * The most runs a worker holds ahead of their time: half its room in hand (`concurrency +
- * prefetch`), never more than `prefetch`. The other half is kept for runs due within the base
- * lead. A dense second's runs reach the lanes over several seconds: each sweep group estimates
- * the second's density, and so its lead, from its own 1/32 of the jobs, and those estimates
- * differ by a few seconds; SQS delays are whole seconds besides. One tenant's thousands visible
- * first fill what workers take ahead; another tenant's runs that show up later are leased when
- * the second is 5 s away, at fair shares with the first tenant's, in the places kept. Keeping
- * only `concurrency` of them (10 of 100 in bench-fairness) left too few: about one run in three
- * a few of the small tenant's runs waited for places freed after the second (400-570 ms late).
+ * prefetch`, rounded down), never more than `prefetch`. The rest is kept for runs due within
+ * the base lead. A dense second's runs reach the lanes over several seconds: each sweep group
+ * estimates the second's density, and so its lead, from its own 1/32 of the jobs, and those
+ * estimates differ by a few seconds; SQS delays are whole seconds besides. One tenant's
+ * thousands visible first fill what workers take ahead; another tenant's runs that show up
+ * later are leased when the second is 5 s away, at fair shares with the first tenant's, in the
+ * places kept. Keeping only `concurrency` of them (10 of 100 in bench-fairness) left too few:
+ * about one run in three a few of the small tenant's runs waited for places freed after the
+ * second (400-570 ms late).
  */
 export function aheadLimit(concurrency: number, prefetch: number): number {
   return Math.min(prefetch, Math.floor((concurrency + prefetch) / 2));
@@ -39,18 +40,17 @@ export function aheadLimit(concurrency: number, prefetch: number): number {
 
 /**
  * How many runs the next lease request may ask for (0: wait and look again). Room in hand is
- * `concurrency + prefetch`, but once runs are held ahead of their time, requests may only ask
- * for what is left of the ahead limit (`aheadLimit`): the places above it are kept for runs due
- * within the base lead, so a tenant whose few runs show up after another tenant's thousands
- * still finds workers with room for them once the second is near, instead of after the first
- * batch is done. With nothing held ahead, only the room counts (a steady stream of due runs is
- * not slowed).
+ * `concurrency + prefetch`, but a request may only ask for what is left of the ahead limit
+ * (`aheadLimit`) after the runs held ahead and the runs asked for by requests still out: a
+ * worker cannot know before the answer whether what it asks for is due now or a dense second's
+ * runs 20 s ahead, so a first request (or two pollers at once) must not be able to fill the
+ * places kept for runs due within the base lead. Runs that come due now do not count as held
+ * ahead, so the next request asks again and a backlog of due runs still fills the whole room,
+ * a request or two later. A worker with no ahead limit (`prefetch` 0) asks for its room.
  */
 export function leaseRoom(state: LeaseRoomState): number {
   const room = state.concurrency + state.prefetch - state.inHand - state.asking;
-  const aheadRoom =
-    state.heldAhead > 0
-      ? aheadLimit(state.concurrency, state.prefetch) - state.heldAhead - state.asking
-      : room;
+  const limit = aheadLimit(state.concurrency, state.prefetch);
+  const aheadRoom = limit > 0 ? limit - state.heldAhead - state.asking : room;
   return Math.max(0, Math.min(room, aheadRoom, MAX_PER_LEASE));
 }

@@ -47,8 +47,10 @@ export interface WorkerOptions {
    * Runs held besides those executing: leased ahead of their time and waiting for it, or due
    * and waiting for a slot (default: as many as `concurrency`, at least 50). A spike's runs are
    * handed over in the seconds before it; a worker that can hold more takes more of them early.
-   * Runs more than 5 s ahead take at most half of `concurrency + prefetch` (and at most
-   * `prefetch`): the rest is kept for runs due sooner (lease-room.ts).
+   * Runs more than 5 s ahead, counted with what lease requests still out ask for, take at most
+   * half of `concurrency + prefetch` (and at most `prefetch`): the rest is kept for runs due
+   * sooner (lease-room.ts). A prefetch below `concurrency` is also what one round of requests
+   * asks for, so such a worker fills its slots that many runs a request at a time.
    */
   readonly prefetch?: number;
   readonly region?: string;
