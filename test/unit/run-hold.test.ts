@@ -215,9 +215,14 @@ describe("the worker SDK's lease room", () => {
     // A request's worth at most.
     expect(leaseRoom({ ...base, concurrency: 300, prefetch: 300 })).toBe(MAX_PER_LEASE);
     expect(leaseRoom({ ...base, concurrency: 300, prefetch: 300, asking: 200 })).toBe(MAX_PER_LEASE);
-    // A prefetch below the concurrency is the ahead limit: that much asked for at a time.
-    expect(leaseRoom({ ...base, concurrency: 300, prefetch: 40 })).toBe(40);
-    expect(leaseRoom({ ...base, concurrency: 300, prefetch: 40, asking: 40 })).toBe(0);
+    // A prefetch below the concurrency ("do not hoard") asks for its room until it holds a run
+    // ahead, so a backlog of due runs fills its slots a request at a time, not `prefetch` at a time.
+    expect(leaseRoom({ ...base, concurrency: 300, prefetch: 40 })).toBe(MAX_PER_LEASE);
+    expect(leaseRoom({ ...base, concurrency: 300, prefetch: 40, asking: 250 })).toBe(MAX_PER_LEASE);
+    expect(leaseRoom({ ...base, concurrency: 300, prefetch: 40, inHand: 60, heldAhead: 40 })).toBe(0);
+    expect(leaseRoom({ ...base, prefetch: 1 })).toBe(11);
+    expect(leaseRoom({ ...base, prefetch: 1, inHand: 1, heldAhead: 1 })).toBe(0);
+    expect(leaseRoom({ ...base, concurrency: 100, prefetch: 10 })).toBe(MAX_PER_LEASE);
     // No prefetch, no ahead limit: the slots alone.
     expect(leaseRoom({ ...base, prefetch: 0 })).toBe(10);
     expect(leaseRoom({ ...base, prefetch: 0, inHand: 4 })).toBe(6);
@@ -250,7 +255,8 @@ describe("the worker SDK's lease room", () => {
   });
 
   it("never lets runs held ahead and requests out pass the ahead limit, or hand and requests the room", () => {
-    // Pollers ask and are answered in any order, each answer any share of what was asked, any
+    // Pollers ask and are answered (first asked, first answered: only the sum asked matters),
+    // each answer any share of what was asked, any
     // part of it ahead (the worst: all of it); held runs come near and finish.
     type Step =
       | { kind: "ask" }
@@ -294,8 +300,25 @@ describe("the worker SDK's lease room", () => {
               inHand -= 1;
             }
             expect(inHand + asking()).toBeLessThanOrEqual(concurrency + prefetch);
-            if (limit > 0) expect(heldAhead + asking()).toBeLessThanOrEqual(limit);
+            // The default's kind (prefetch at least concurrency): the limit binds every request.
+            if (limit >= concurrency) expect(heldAhead + asking()).toBeLessThanOrEqual(limit);
           }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("asks for at least the free slots while nothing is held ahead or asked for, whatever the prefetch", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 0, max: 300 }),
+        fc.integer({ min: 0, max: 299 }),
+        (concurrency, prefetch, busy) => {
+          const inHand = Math.min(busy, concurrency - 1);
+          const asked = leaseRoom({ concurrency, prefetch, inHand, heldAhead: 0, asking: 0 });
+          expect(asked).toBeGreaterThanOrEqual(Math.min(concurrency - inHand, MAX_PER_LEASE));
         },
       ),
       { numRuns: 500 },

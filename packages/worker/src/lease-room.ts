@@ -46,11 +46,19 @@ export function aheadLimit(concurrency: number, prefetch: number): number {
  * runs 20 s ahead, so a first request (or two pollers at once) must not be able to fill the
  * places kept for runs due within the base lead. Runs that come due now do not count as held
  * ahead, so the next request asks again and a backlog of due runs still fills the whole room,
- * a request or two later. A worker with no ahead limit (`prefetch` 0) asks for its room.
+ * a request or two later.
+ *
+ * That holds while the limit is at least `concurrency` (a `prefetch` of at least `concurrency`:
+ * the default). A smaller `prefetch` (1 says "do not hoard") would otherwise cap every request
+ * below the free slots, and a backlog of due runs would trickle in a few runs a round trip;
+ * such a worker asks for its room until it holds a run ahead, as before this rule (a review
+ * found prefetch 1 asking for one run at a time). The worker cannot say which runs it wants
+ * before the answer; a lease request that said how many may be ahead would close both gaps.
  */
 export function leaseRoom(state: LeaseRoomState): number {
   const room = state.concurrency + state.prefetch - state.inHand - state.asking;
   const limit = aheadLimit(state.concurrency, state.prefetch);
-  const aheadRoom = limit > 0 ? limit - state.heldAhead - state.asking : room;
+  const capsEveryRequest = limit >= state.concurrency;
+  const aheadRoom = capsEveryRequest || state.heldAhead > 0 ? limit - state.heldAhead - state.asking : room;
   return Math.max(0, Math.min(room, aheadRoom, MAX_PER_LEASE));
 }

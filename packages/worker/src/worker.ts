@@ -49,8 +49,10 @@ export interface WorkerOptions {
    * handed over in the seconds before it; a worker that can hold more takes more of them early.
    * Runs more than 5 s ahead, counted with what lease requests still out ask for, take at most
    * half of `concurrency + prefetch` (and at most `prefetch`): the rest is kept for runs due
-   * sooner (lease-room.ts). A prefetch below `concurrency` is also what one round of requests
-   * asks for, so such a worker fills its slots that many runs a request at a time.
+   * sooner (lease-room.ts). A worker holding its limit ahead asks for nothing until those runs
+   * come within 5 s, even with free slots. With a `prefetch` below `concurrency` the limit
+   * binds only once a run is held ahead, so due runs still fill the free slots a request at a
+   * time; 0 means no runs held ahead beyond the slots.
    */
   readonly prefetch?: number;
   readonly region?: string;
