@@ -23,6 +23,8 @@ export interface MixMeasurement {
   readonly lambdas: Record<"api" | "internal" | "sweeper" | "tick" | "dispatcher", FunctionMeter>;
   /** The worker-facing requests by route. */
   readonly workerRoutes: Record<string, number>;
+  /** The tenant API's answers by status (a 429 is a create refused by a quota and sent again). */
+  readonly tenantAnswers: Record<string, number>;
   readonly calls: {
     /** The handlers' own SQS requests. */
     readonly sqs: Record<string, number>;
@@ -40,7 +42,8 @@ export interface MixMeasurement {
  * measured beside it), and its verdict against the mix's target; returns the exit code.
  */
 export function reportMix(measured: MixMeasurement): number {
-  const { mix, push, targetUsd, runs, outcomes, capacity, lambdas, workerRoutes, calls } = measured;
+  const { mix, push, targetUsd, runs, outcomes, capacity, lambdas, workerRoutes, tenantAnswers, calls } =
+    measured;
   const pushBatches = lambdas.dispatcher.invocations + (calls.pushPolling.DeleteMessageBatch ?? 0);
   // The workers' own long polls of their lanes (decision 0049) are SQS requests too.
   const sqsTotal =
@@ -99,7 +102,7 @@ export function reportMix(measured: MixMeasurement): number {
     `  (sweep queue polling by the event source, fixed cost, not counted per run: ${JSON.stringify(calls.sweepPolling)})`,
   );
   console.log(
-    `API: ${api} requests (${lambdas.api.invocations} tenant, ${lambdas.internal.invocations} worker: ${JSON.stringify(workerRoutes)}); ` +
+    `API: ${api} requests (${lambdas.api.invocations} tenant, answered ${JSON.stringify(tenantAnswers)}; ${lambdas.internal.invocations} worker: ${JSON.stringify(workerRoutes)}); ` +
       `Lambda: ${invocations} invocations (${lambdas.sweeper.invocations} sweeper, ${lambdas.tick.invocations} tick, ${lambdas.dispatcher.invocations} dispatcher), ` +
       `${gbSeconds.toFixed(1)} GB-s as measured (upper bound), ${awsGbSeconds.toFixed(1)} GB-s at AWS latencies`,
   );

@@ -188,9 +188,23 @@ function countedByRoute(counts: Record<string, number>, handler: HttpHandler): H
     return handler(event, ...rest);
   };
 }
+/**
+ * The tenant API's answers by status: a create the creates-per-second quota refused (429) is
+ * sent again after its Retry-After, as the CLI and SDK do, and its request is counted in the
+ * cost; the count says how many there were.
+ */
+const tenantAnswers: Record<string, number> = {};
+function countedByStatus(counts: Record<string, number>, handler: HttpHandler): HttpHandler {
+  return async (event, ...rest) => {
+    const answer = await handler(event, ...rest);
+    const status = String(answer.statusCode ?? "?");
+    counts[status] = (counts[status] ?? 0) + 1;
+    return answer;
+  };
+}
 const gateway = await startHttpGateway(
   {
-    api: metered(lambdas.api, createApiHandler(deps) as HttpHandler),
+    api: countedByStatus(tenantAnswers, metered(lambdas.api, createApiHandler(deps) as HttpHandler)),
     internal: countedByRoute(
       workerRoutes,
       metered(lambdas.internal, createInternalHandler(deps) as HttpHandler),
@@ -354,6 +368,7 @@ const exitCode = reportMix({
   capacity,
   lambdas,
   workerRoutes,
+  tenantAnswers,
   calls: { sqs: sqsCalls, lanes: laneCalls, sweepPolling: pollingCalls, pushPolling: pushPollingCalls },
 });
 await new Promise<void>((done) => gateway.server.close(() => done()));

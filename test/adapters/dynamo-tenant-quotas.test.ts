@@ -22,6 +22,10 @@ const client = db as unknown as DynamoDBDocumentClient;
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0, 500);
 const SECOND = Math.floor(NOW / 1000);
 const limits = { tenantCreatesPerSecond: 2, tenantMaxActiveJobs: 10, tenantMaxJobTypes: 3 };
+type UpdateInput = {
+  ConditionExpression?: string;
+  ExpressionAttributeValues?: Record<string, number | undefined>;
+};
 const conditionFailed = () => new ConditionalCheckFailedException({ message: "no", $metadata: {} });
 
 const updates = () => db.commandCalls(UpdateCommand).map((c) => c.args[0].input);
@@ -53,7 +57,7 @@ beforeEach(() => db.reset());
 describe("DynamoTenantQuotas", () => {
   it("counts a create in one conditional update: a new second opens the window, the next adds to it", async () => {
     db.on(UpdateCommand).resolves({});
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
     expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
     expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
     const [types, opening, adding] = updates();
@@ -81,7 +85,7 @@ describe("DynamoTenantQuotas", () => {
   it("counts a busy second's creates in growing blocks, and the next second starts at what the last one used", async () => {
     db.on(UpdateCommand).resolves({});
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
-    const quotas = new DynamoTenantQuotas(client, "t", roomy);
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     for (let i = 0; i < 50; i++) expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
     const blocks = () =>
       updates()
@@ -104,7 +108,7 @@ describe("DynamoTenantQuotas", () => {
   it("shares one block between creates side by side: one write at a time per tenant", async () => {
     db.on(UpdateCommand).resolves({});
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
-    const quotas = new DynamoTenantQuotas(client, "t", roomy);
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     await quotas.admitCreate("a", "x", NOW); // the type, recorded once
     db.resetHistory();
     const answers = await Promise.all(Array.from({ length: 20 }, () => quotas.admitCreate("a", "x", NOW)));
@@ -121,7 +125,7 @@ describe("DynamoTenantQuotas", () => {
       Key: { pk: "QUOTA#a", sk: "COUNTS" },
       ExpressionAttributeValues: { ":one": 2 },
     }).rejects(conditionFailed());
-    const quotas = new DynamoTenantQuotas(client, "t", roomy);
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     for (let i = 0; i < 3; i++) expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
     const sizes = updates()
       .filter((u) => u.Key?.sk === "COUNTS")
@@ -130,11 +134,79 @@ describe("DynamoTenantQuotas", () => {
     expect(sizes).toEqual([1, 1, 2, 2, 1]);
   });
 
+  it("counts a create that arrived in an earlier second in the stored window, not in its own (refused far below the rate before)", async () => {
+    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    db.on(UpdateCommand).resolves({});
+    // Another process moved the stored window to the next second, with 7 creates in it: a count
+    // in this create's own second fails both ways (opening needs a later second, adding the same).
+    const stored = { second: SECOND + 1, creates: 7 };
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).callsFake((input: UpdateInput) => {
+      const values = input.ExpressionAttributeValues ?? {};
+      const opening = String(input.ConditionExpression).includes("#second < :second");
+      const second = values[":second"] ?? Number.NaN;
+      const fits = opening
+        ? second > stored.second
+        : second === stored.second && stored.creates <= (values[":rate"] ?? Number.NaN);
+      if (!fits) throw conditionFailed();
+      return {};
+    });
+    db.on(GetCommand).resolves({ Item: { second: SECOND + 1, creates: 7, activeJobs: 40 } });
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
+    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    const counts = updates().filter((u) => u.Key?.sk === "COUNTS");
+    expect(counts.at(-1)?.ExpressionAttributeValues).toMatchObject({ ":second": SECOND + 1, ":rate": 199 });
+    expect(counts.at(-1)?.ConditionExpression).toContain("#second = :second");
+    expectValidExpressions();
+  });
+
+  it("counts a create that waited for a block past the second's turn in the second it is admitted in", async () => {
+    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    let clock = NOW;
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => clock);
+    db.on(UpdateCommand).resolves({});
+    await quotas.admitCreate("a", "x", NOW); // the type and a first token
+    db.resetHistory();
+    let release: () => void = () => undefined;
+    db.on(UpdateCommand)
+      .callsFakeOnce(() => new Promise((done) => (release = () => done({}))))
+      .resolves({});
+    const first = quotas.admitCreate("a", "x", NOW);
+    await new Promise((tick) => setTimeout(tick, 0));
+    const second = quotas.admitCreate("a", "x", NOW); // waits for the first one's block
+    clock = NOW + 1_000;
+    release();
+    expect(await Promise.all([first, second])).toEqual([{ admitted: true }, { admitted: true }]);
+    const seconds = updates().map((u) => u.ExpressionAttributeValues?.[":second"]);
+    expect(seconds).toEqual([SECOND, SECOND + 1]);
+  });
+
+  it("judges a late create's rate in the stored window: full there is a refusal", async () => {
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).rejects(conditionFailed());
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
+    db.on(GetCommand).resolves({ Item: { second: SECOND + 1, creates: 2, activeJobs: 4 } });
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
+    expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({
+      admitted: false,
+      quota: "creates-per-second",
+    });
+  });
+
+  it("takes a token of the block this process holds for a later second for a create that arrived before it", async () => {
+    db.on(UpdateCommand).resolves({});
+    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
+    for (let i = 0; i < 5; i++) await quotas.admitCreate("a", "x", NOW + 1_000);
+    db.resetHistory();
+    // Blocks of 1, 1, 2 and 4 so far (8 tokens for 5 creates): three are left.
+    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(updates()).toEqual([]);
+  });
+
   it("refuses for the rate when this second's count is full, with Retry-After 1", async () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).rejects(conditionFailed());
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND, creates: 2, activeJobs: 4 } });
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
     expect(await quotas.admitCreate("a", "x", NOW)).toEqual({
       admitted: false,
       quota: "creates-per-second",
@@ -168,7 +240,7 @@ describe("DynamoTenantQuotas", () => {
       j8: "paused",
       j9: "active",
     });
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
     expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
     const query = db.commandCalls(QueryCommand)[0]?.args[0].input;
     expect(query).toMatchObject({
@@ -197,7 +269,7 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).rejects(conditionFailed());
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND - 5, creates: 1, activeJobs: 10 } });
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
     expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({ admitted: false, quota: "active-jobs" });
     expect(db.commandCalls(QueryCommand)).toHaveLength(0);
     expect(db.commandCalls(BatchGetCommand)).toHaveLength(0);
@@ -209,7 +281,7 @@ describe("DynamoTenantQuotas", () => {
     db.on(GetCommand).resolves({
       Item: { second: SECOND - 5, creates: 1, activeJobs: 10, recountedAt: NOW - RECOUNT_EVERY_MS + 1 },
     });
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
     expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({
       admitted: false,
       quota: "active-jobs",
@@ -220,7 +292,7 @@ describe("DynamoTenantQuotas", () => {
 
   it("refuses a type past the tenant's types, and adds a known one without a count of its own", async () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).rejects(conditionFailed());
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
     expect(await quotas.admitCreate("a", "new", NOW)).toMatchObject({
       admitted: false,
       quota: "job-types",
@@ -247,7 +319,7 @@ describe("DynamoTenantQuotas", () => {
       { ...limits, tenantCreatesPerSecond: 0 },
       { ...limits, tenantMaxActiveJobs: 0 },
     ]) {
-      const quotas = new DynamoTenantQuotas(client, "t", lifted);
+      const quotas = new DynamoTenantQuotas(client, "t", lifted, () => NOW);
       await quotas.admitCreate("a", "x", NOW);
       await quotas.admitCreate("a", "x", NOW);
       await quotas.releaseCreate("a");
@@ -263,7 +335,7 @@ describe("DynamoTenantQuotas.releaseType", () => {
       .resolvesOnce(indexPage(["j2"]));
     jobsWithStatuses({ j1: "completed", j2: "cancelled" });
     db.on(UpdateCommand).resolves({});
-    const quotas = new DynamoTenantQuotas(client, "t", limits);
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
 
     expect(await quotas.releaseType("a", "x")).toBe(true);
 
@@ -288,7 +360,7 @@ describe("DynamoTenantQuotas.releaseType", () => {
   it("keeps a type an active or paused job still has, and does nothing when the quota is lifted", async () => {
     db.on(QueryCommand).resolves(indexPage(["j1", "j2"], { pk: "JOB#j2" }));
     jobsWithStatuses({ j1: "completed", j2: "paused" });
-    expect(await new DynamoTenantQuotas(client, "t", limits).releaseType("a", "x")).toBe(false);
+    expect(await new DynamoTenantQuotas(client, "t", limits, () => NOW).releaseType("a", "x")).toBe(false);
     expect(db.commandCalls(QueryCommand)).toHaveLength(1);
     expect(updates()).toEqual([]);
 
