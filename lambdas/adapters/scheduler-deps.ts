@@ -45,7 +45,7 @@ export function createSchedulerDeps(
     clock: systemClock,
     settings: config.settings,
     rateLimiter: new DynamoRateLimiter(db, config.tableName, config.settings.tenantRunsPerSecond),
-    quotas: new DynamoTenantQuotas(db, config.tableName, config.settings, () => systemClock.now()),
+    quotas: new DynamoTenantQuotas(db, config.tableName, config.settings),
     webhookSecrets: new DynamoWebhookSecretStore(db, config.tableName),
     tenantAccounts: config.tenantAccounts ?? {},
     random: Math.random,

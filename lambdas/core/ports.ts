@@ -1,3 +1,4 @@
+import type { Clock } from "./clock";
 import type { DueJob, Job, JobStatus, JobSummary } from "./job";
 import type { Run, RunSeed, RunStatus } from "./run";
 
@@ -512,8 +513,12 @@ export type Admission =
  * strict side between recounts and never lets a tenant past its quota.
  */
 export interface TenantQuotas {
-  /** Counts one create of a job of `type` by `tenant`, or says which quota refuses it. */
-  admitCreate(tenant: string, type: string, now: number): Promise<Admission>;
+  /**
+   * Counts one create of a job of `type` by `tenant`, or says which quota refuses it. Takes the
+   * clock, not an instant: a create is counted in the second it is admitted in, which may be
+   * later than when it asked (it waited for another create's count).
+   */
+  admitCreate(tenant: string, type: string, clock: Pick<Clock, "now">): Promise<Admission>;
   /** Gives back an admitted create that stored nothing (its idempotency key's job existed). */
   releaseCreate(tenant: string): Promise<void>;
   /**

@@ -26,6 +26,8 @@ type UpdateInput = {
   ConditionExpression?: string;
   ExpressionAttributeValues?: Record<string, number | undefined>;
 };
+/** A clock that answers one instant. */
+const at = (instant: number) => ({ now: () => instant });
 const conditionFailed = () => new ConditionalCheckFailedException({ message: "no", $metadata: {} });
 
 const updates = () => db.commandCalls(UpdateCommand).map((c) => c.args[0].input);
@@ -58,8 +60,8 @@ describe("DynamoTenantQuotas", () => {
   it("counts a create in one conditional update: a new second opens the window, the next adds to it", async () => {
     db.on(UpdateCommand).resolves({});
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
-    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     const [types, opening, adding] = updates();
     expect(types).toMatchObject({
       Key: { pk: "QUOTA#a", sk: "TYPES" },
@@ -86,7 +88,8 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand).resolves({});
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
-    for (let i = 0; i < 50; i++) expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    for (let i = 0; i < 50; i++)
+      expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     const blocks = () =>
       updates()
         .filter((u) => u.Key?.sk === "COUNTS")
@@ -96,11 +99,11 @@ describe("DynamoTenantQuotas", () => {
     const counts = updates().filter((u) => u.Key?.sk === "COUNTS");
     expect(counts.at(-1)?.ExpressionAttributeValues).toMatchObject({ ":rate": 175, ":max": 975 });
     db.resetHistory();
-    expect(await quotas.admitCreate("a", "x", NOW + 1_000)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW + 1_000))).toEqual({ admitted: true });
     expect(blocks()).toEqual([25]);
     // After a quiet spell, one token: a burst long ago says nothing about now.
     db.resetHistory();
-    expect(await quotas.admitCreate("a", "x", NOW + 60_000)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW + 60_000))).toEqual({ admitted: true });
     expect(blocks()).toEqual([1]);
     expectValidExpressions();
   });
@@ -109,9 +112,11 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand).resolves({});
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
-    await quotas.admitCreate("a", "x", NOW); // the type, recorded once
+    await quotas.admitCreate("a", "x", at(NOW)); // the type, recorded once
     db.resetHistory();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => quotas.admitCreate("a", "x", NOW)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => quotas.admitCreate("a", "x", at(NOW))),
+    );
     expect(answers.every((a) => a.admitted)).toBe(true);
     const sizes = updates().map((u) => u.ExpressionAttributeValues?.[":one"]);
     // 1 (the first create) + 1 + 2 + 4 + 8 + 16 tokens: 31 >= 21, in 5 writes, never one per create.
@@ -126,7 +131,8 @@ describe("DynamoTenantQuotas", () => {
       ExpressionAttributeValues: { ":one": 2 },
     }).rejects(conditionFailed());
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
-    for (let i = 0; i < 3; i++) expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    for (let i = 0; i < 3; i++)
+      expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     const sizes = updates()
       .filter((u) => u.Key?.sk === "COUNTS")
       .map((u) => u.ExpressionAttributeValues?.[":one"]);
@@ -152,7 +158,7 @@ describe("DynamoTenantQuotas", () => {
     });
     db.on(GetCommand).resolves({ Item: { second: SECOND + 1, creates: 7, activeJobs: 40 } });
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     const counts = updates().filter((u) => u.Key?.sk === "COUNTS");
     expect(counts.at(-1)?.ExpressionAttributeValues).toMatchObject({ ":second": SECOND + 1, ":rate": 199 });
     expect(counts.at(-1)?.ConditionExpression).toContain("#second = :second");
@@ -162,17 +168,18 @@ describe("DynamoTenantQuotas", () => {
   it("counts a create that waited for a block past the second's turn in the second it is admitted in", async () => {
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
     let clock = NOW;
-    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => clock);
+    const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
+    const moving = { now: () => clock };
     db.on(UpdateCommand).resolves({});
-    await quotas.admitCreate("a", "x", NOW); // the type and a first token
+    await quotas.admitCreate("a", "x", moving); // the type and a first token
     db.resetHistory();
     let release: () => void = () => undefined;
     db.on(UpdateCommand)
       .callsFakeOnce(() => new Promise((done) => (release = () => done({}))))
       .resolves({});
-    const first = quotas.admitCreate("a", "x", NOW);
+    const first = quotas.admitCreate("a", "x", moving);
     await new Promise((tick) => setTimeout(tick, 0));
-    const second = quotas.admitCreate("a", "x", NOW); // waits for the first one's block
+    const second = quotas.admitCreate("a", "x", moving); // waits for the first one's block
     clock = NOW + 1_000;
     release();
     expect(await Promise.all([first, second])).toEqual([{ admitted: true }, { admitted: true }]);
@@ -185,20 +192,49 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND + 1, creates: 2, activeJobs: 4 } });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({
       admitted: false,
       quota: "creates-per-second",
+      limit: 2,
+      retryAfterSeconds: 1,
     });
+    // Its own second's two forms, then the refusal read: no round in a window already closed.
+    expect(updates().filter((u) => u.Key?.sk === "COUNTS")).toHaveLength(2);
+  });
+
+  it("counts a create whose second turned while it was counted in the new second, not the full one it asked in", async () => {
+    const stored = { second: SECOND, creates: 2 };
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
+    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).callsFake((input: UpdateInput) => {
+      const values = input.ExpressionAttributeValues ?? {};
+      const second = values[":second"] ?? Number.NaN;
+      const opening = String(input.ConditionExpression).includes("#second < :second");
+      const fits = opening
+        ? second > stored.second
+        : second === stored.second && stored.creates <= (values[":rate"] ?? Number.NaN);
+      if (!fits) throw conditionFailed();
+      return {};
+    });
+    db.on(GetCommand).resolves({ Item: { second: SECOND, creates: 2, activeJobs: 4 } });
+    // The clock reads NOW when the create asks, and a second later once its counts were refused.
+    let reads = 0;
+    const turning = { now: () => (reads++ === 0 ? NOW : NOW + 1_000) };
+    const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
+    expect(await quotas.admitCreate("a", "x", turning)).toEqual({ admitted: true });
+    const last = updates()
+      .filter((u) => u.Key?.sk === "COUNTS")
+      .at(-1);
+    expect(last?.ExpressionAttributeValues?.[":second"]).toBe(SECOND + 1);
   });
 
   it("takes a token of the block this process holds for a later second for a create that arrived before it", async () => {
     db.on(UpdateCommand).resolves({});
     const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
-    for (let i = 0; i < 5; i++) await quotas.admitCreate("a", "x", NOW + 1_000);
+    for (let i = 0; i < 5; i++) await quotas.admitCreate("a", "x", at(NOW + 1_000));
     db.resetHistory();
     // Blocks of 1, 1, 2 and 4 so far (8 tokens for 5 creates): three are left.
-    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     expect(updates()).toEqual([]);
   });
 
@@ -207,7 +243,7 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND, creates: 2, activeJobs: 4 } });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({
       admitted: false,
       quota: "creates-per-second",
       limit: 2,
@@ -241,7 +277,7 @@ describe("DynamoTenantQuotas", () => {
       j9: "active",
     });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     const query = db.commandCalls(QueryCommand)[0]?.args[0].input;
     expect(query).toMatchObject({
       IndexName: TENANT_INDEX.name,
@@ -270,7 +306,10 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND - 5, creates: 1, activeJobs: 10 } });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({ admitted: false, quota: "active-jobs" });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toMatchObject({
+      admitted: false,
+      quota: "active-jobs",
+    });
     expect(db.commandCalls(QueryCommand)).toHaveLength(0);
     expect(db.commandCalls(BatchGetCommand)).toHaveLength(0);
   });
@@ -282,7 +321,7 @@ describe("DynamoTenantQuotas", () => {
       Item: { second: SECOND - 5, creates: 1, activeJobs: 10, recountedAt: NOW - RECOUNT_EVERY_MS + 1 },
     });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", NOW)).toMatchObject({
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toMatchObject({
       admitted: false,
       quota: "active-jobs",
       retryAfterSeconds: 60,
@@ -293,7 +332,7 @@ describe("DynamoTenantQuotas", () => {
   it("refuses a type past the tenant's types, and adds a known one without a count of its own", async () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).rejects(conditionFailed());
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "new", NOW)).toMatchObject({
+    expect(await quotas.admitCreate("a", "new", at(NOW))).toMatchObject({
       admitted: false,
       quota: "job-types",
       limit: 3,
@@ -310,7 +349,7 @@ describe("DynamoTenantQuotas", () => {
       tenantMaxActiveJobs: 0,
       tenantMaxJobTypes: 0,
     });
-    expect(await none.admitCreate("a", "x", NOW)).toEqual({ admitted: true });
+    expect(await none.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     await none.releaseCreate("a");
     expect(db.calls()).toHaveLength(0);
 
@@ -320,8 +359,8 @@ describe("DynamoTenantQuotas", () => {
       { ...limits, tenantMaxActiveJobs: 0 },
     ]) {
       const quotas = new DynamoTenantQuotas(client, "t", lifted, () => NOW);
-      await quotas.admitCreate("a", "x", NOW);
-      await quotas.admitCreate("a", "x", NOW);
+      await quotas.admitCreate("a", "x", at(NOW));
+      await quotas.admitCreate("a", "x", at(NOW));
       await quotas.releaseCreate("a");
     }
     expectValidExpressions();
@@ -379,11 +418,11 @@ describe("DynamoTenantQuotas.releaseType", () => {
       { ...limits, tenantCreatesPerSecond: 0, tenantMaxActiveJobs: 0 },
       () => now,
     );
-    await quotas.admitCreate("a", "x", now);
-    await quotas.admitCreate("a", "x", now);
+    await quotas.admitCreate("a", "x", at(now));
+    await quotas.admitCreate("a", "x", at(now));
     expect(updates()).toHaveLength(1); // known: not written again
     now += KNOWN_TYPES_MS;
-    await quotas.admitCreate("a", "x", now);
+    await quotas.admitCreate("a", "x", at(now));
     expect(updates()).toHaveLength(2);
   });
 });

@@ -1,5 +1,5 @@
 import type { Caller } from "../../lambdas/core/caller";
-import { FixedClock } from "../../lambdas/core/clock";
+import { type Clock, FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../lambdas/core/job";
 import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
@@ -547,7 +547,8 @@ export class MemoryTenantQuotas implements TenantQuotas {
     return { admitted: true };
   }
 
-  async admitCreate(tenant: string, type: string, now: number): Promise<Admission> {
+  async admitCreate(tenant: string, type: string, clock: Pick<Clock, "now">): Promise<Admission> {
+    const now = clock.now();
     const {
       tenantCreatesPerSecond: rate,
       tenantMaxActiveJobs: max,

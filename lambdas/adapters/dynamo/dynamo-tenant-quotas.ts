@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { Clock } from "../../core/clock";
 import type { Admission, TenantQuotas } from "../../core/ports";
 import type { SchedulerSettings } from "../../definitions/settings";
 import { TENANT_INDEX } from "../../definitions/table";
@@ -63,7 +64,8 @@ export class DynamoTenantQuotas implements TenantQuotas {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async admitCreate(tenant: string, type: string, now: number): Promise<Admission> {
+  async admitCreate(tenant: string, type: string, clock: Pick<Clock, "now">): Promise<Admission> {
+    const now = clock.now();
     const types = await this.admitType(tenant, type);
     if (!types.admitted) return types;
     if (this.limits.tenantCreatesPerSecond <= 0 && this.limits.tenantMaxActiveJobs <= 0) {
@@ -89,7 +91,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
       // the second it arrived in, one that waited past the second's turn met a window already
       // full, or closed, and was refused while the tenant was under its rate (issue 28's push
       // mix: about 200 of 2,000 creates at 115 a second, against 200 a second).
-      second = Math.max(second, Math.floor(this.now() / 1000));
+      second = Math.max(second, Math.floor(clock.now() / 1000));
     }
     let taken: () => void = () => undefined;
     this.taking.set(tenant, new Promise<void>((done) => (taken = done)));
@@ -99,7 +101,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
       this.taking.delete(tenant);
       taken();
     }
-    return this.refusal(tenant, type, Math.max(now, second * 1000, this.now()));
+    return this.refusal(tenant, type, clock, second);
   }
 
   /** Takes a block of this second's tokens (one of them this create's), or one token if it does not fit. */
@@ -181,7 +183,13 @@ export class DynamoTenantQuotas implements TenantQuotas {
   }
 
   /** Why neither update went through; a count at the active-jobs quota is recounted once. */
-  private async refusal(tenant: string, type: string, now: number): Promise<Admission> {
+  private async refusal(
+    tenant: string,
+    type: string,
+    clock: Pick<Clock, "now">,
+    countedIn: number,
+  ): Promise<Admission> {
+    const now = Math.max(clock.now(), countedIn * 1000);
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: countsKey(tenant), ConsistentRead: true }),
     );
@@ -202,7 +210,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
       (await this.claimRecount(tenant, now))
     ) {
       await this.recount(tenant, Number(Item?.activeJobs));
-      return this.admitCreate(tenant, type, now);
+      return this.admitCreate(tenant, type, clock);
     }
     if (max > 0 && Number(Item?.activeJobs) >= max) {
       return {

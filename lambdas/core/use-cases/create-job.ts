@@ -44,10 +44,10 @@ export async function createJob(
   const job = buildJob(deps, caller, request, now);
   await requireWebhookSecret(deps, job);
 
-  // Counted at the clock as it is now, not at the request's start: the parse and the webhook
-  // secret's read can take a second's turn, and a create counted in the second before would be
-  // judged by a window that has closed (refused while the tenant is under its rate).
-  const admission = await deps.quotas.admitCreate(job.tenant, job.type, deps.clock.now());
+  // Counted by the clock as it is when counted, not at the request's start: the parse, the
+  // webhook secret's read and another create's count can take a second's turn, and a create
+  // counted in the second before would be judged by a window that has closed.
+  const admission = await deps.quotas.admitCreate(job.tenant, job.type, deps.clock);
   if (!admission.admitted) {
     // A retry of a create that was stored before still gets its answer.
     if (job.idempotencyKey !== undefined && (await deps.jobs.getJob(job.jobId))) return repeated(deps, job);
