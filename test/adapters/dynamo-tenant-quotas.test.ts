@@ -54,6 +54,25 @@ function expectValidExpressions() {
   }
 }
 
+/** The refusal of a create by the creates-per-second rate of `limits`. */
+const RATE_REFUSAL = { admitted: false, quota: "creates-per-second", limit: 2, retryAfterSeconds: 1 };
+/**
+ * The COUNTS item's conditions against a stored window, as DynamoDB would judge them: opening a
+ * window needs a later second, adding to it the same second with room for the block.
+ */
+function countsWindow(stored: { readonly second: number; readonly creates: number }) {
+  db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).callsFake((input: UpdateInput) => {
+    const values = input.ExpressionAttributeValues ?? {};
+    const second = values[":second"] ?? Number.NaN;
+    const opening = String(input.ConditionExpression).includes("#second < :second");
+    const fits = opening
+      ? second > stored.second
+      : second === stored.second && stored.creates <= (values[":rate"] ?? Number.NaN);
+    if (!fits) throw conditionFailed();
+    return {};
+  });
+}
+
 beforeEach(() => db.reset());
 
 describe("DynamoTenantQuotas", () => {
@@ -145,17 +164,7 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand).resolves({});
     // Another process moved the stored window to the next second, with 7 creates in it: a count
     // in this create's own second fails both ways (opening needs a later second, adding the same).
-    const stored = { second: SECOND + 1, creates: 7 };
-    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).callsFake((input: UpdateInput) => {
-      const values = input.ExpressionAttributeValues ?? {};
-      const opening = String(input.ConditionExpression).includes("#second < :second");
-      const second = values[":second"] ?? Number.NaN;
-      const fits = opening
-        ? second > stored.second
-        : second === stored.second && stored.creates <= (values[":rate"] ?? Number.NaN);
-      if (!fits) throw conditionFailed();
-      return {};
-    });
+    countsWindow({ second: SECOND + 1, creates: 7 });
     db.on(GetCommand).resolves({ Item: { second: SECOND + 1, creates: 7, activeJobs: 40 } });
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
@@ -192,29 +201,14 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND + 1, creates: 2, activeJobs: 4 } });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({
-      admitted: false,
-      quota: "creates-per-second",
-      limit: 2,
-      retryAfterSeconds: 1,
-    });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual(RATE_REFUSAL);
     // Its own second's two forms, then the refusal read: no round in a window already closed.
     expect(updates().filter((u) => u.Key?.sk === "COUNTS")).toHaveLength(2);
   });
 
   it("counts a create whose second turned while it was counted in the new second, not the full one it asked in", async () => {
-    const stored = { second: SECOND, creates: 2 };
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
-    db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "COUNTS" } }).callsFake((input: UpdateInput) => {
-      const values = input.ExpressionAttributeValues ?? {};
-      const second = values[":second"] ?? Number.NaN;
-      const opening = String(input.ConditionExpression).includes("#second < :second");
-      const fits = opening
-        ? second > stored.second
-        : second === stored.second && stored.creates <= (values[":rate"] ?? Number.NaN);
-      if (!fits) throw conditionFailed();
-      return {};
-    });
+    countsWindow({ second: SECOND, creates: 2 });
     db.on(GetCommand).resolves({ Item: { second: SECOND, creates: 2, activeJobs: 4 } });
     // The clock reads NOW when the create asks, and a second later once its counts were refused.
     let reads = 0;
@@ -243,12 +237,7 @@ describe("DynamoTenantQuotas", () => {
     db.on(UpdateCommand, { Key: { pk: "QUOTA#a", sk: "TYPES" } }).resolves({});
     db.on(GetCommand).resolves({ Item: { second: SECOND, creates: 2, activeJobs: 4 } });
     const quotas = new DynamoTenantQuotas(client, "t", limits, () => NOW);
-    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({
-      admitted: false,
-      quota: "creates-per-second",
-      limit: 2,
-      retryAfterSeconds: 1,
-    });
+    expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual(RATE_REFUSAL);
     expectValidExpressions();
   });
 
