@@ -101,7 +101,10 @@ export interface LeaseGrant {
   readonly now: number;
   /** At-most-once: only a run never leased before (a lapsed lease is not taken over). */
   readonly firstOnly?: boolean;
-  /** A run made but not written: the lease writes it (decision 0051). */
+  /**
+   * A run made but not written: the lease writes it (decision 0051). A seed marked last makes a
+   * written run last too (another schedule's copy wrote it first: decision 0046's addendum).
+   */
   readonly seed?: RunSeed | undefined;
 }
 
@@ -311,6 +314,12 @@ export interface RunStore {
    * False when the run is not such a run (nothing is written).
    */
   trackFinalRun(jobId: string, scheduledFor: number, checkAt: number): Promise<boolean>;
+  /**
+   * Marks a written run its job's last, when a copy of its message says so and the run does not
+   * (decision 0046's addendum): the run as it now is, or undefined when it is not written, is
+   * cancelled, or is marked already.
+   */
+  markLastRun(jobId: string, scheduledFor: number): Promise<Run | undefined>;
   /**
    * Unfinished runs, and finished last runs whose job may not be marked yet, in one repair
    * partition, whose check time is at or before `before`.

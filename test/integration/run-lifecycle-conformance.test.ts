@@ -75,6 +75,18 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
         receiptHandle: fc.constant("rh-1"),
         now: fc.constant(T),
         firstOnly: fc.boolean(),
+        // A copy's seed, marked last or not: one marked last makes the written run last.
+        seed: maybe(
+          fc.boolean().map((final) => ({
+            runId: run.runId,
+            jobId: run.jobId,
+            tenant: run.tenant,
+            type: run.type,
+            scheduledFor: run.scheduledFor,
+            final,
+            createdAt: run.createdAt,
+          })),
+        ),
       }),
     }),
     fc.record({
@@ -141,6 +153,7 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
     }),
     fc.constant({ kind: "settle" as const }),
     fc.record({ kind: fc.constant("track" as const), checkAt: fc.constant(T + 45_000) }),
+    fc.constant({ kind: "mark-last" as const }),
     fc.record({
       kind: fc.constant("recheck" as const),
       expectedCheckAt: fc.constantFrom(run.checkAt ?? T, T + 1),
@@ -184,6 +197,8 @@ async function applyThroughStore(runs: RunStore, run: Run, event: RunEvent): Pro
       return undefined; // answers nothing: judged by the run read back
     case "track":
       return runs.trackFinalRun(jobId, at, event.checkAt);
+    case "mark-last":
+      return (await runs.markLastRun(jobId, at)) !== undefined;
     case "recheck": {
       const candidate = { ...run, checkAt: event.expectedCheckAt };
       return runs.rescheduleCheck(candidate, event.expectedCheckAt, event.checkAt);

@@ -291,6 +291,34 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect(await stores.runs.leaseRun(made.jobId, made.scheduledFor, again)).toBeUndefined();
   });
 
+  it("marks a run its job's last when a copy of its message says so: at its lease, or on its own (decision 0046's addendum)", async () => {
+    // Written not last by one schedule's copy (its first write: no `final` on the item), its
+    // lease lapsed, then leased by the other's copy that marks it last.
+    const made = seed(T, false);
+    expect(await seededLease(stores, made, T)).toMatchObject({ final: false });
+    const marking = await seededLease(stores, { ...made, final: true }, T + LEASE, "w2");
+    expect(marking).toMatchObject({ final: true, attempt: 2, workerId: "w2" });
+    // A copy not marked last leaves a last run last.
+    expect(await seededLease(stores, made, T + 2 * LEASE, "w3")).toMatchObject({ final: true, attempt: 3 });
+    // Not written: the lease writes it last from a seed that says so.
+    expect(await seededLease(stores, seed(T, true), T)).toMatchObject({ final: true, attempt: 1 });
+    // On its own: a written run not last (finished or not), once; never a cancelled one or one not written.
+    const other = seed(T, false);
+    expect(await stores.runs.abandonRun(other.jobId, T, "missed", "paused", T, false, other)).toBeDefined();
+    expect(await stores.runs.markLastRun(other.jobId, other.scheduledFor)).toMatchObject({
+      final: true,
+      status: RunStatus.Missed,
+    });
+    expect(await stores.runs.markLastRun(other.jobId, other.scheduledFor)).toBeUndefined();
+    expect((await stores.runs.getRun(other.jobId, other.scheduledFor))?.final).toBe(true);
+    const cancelled = seed(T, false);
+    expect(await stores.runs.createRun(seededRun(cancelled))).toBe("created");
+    await stores.runs.abandonRun(cancelled.jobId, T, "cancelled", "why", T, false);
+    expect(await stores.runs.markLastRun(cancelled.jobId, T)).toBeUndefined();
+    expect((await stores.runs.getRun(cancelled.jobId, T))?.final).toBe(false);
+    expect(await stores.runs.markLastRun(seed(T, false).jobId, T)).toBeUndefined();
+  });
+
   it("ends a run made but not written unstarted (cancelled, skipped, missed) by writing it, with the `final` it has", async () => {
     const cancelled = seed(T + 60_000, false);
     const { jobId, scheduledFor } = cancelled;

@@ -378,6 +378,10 @@ export class MemoryRunStore implements RunStore {
     this.apply(jobId, scheduledFor, { kind: "settle" });
   }
 
+  async markLastRun(jobId: string, scheduledFor: number) {
+    return this.applied(jobId, scheduledFor, { kind: "mark-last" });
+  }
+
   async trackFinalRun(jobId: string, scheduledFor: number, checkAt: number) {
     return this.apply(jobId, scheduledFor, { kind: "track", checkAt }) !== undefined;
   }

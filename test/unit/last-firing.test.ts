@@ -1,6 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { scheduledRun } from "../../lambdas/core/lifecycle/creation";
 import { PAUSED_RUN_REASON, type Run, RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { endJobAfter, settleLastRun } from "../../lambdas/core/use-cases/end-job";
@@ -159,5 +160,121 @@ describe("a job's last firing", () => {
     expect(runAt(deps, jobId, NOW - MINUTE)).toMatchObject({ status: "missed", checkAt: undefined });
     expect(deps.queue.sent).toEqual([]);
     expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+  });
+
+  describe("is one run whichever schedule's copy wrote it first (decision 0046's addendum)", () => {
+    /**
+     * A bounded cron whose last firing, 09:02, was made by the sweep and recorded, and whose run
+     * was written first, not last, by another schedule's copy: a create killed before recording
+     * its block, then a schedule change onto the same instant (seed 692325600).
+     */
+    async function collided(written: "pending" | "succeeded" | "leased") {
+      const deps = memoryDeps(NOW - MINUTE);
+      const { jobId } = await createJob(deps, alice, {
+        type: "tick",
+        cron: "*/2 * * * *",
+        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
+        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
+      });
+      await fire(deps, jobId, NOW + MINUTE);
+      expect(await deps.jobs.getJob(jobId)).toMatchObject({
+        nextRunAt: undefined,
+        lastFiringAt: NOW + 2 * MINUTE,
+      });
+      const job = await deps.jobs.getJob(jobId);
+      if (!job) throw new Error("no job");
+      const old = scheduledRun(job, NOW + 2 * MINUTE, NOW, false);
+      const held = { status: RunStatus.Leased, attempt: 1, fence: 1, leaseExpiresAt: NOW + 3 * MINUTE };
+      const done = { status: RunStatus.Succeeded, attempt: 1, fence: 1, finishedAt: NOW };
+      await deps.runs.createRun(
+        written === "pending" ? old : { ...old, ...(written === "leased" ? held : done) },
+      );
+      deps.clock.set(NOW + 2 * MINUTE);
+      // The sweep's copy, which marks it last, is the one received.
+      const copy = deps.queue.sent.find((s) => s.message.scheduledFor === NOW + 2 * MINUTE)?.message;
+      expect(copy).toMatchObject({ final: true });
+      if (copy) deps.queue.ready.push({ message: copy, receiptHandle: "last" });
+      return { deps, jobId };
+    }
+
+    it("a copy marked last leasing it marks it last, and its end completes the job", async () => {
+      const { deps, jobId } = await collided("pending");
+      const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] });
+      expect(Date.parse(lease?.scheduledFor ?? "")).toBe(NOW + 2 * MINUTE);
+      expect(lease?.final).toBe(true);
+      expect((await deps.runs.getRun(jobId, NOW + 2 * MINUTE))?.final).toBe(true);
+      expect(await finish(deps, runAt(deps, jobId, NOW + 2 * MINUTE))).toBe(true);
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("a copy marked last finding it finished not last marks it and completes the job", async () => {
+      const { deps, jobId } = await collided("succeeded");
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: "succeeded",
+      });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+    it("a copy marked last finding it held marks it at once: the holder's end, echoing not last, completes the job", async () => {
+      const { deps, jobId } = await collided("leased");
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: "leased",
+      });
+      const runId = runAt(deps, jobId, NOW + 2 * MINUTE).runId;
+      await completeRun(deps, worker, runId, { fence: 1, result: "succeeded", final: false });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("a sweep that makes its last firing and finds that run finished, written not last, ends the job", async () => {
+      const deps = memoryDeps(NOW - MINUTE);
+      const { jobId } = await createJob(deps, alice, {
+        type: "tick",
+        cron: "*/2 * * * *",
+        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
+        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
+      });
+      const job = await deps.jobs.getJob(jobId);
+      if (!job) throw new Error("no job");
+      const old = scheduledRun(job, NOW + 2 * MINUTE, NOW, false);
+      await deps.runs.createRun({
+        ...old,
+        status: RunStatus.Succeeded,
+        attempt: 1,
+        fence: 1,
+        finishedAt: NOW,
+      });
+      await fire(deps, jobId, NOW + 2 * MINUTE - 10_000);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: "succeeded",
+      });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("costs no write where the copies agree: a last run's own copies never mark it", async () => {
+      const deps = memoryDeps(NOW - MINUTE);
+      const marks = vi.spyOn(deps.runs, "markLastRun");
+      const { jobId } = await createJob(deps, alice, {
+        type: "tick",
+        cron: "*/2 * * * *",
+        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
+        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
+      });
+      await fire(deps, jobId, NOW + MINUTE);
+      const copy = deps.queue.sent.find((s) => s.message.scheduledFor === NOW + 2 * MINUTE)?.message;
+      if (!copy) throw new Error("no copy");
+      deps.clock.set(NOW + 2 * MINUTE);
+      // The copy and a duplicate of it: one leases, the other finds it held, then finished.
+      deps.queue.ready.push({ message: copy, receiptHandle: "a" }, { message: copy, receiptHandle: "b" });
+      const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] });
+      await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded", final: true });
+      deps.queue.ready.push({ message: copy, receiptHandle: "c" });
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(marks).not.toHaveBeenCalled();
+    });
   });
 });

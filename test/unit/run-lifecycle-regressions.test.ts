@@ -27,7 +27,8 @@ import { memoryStores, World } from "../model/world";
  * fixes (99c76b1; a field the printout left out takes the default of `spec` here); the fourth,
  * from a review, failed before its fix, landed with it; the fifth the model found (615f57d);
  * the last two a second review found (an at-most-once run leased before acting on other runs).
- * At the end, four the model found on 1da9536 (check (g) and a random 100,000-sequence run).
+ * Then four the model found on 1da9536 (check (g) and a random 100,000-sequence run), and last
+ * one a random 100,000-sequence run found on 4cdb651 (decision 0046's addendum).
  */
 const spec = (over: Partial<JobSpec>): JobSpec => ({
   schedule: { kind: "cron", endInMinutes: undefined },
@@ -279,6 +280,31 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
         new Control(0, "resume"),
         new PatchJob(0, { delivery: "at-most-once" }),
         new LeaseRuns(1),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a create killed before recording its block, then a new schedule firing one of its instants: that run ends the job (seed 692325600)", async () => {
+    await expect(
+      replay([
+        new Live(120, "holds"),
+        new Live(5, "holds"),
+        new Advance(20_000),
+        new Live(60, "holds"),
+        new Advance(5_000),
+        new Live(60, "holds"),
+        new Crashing(
+          4,
+          new Create(
+            spec({
+              schedule: { kind: "interval", every: "90s", endInMinutes: 3 },
+              jitter: "PT10S",
+              keyed: false,
+            }),
+          ),
+        ),
+        new Crashing(5, new PatchJob(0, { cron: "*/2 * * * *" })),
+        new Advance(500),
       ]),
     ).resolves.toBeUndefined();
   });

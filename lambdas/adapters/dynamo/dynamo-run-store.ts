@@ -185,6 +185,16 @@ export class DynamoRunStore implements RunStore {
     });
   }
 
+  markLastRun(jobId: string, scheduledFor: number): Promise<Run | undefined> {
+    return this.updateRun({
+      Key: runKey(jobId, scheduledFor),
+      UpdateExpression: "SET #final = :true",
+      ConditionExpression: `attribute_exists(pk) AND ${finalIs(false)} AND #status <> :cancelled`,
+      ExpressionAttributeNames: { ...STATUS, ...FINAL },
+      ExpressionAttributeValues: { ":true": true, ":cancelled": "cancelled" },
+    });
+  }
+
   async finishRun(
     jobId: string,
     scheduledFor: number,

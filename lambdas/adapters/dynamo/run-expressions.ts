@@ -31,8 +31,8 @@ export const HELD = "fence = :fence AND #status = :leased";
 /**
  * The first write of a run made but not written (decision 0051): the guard holds for an item
  * not there yet, and the SET clause writes, only where missing, the fields the seed carries
- * (with attempt and fence 0 unless the update ADDs them). With no seed, nothing: the item
- * must exist, as before.
+ * (with attempt and fence 0 unless the update ADDs them), but `final` wherever the seed is
+ * marked last. With no seed, nothing: the item must exist, as before.
  */
 export function seededWrite(
   seed: RunSeed | undefined,
@@ -47,7 +47,9 @@ export function seededWrite(
     "#type = if_not_exists(#type, :seedType)",
     "scheduledFor = if_not_exists(scheduledFor, :seedScheduledFor)",
     "createdAt = if_not_exists(createdAt, :seedCreatedAt)",
-    ...(seed.final ? ["#final = if_not_exists(#final, :seedFinal)"] : []),
+    // A seed marked last makes a written run last too (decision 0046's addendum): the events
+    // that take a seed other than a lease ask for the `final` the seed has.
+    ...(seed.final ? ["#final = :seedFinal"] : []),
     ...(counters === "set"
       ? ["attempt = if_not_exists(attempt, :seedZero)", "fence = if_not_exists(fence, :seedZero)"]
       : []),

@@ -20,6 +20,7 @@ import { seededRun } from "./creation";
  *   pending (a retry) --drop-retry--> dead-lettered (its job became at-most-once)
  *   dead-lettered | missed --replay--> pending (attempt 0; a resume's re-run keeps its attempts)
  *   finished last run, untracked --track--> the same, in the repair index (its job not yet ended)
+ *   any run not cancelled --mark-last--> the same, its job's last (a copy of its message says so)
  */
 export type RunEvent =
   | { readonly kind: "lease"; readonly grant: LeaseGrant }
@@ -69,6 +70,12 @@ export type RunEvent =
   | { readonly kind: "settle" }
   /** A finished last run whose job could not be ended yet enters the repair index (decision 0045). */
   | { readonly kind: "track"; readonly checkAt: number }
+  /**
+   * A copy of the run's message marks it its job's last where the stored run is not: a schedule
+   * change met runs a creator made and died before recording (decision 0046's addendum), and
+   * the two schedules' runs at one instant are one run, written first from the old one's copy.
+   */
+  | { readonly kind: "mark-last" }
   | { readonly kind: "recheck"; readonly expectedCheckAt: number; readonly checkAt: number };
 
 /** A stored run: the run and the receipt handle of the message that delivered its lease. */
@@ -159,6 +166,8 @@ export function transition(stored: RunRecord | undefined, event: RunEvent): RunR
         leaseExpiresAt: grant.leaseExpiresAt,
         workerId: grant.workerId,
         receiptHandle: grant.receiptHandle,
+        // A copy that marks it its job's last makes it so (see mark-last).
+        final: run.final || grant.seed?.final === true,
       };
     }
     case "heartbeat":
@@ -248,6 +257,9 @@ export function transition(stored: RunRecord | undefined, event: RunEvent): RunR
       // Only a finished last run not in the index: its job's end waits for a pause or a sweep.
       if (!run.final || isUnfinished(run) || run.checkAt !== undefined) return undefined;
       return { ...run, checkAt: event.checkAt };
+    case "mark-last":
+      if (run.final || run.status === RunStatus.Cancelled) return undefined;
+      return { ...run, final: true };
     case "recheck":
       if (run.checkAt !== event.expectedCheckAt) return undefined;
       return { ...run, checkAt: event.checkAt };

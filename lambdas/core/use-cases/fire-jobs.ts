@@ -14,6 +14,7 @@ import { isUnfinished } from "../lifecycle/transition";
 import { planRuns } from "../missed-runs";
 import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
 import { endJobAfter } from "./end-job";
+import { markedLast } from "./unstarted-runs";
 
 /**
  * A run created less than this long ago is taken to be in the hands of whoever created it
@@ -39,6 +40,8 @@ interface JobOutcome {
   readonly deferred: boolean;
   /** The record of the job's last firing, when that was missed (then it is `final`). */
   readonly lastMissed: Run | undefined;
+  /** The job's last run, written and finished before it was marked last (decision 0046's addendum). */
+  readonly lastWritten: Run | undefined;
   /** The plan had no firing at all (a schedule that ended before the job's next run). */
   readonly nothingPlanned: boolean;
   /** With no next firing: the firing of the job's last run, made or recorded missed. */
@@ -92,8 +95,10 @@ export async function fireJobs(
 
   const ready = outcomes.filter((o) => !o.deferred);
   await Promise.all(
-    ready.map(async ({ job, next, last, lastMissed, nothingPlanned, planned }) => {
+    ready.map(async ({ job, next, last, lastMissed, lastWritten, nothingPlanned, planned }) => {
       const moved = await deps.jobs.advanceJob(job.jobId, job.nextRunAt, next, now, last, planned);
+      // Its repair-index entry ends the job should this die first.
+      if (moved && lastWritten) await endJobAfter(deps, lastWritten, { final: true, tracked: true }, now);
       // Nothing left to run, and the last firing was missed: the job is done. That record is
       // final and waits in the repair index, so a crash right here still ends the job.
       if (moved && lastMissed) await endJobAfter(deps, lastMissed, lastMissed, now);
@@ -163,6 +168,8 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const created: Run[] = [];
   let duplicates = 0;
   let deferred = false;
+  /** The job's last run, found written and finished, just marked last: the advance ends the job. */
+  let lastWritten: Run | undefined;
   /** Firings whose run exists unfinished: a last one that does is not a missed record to end on. */
   const unfinished = new Set<number>();
   /**
@@ -171,12 +178,19 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
    * The last runs now if the plan wants it to (`wanted`: the job's missed-run policy after a
    * resume), as if the pause had kept it from being made (decision 0044).
    */
-  const exists = async (scheduledFor: number, wanted: boolean) => {
+  const exists = async (scheduledFor: number, wanted: boolean, final: boolean) => {
     duplicates += 1;
-    const existing = await deps.runs.getRun(job.jobId, scheduledFor);
-    if (!existing) {
+    const found = await deps.runs.getRun(job.jobId, scheduledFor);
+    if (!found) {
       deferred = true; // deleted under us; look again next sweep
       return;
+    }
+    // The job's last firing, written not last by another schedule's copy (decision 0046's
+    // addendum): marked last, and, finished already, put in the repair index and ended after
+    // the advance, since no copy of it is sent to do that.
+    const existing = await markedLast(deps, found, final);
+    if (existing.final && !found.final && !isUnfinished(existing)) {
+      if (await deps.runs.trackFinalRun(job.jobId, scheduledFor, now + graceMs)) lastWritten = existing;
     }
     const pending = existing.status === RunStatus.Pending;
     // A last run pending or leased (a create that died before the job moved on, then a lease):
@@ -203,11 +217,11 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   await Promise.all(
     plan.create.map(async (scheduledFor) => {
       const final = plan.next === undefined && scheduledFor === plan.create.at(-1);
-      if (written.has(scheduledFor)) return exists(scheduledFor, true);
+      if (written.has(scheduledFor)) return exists(scheduledFor, true, final);
       const run = scheduledRun(job, scheduledFor, now, final);
       // Written as well during an upgrade from code that cannot read a made run's message.
       if (deps.settings.writeRunsWhenMade === 1 && (await deps.runs.createRun(run)) === "exists")
-        return exists(scheduledFor, true);
+        return exists(scheduledFor, true, final);
       created.push(run);
       toSend.push(run);
     }),
@@ -222,12 +236,13 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   // maxLateness to it), not lost. One made and sent meets a missed record when its copy comes.
   await Promise.all(
     missedRuns.map(async (run) => {
-      if ((await deps.runs.createRun(run)) === "exists") await exists(run.scheduledFor, false);
+      if ((await deps.runs.createRun(run)) === "exists") await exists(run.scheduledFor, false, run.final);
     }),
   );
   return {
     job,
     lastMissed: missedRuns.find((run) => run.final && !unfinished.has(run.scheduledFor)),
+    lastWritten,
     nothingPlanned: plan.create.length === 0 && plan.missed.length === 0,
     last: plan.next === undefined ? (plan.create.at(-1) ?? lastMissedAt?.scheduledFor) : undefined,
     deferred,

@@ -18,7 +18,7 @@ import { LEASE_RESPONSE_BUDGET_BYTES, leaseResponseBytes, withinBudget } from ".
 import { seededRun } from "../lifecycle/creation";
 import { exhaustedByLapses } from "../lifecycle/outcomes";
 import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
-import { PAUSED_RUN_REASON, runKeyOf } from "../run";
+import { PAUSED_RUN_REASON, type RunSeed, runKeyOf } from "../run";
 import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter, endJobOnMessage } from "./end-job";
@@ -28,6 +28,7 @@ import {
   abandonUnstarted,
   endRetriedAtMostOnce,
   jobNotStored,
+  markedLast,
   retentionMsOf,
   STALE_SEED_REASON,
   storedOrMade,
@@ -277,8 +278,12 @@ async function keptWhileHeld(
   received: Readable,
   now: number,
   endsJob: boolean,
+  seed: RunSeed | undefined,
 ): Promise<boolean> {
-  const run = await deps.runs.getRun(received.message.jobId, received.message.scheduledFor);
+  const stored = await deps.runs.getRun(received.message.jobId, received.message.scheduledFor);
+  // Marked last first, held or not: a held run not last could be revoked (cancel-previous) or
+  // finish not last while this copy waits (markedLast).
+  const run = stored && (await markedLast(deps, stored, seed?.final === true));
   const seconds = hiddenWhileHeld(run, now);
   if (seconds === undefined) {
     if (endsJob) await endJobOnMessage(deps, run, now);
@@ -309,13 +314,6 @@ async function leaseOne(
 ): Promise<Granted | undefined> {
   const { message, receiptHandle } = received;
   const now = deps.clock.now();
-  // Whatever the reason, a message of a run under a live lease is kept (keptWhileHeld).
-  const drop = async (reason: string, endsJob = false) => {
-    if (await keptWhileHeld(deps, received, now, endsJob)) return undefined;
-    deps.log.info("dropping run message", { reason, runId: message.runId });
-    await deps.queue.delete(receiptHandle);
-    return undefined;
-  };
   const due = dueOf(message);
   const job = jobs.get(message.jobId);
   if (job && !servesTenant(worker, job.tenant)) {
@@ -334,6 +332,13 @@ async function leaseOne(
         carried.type === job.type &&
         (message.request === undefined || message.request === requestTagOf(job))));
   const seed = own ? seedOf(message, now, retentionMsOf(deps)) : undefined;
+  // Whatever the reason, a message of a run under a live lease is kept (keptWhileHeld).
+  const drop = async (reason: string, endsJob = false) => {
+    if (await keptWhileHeld(deps, received, now, endsJob, seed)) return undefined;
+    deps.log.info("dropping run message", { reason, runId: message.runId });
+    await deps.queue.delete(receiptHandle);
+    return undefined;
+  };
   if (!job) return jobNotStored(deps, received, now, seed, drop);
   if (own && !seed && carried) {
     // Made longer ago than finished runs are kept: its item may have run and expired, so it
@@ -366,7 +371,7 @@ async function leaseOne(
     // Paused jobs start nothing; on resume the missed-run policy looks at later firings. An
     // at-most-once run leased before (its lease lapsed during the pause) may have run: it is
     // recorded lost, never missed, which a resume would run again.
-    if (job.delivery === "at-most-once" && (await endRetriedAtMostOnce(deps, message, now)))
+    if (job.delivery === "at-most-once" && (await endRetriedAtMostOnce(deps, message, now, seed)))
       return drop("job is paused; at-most-once run leased before: lost or dead-lettered");
     await abandonUnstarted(deps, message, "missed", PAUSED_RUN_REASON, now, seed);
     return drop("job is paused");
@@ -381,7 +386,7 @@ async function leaseOne(
     // Only a first attempt: a retry or a lapsed lease's second try is late by design.
     const reason = `more than maxLateness (${job.maxLatenessMs / 1000} s) late when it could start`;
     // Rare (a late delivery): the run is read to know whether it is the job's last.
-    const run = await storedOrMade(deps, message, seed);
+    const run = await storedOrMade(deps, message, seed, { markLast: true });
     const missed =
       run && (await deps.runs.missRun(run.jobId, run.scheduledFor, { reason, now, final: run.final, seed }));
     if (missed) {
@@ -402,7 +407,7 @@ async function leaseOne(
     firstOnly: atMostOnce,
     seed,
   });
-  if (!leased && atMostOnce && (await endRetriedAtMostOnce(deps, message, now))) {
+  if (!leased && atMostOnce && (await endRetriedAtMostOnce(deps, message, now, seed))) {
     return drop("at-most-once run leased before: recorded lost or dead-lettered, not run again");
   }
   if (!leased) return drop("run is finished, or gone", true);

@@ -9,6 +9,7 @@ import { isUnfinished } from "../lifecycle/transition";
 import type { Run, RunSeed } from "../run";
 import { endJobOnMessage } from "./end-job";
 import { type Readable, sendBack } from "./send-back";
+import { markedLast } from "./unstarted-runs";
 
 /**
  * A job's overlap policy, applied when one of its runs is about to be leased (decision 0025).
@@ -54,7 +55,8 @@ export async function admitOverlap(
     deps.runs.getRun(message.jobId, message.scheduledFor),
     holder === undefined || holder === message.scheduledFor ? undefined : deps.runs.getRun(job.jobId, holder),
   ]);
-  const own = stored ?? (seed && seededRun(seed));
+  // Marked its job's last first, should its message say so and the run not (markedLast).
+  const own = stored ? await markedLast(deps, stored, seed?.final === true) : seed && seededRun(seed);
   const waitingAt = active?.wakes;
   const waiting =
     policy === OverlapPolicy.BufferOne && waitingAt !== undefined && waitingAt !== message.scheduledFor

@@ -33,9 +33,11 @@ export async function endRetriedAtMostOnce(
   deps: SchedulerDeps,
   message: RunMessage,
   now: number,
+  seed?: RunSeed,
 ): Promise<boolean> {
-  const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
-  if (!run) return false;
+  const stored = await deps.runs.getRun(message.jobId, message.scheduledFor);
+  if (!stored) return false;
+  const run = await markedLast(deps, stored, seed?.final === true);
   const lapsed = run.status === RunStatus.Leased && (run.leaseExpiresAt ?? 0) <= now;
   const retrying = run.status === RunStatus.Pending && run.attempt >= 1;
   const ended = lapsed
@@ -85,11 +87,13 @@ export async function abandonUnstarted(
     if (first.final) await endJobAfter(deps, first, first, now);
     return;
   }
-  const run = await deps.runs.getRun(jobId, scheduledFor);
-  if (!run) return;
-  // Written, its `final` not what was tried (a copy whose seed says otherwise): again with its own.
+  const stored = await deps.runs.getRun(jobId, scheduledFor);
+  if (!stored) return;
+  const run = await markedLast(deps, stored, seed?.final === true);
+  // Written, its `final` not what was tried (a copy whose seed says otherwise), or marked last
+  // just now: again with its own.
   const ended =
-    run.final === (seed?.final ?? false)
+    run.final === (seed?.final ?? false) && run.final === stored.final
       ? undefined
       : await deps.runs.abandonRun(jobId, scheduledFor, status, reason, now, run.final);
   if (ended) {
@@ -168,9 +172,28 @@ export async function storedOrMade(
   deps: SchedulerDeps,
   message: RunMessage,
   seed: RunSeed | undefined,
+  /** Marked last first, should the seed say so and the written run not (markedLast). */
+  options: { readonly markLast?: boolean } = {},
 ): Promise<Run | undefined> {
   const run = await deps.runs.getRun(message.jobId, message.scheduledFor);
-  return run ?? (seed && seededRun(seed));
+  if (!run) return seed && seededRun(seed);
+  return options.markLast ? markedLast(deps, run, seed?.final === true) : run;
+}
+
+/**
+ * A written run as its message's copy stands for it: marked its job's last first when the copy
+ * says so and the run does not (decision 0046's addendum). That happens only where a schedule
+ * change met runs a creator made and died before recording: the old schedule's copy wrote the
+ * run, and the new one's made the same instant its last. One write then; none otherwise.
+ */
+export async function markedLast(
+  deps: Pick<SchedulerDeps, "runs">,
+  run: Run,
+  marksLast: boolean,
+): Promise<Run> {
+  if (run.final || !marksLast || run.status === RunStatus.Cancelled) return run;
+  const marked = await deps.runs.markLastRun(run.jobId, run.scheduledFor);
+  return marked ?? (await deps.runs.getRun(run.jobId, run.scheduledFor)) ?? run;
 }
 
 /** How long finished runs are kept (ms; 0: for ever): older seeds write nothing (seedOf). */
