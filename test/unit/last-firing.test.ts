@@ -7,6 +7,7 @@ import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { endJobAfter, settleLastRun } from "../../lambdas/core/use-cases/end-job";
 import { fireJobs } from "../../lambdas/core/use-cases/fire-jobs";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { markedLast } from "../../lambdas/core/use-cases/unstarted-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
@@ -19,6 +20,13 @@ const NOW = Date.UTC(2026, 11, 3, 9, 0, 0);
 const MINUTE = 60_000;
 const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t-a"] };
+
+async function oneJob(deps: MemoryDeps) {
+  const { jobId } = await createJob(deps, alice, { type: "tick", cron: "* * * * *" });
+  const job = await deps.jobs.getJob(jobId);
+  if (!job) throw new Error("no job");
+  return job;
+}
 
 async function fire(deps: MemoryDeps, jobId: string, at: number) {
   deps.clock.set(at);
@@ -168,13 +176,18 @@ describe("a job's last firing", () => {
      * was written first, not last, by another schedule's copy: a create killed before recording
      * its block, then a schedule change onto the same instant (seed 692325600).
      */
-    async function collided(written: "pending" | "succeeded" | "leased") {
+    async function collided(
+      written: "pending" | "succeeded" | "leased" | "lapsed",
+      options: Record<string, unknown> = {},
+      receivedAt = NOW + 2 * MINUTE,
+    ) {
       const deps = memoryDeps(NOW - MINUTE);
       const { jobId } = await createJob(deps, alice, {
         type: "tick",
         cron: "*/2 * * * *",
         startAt: new Date(NOW + 2 * MINUTE).toISOString(),
         endAt: new Date(NOW + 3 * MINUTE).toISOString(),
+        ...options,
       });
       await fire(deps, jobId, NOW + MINUTE);
       expect(await deps.jobs.getJob(jobId)).toMatchObject({
@@ -184,12 +197,14 @@ describe("a job's last firing", () => {
       const job = await deps.jobs.getJob(jobId);
       if (!job) throw new Error("no job");
       const old = scheduledRun(job, NOW + 2 * MINUTE, NOW, false);
-      const held = { status: RunStatus.Leased, attempt: 1, fence: 1, leaseExpiresAt: NOW + 3 * MINUTE };
-      const done = { status: RunStatus.Succeeded, attempt: 1, fence: 1, finishedAt: NOW };
-      await deps.runs.createRun(
-        written === "pending" ? old : { ...old, ...(written === "leased" ? held : done) },
-      );
-      deps.clock.set(NOW + 2 * MINUTE);
+      const shapes = {
+        pending: {},
+        leased: { status: RunStatus.Leased, attempt: 1, fence: 1, leaseExpiresAt: NOW + 3 * MINUTE },
+        lapsed: { status: RunStatus.Leased, attempt: 1, fence: 1, leaseExpiresAt: NOW + 2 * MINUTE - 1 },
+        succeeded: { status: RunStatus.Succeeded, attempt: 1, fence: 1, finishedAt: NOW },
+      };
+      await deps.runs.createRun({ ...old, ...shapes[written] });
+      deps.clock.set(receivedAt);
       // The sweep's copy, which marks it last, is the one received.
       const copy = deps.queue.sent.find((s) => s.message.scheduledFor === NOW + 2 * MINUTE)?.message;
       expect(copy).toMatchObject({ final: true });
@@ -274,6 +289,84 @@ describe("a job's last firing", () => {
       deps.queue.ready.push({ message: copy, receiptHandle: "c" });
       expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
       expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(marks).not.toHaveBeenCalled();
+    });
+    it("a copy marked last finding its job paused records the run missed as the job's last, for the resume", async () => {
+      const { deps, jobId } = await collided("pending");
+      await controlJob(deps, alice, jobId, "pause");
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: RunStatus.Missed,
+        error: PAUSED_RUN_REASON,
+      });
+    });
+
+    it("a copy marked last arriving past maxLateness records the run missed as the job's last: the job completes", async () => {
+      const { deps, jobId } = await collided("pending", { maxLateness: 10 }, NOW + 2 * MINUTE + 30_000);
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: "missed",
+      });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("at most once, a copy marked last finding the run's lease lapsed records it lost as the job's last", async () => {
+      const { deps, jobId } = await collided("lapsed", { delivery: "at-most-once" });
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({ final: true, status: "lost" });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("under an overlap policy, a copy marked last finding the run finished marks it and completes the job", async () => {
+      const { deps, jobId } = await collided("succeeded", { overlapPolicy: "skip" });
+      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({ final: true });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("a sweep that makes its last firing and finds that run pending, not last, marks it: its lease then ends the job", async () => {
+      const deps = memoryDeps(NOW - MINUTE);
+      const { jobId } = await createJob(deps, alice, {
+        type: "tick",
+        cron: "*/2 * * * *",
+        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
+        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
+      });
+      const job = await deps.jobs.getJob(jobId);
+      if (!job) throw new Error("no job");
+      await deps.runs.createRun(scheduledRun(job, NOW + 2 * MINUTE, NOW - MINUTE, false));
+      await fire(deps, jobId, NOW + 2 * MINUTE - 10_000);
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: "pending",
+      });
+      // Sent again as the written run it is (its message names no `final`: the lease reads it).
+      const sent = deps.queue.sent.filter((s) => s.message.scheduledFor === NOW + 2 * MINUTE);
+      expect(sent).toHaveLength(1);
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+      deps.clock.set(NOW + 2 * MINUTE);
+      for (const { message } of sent) deps.queue.ready.push({ message, receiptHandle: "resent" });
+      const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] });
+      expect(lease?.final).toBe(true);
+      await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded", final: true });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("marking answers the run as it is when the mark is refused (cancelled meanwhile), or as given when it is gone", async () => {
+      const deps = memoryDeps(NOW);
+      const run = { ...scheduledRun(await oneJob(deps), NOW, NOW, false) };
+      await deps.runs.createRun(run);
+      await deps.runs.abandonRun(run.jobId, NOW, "cancelled", "why", NOW, false);
+      const cancelled = await deps.runs.getRun(run.jobId, NOW);
+      // Read before the cancel, as a racing step would have: the mark is refused, the run read again.
+      expect(await markedLast(deps, run, true)).toEqual(cancelled);
+      const gone = { ...run, jobId: "j_gone00000000000000", scheduledFor: NOW + 1 };
+      expect(await markedLast(deps, gone, true)).toBe(gone);
+      const marks = vi.spyOn(deps.runs, "markLastRun");
+      expect(await markedLast(deps, run, false)).toBe(run);
+      expect(await markedLast(deps, { ...run, final: true }, true)).toMatchObject({ final: true });
       expect(marks).not.toHaveBeenCalled();
     });
   });
