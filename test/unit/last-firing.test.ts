@@ -354,6 +354,52 @@ describe("a job's last firing", () => {
       expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
     });
 
+    /** A bounded cron whose one firing, 09:02, has its run written before the sweep makes it. */
+    async function writtenBeforeTheSweep(run: Partial<Run>) {
+      const deps = memoryDeps(NOW - MINUTE);
+      const { jobId } = await createJob(deps, alice, {
+        type: "tick",
+        cron: "*/2 * * * *",
+        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
+        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
+      });
+      const job = await deps.jobs.getJob(jobId);
+      if (!job) throw new Error("no job");
+      await deps.runs.createRun({ ...scheduledRun(job, NOW + 2 * MINUTE, NOW - MINUTE, false), ...run });
+      await fire(deps, jobId, NOW + 2 * MINUTE - 10_000);
+      return { deps, jobId };
+    }
+
+    it("a sweep that makes its last firing and runs again the run a pause kept from starting does not end the job before it", async () => {
+      const { deps, jobId } = await writtenBeforeTheSweep({
+        status: RunStatus.Missed,
+        error: PAUSED_RUN_REASON,
+        finishedAt: NOW,
+      });
+      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
+        final: true,
+        status: "pending",
+      });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+      const sent = deps.queue.sent.filter((s) => s.message.scheduledFor === NOW + 2 * MINUTE);
+      deps.clock.set(NOW + 2 * MINUTE);
+      for (const { message } of sent) deps.queue.ready.push({ message, receiptHandle: "rerun" });
+      const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] });
+      await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded", final: true });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
+    it("a sweep that finds its last firing's run finished, marked last and out of the repair index (a sweep died before tracking it), ends the job", async () => {
+      const { deps, jobId } = await writtenBeforeTheSweep({
+        status: RunStatus.Succeeded,
+        attempt: 1,
+        fence: 1,
+        finishedAt: NOW,
+        final: true,
+      });
+      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    });
+
     it("marking answers the run as it is when the mark is refused (cancelled meanwhile), or as given when it is gone", async () => {
       const deps = memoryDeps(NOW);
       const run = { ...scheduledRun(await oneJob(deps), NOW, NOW, false) };

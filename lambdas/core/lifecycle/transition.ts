@@ -166,8 +166,9 @@ export function transition(stored: RunRecord | undefined, event: RunEvent): RunR
         leaseExpiresAt: grant.leaseExpiresAt,
         workerId: grant.workerId,
         receiptHandle: grant.receiptHandle,
-        // A copy that marks it its job's last makes it so (see mark-last).
-        final: run.final || grant.seed?.final === true,
+        // A copy that marks it its job's last makes it so (see mark-last); a seed counts from
+        // its run's instant, as for a run not written (the DynamoDB store's seeded write).
+        final: run.final || (grant.seed?.final === true && grant.seed.scheduledFor <= grant.startsAt),
       };
     }
     case "heartbeat":

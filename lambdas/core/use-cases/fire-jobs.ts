@@ -186,16 +186,13 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
       return;
     }
     // The job's last firing, written not last by another schedule's copy (decision 0046's
-    // addendum): marked last, and, finished already, put in the repair index and ended after
-    // the advance, since no copy of it is sent to do that.
+    // addendum): marked last.
     const existing = await markedLast(deps, found, final);
-    if (existing.final && !found.final && !isUnfinished(existing)) {
-      if (await deps.runs.trackFinalRun(job.jobId, scheduledFor, now + graceMs)) lastWritten = existing;
-    }
     const pending = existing.status === RunStatus.Pending;
     // A last run pending or leased (a create that died before the job moved on, then a lease):
     // the firing is running, not missed, and the run ends the job. One not marked last (made
-    // ahead in a block, under a long backlog's summary record) ends nothing: the record does.
+    // ahead in a block, under a long backlog's summary record; not this plan's last firing, or
+    // it would be marked above) ends nothing: the record does.
     if (isUnfinished(existing) && existing.final) unfinished.add(scheduledFor);
     if (pending && now - existing.createdAt < IN_FLIGHT_MS) deferred = true;
     else if (pending)
@@ -207,7 +204,18 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
         { by: RESUMED_BY, now, checkAt: now + graceMs, keepsAttempts: true },
         RunStatus.Missed,
       );
-      if (rerun) toSend.push(rerun);
+      if (rerun) {
+        toSend.push(rerun); // run again: its own end ends the job
+        return;
+      }
+    }
+    // A finished last run out of the repair index, not run again: no copy of it is sent to end
+    // the job, so it enters the index (should this die before its advance) and the advance ends
+    // the job. A finished last run is in the index already whenever its job was not ended (its
+    // finisher tracks it), so this writes only for one marked just now, or by a sweep that died
+    // before tracking it.
+    if (existing.final && !isUnfinished(existing) && existing.checkAt === undefined) {
+      if (await deps.runs.trackFinalRun(job.jobId, scheduledFor, now + graceMs)) lastWritten = existing;
     }
   };
   // The firings' runs are made, not written (decision 0051): one read finds those a run of
@@ -241,7 +249,11 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   );
   return {
     job,
-    lastMissed: missedRuns.find((run) => run.final && !unfinished.has(run.scheduledFor)),
+    // One end for the last firing: its written run's, when that is what the record met.
+    lastMissed: missedRuns.find(
+      (run) =>
+        run.final && !unfinished.has(run.scheduledFor) && run.scheduledFor !== lastWritten?.scheduledFor,
+    ),
     lastWritten,
     nothingPlanned: plan.create.length === 0 && plan.missed.length === 0,
     last: plan.next === undefined ? (plan.create.at(-1) ?? lastMissedAt?.scheduledFor) : undefined,
