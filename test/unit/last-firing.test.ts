@@ -244,24 +244,12 @@ describe("a job's last firing", () => {
     });
 
     it("a sweep that makes its last firing and finds that run finished, written not last, ends the job", async () => {
-      const deps = memoryDeps(NOW - MINUTE);
-      const { jobId } = await createJob(deps, alice, {
-        type: "tick",
-        cron: "*/2 * * * *",
-        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
-        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
-      });
-      const job = await deps.jobs.getJob(jobId);
-      if (!job) throw new Error("no job");
-      const old = scheduledRun(job, NOW + 2 * MINUTE, NOW, false);
-      await deps.runs.createRun({
-        ...old,
+      const { deps, jobId } = await writtenBeforeTheSweep({
         status: RunStatus.Succeeded,
         attempt: 1,
         fence: 1,
         finishedAt: NOW,
       });
-      await fire(deps, jobId, NOW + 2 * MINUTE - 10_000);
       expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
         final: true,
         status: "succeeded",
@@ -327,17 +315,7 @@ describe("a job's last firing", () => {
     });
 
     it("a sweep that makes its last firing and finds that run pending, not last, marks it: its lease then ends the job", async () => {
-      const deps = memoryDeps(NOW - MINUTE);
-      const { jobId } = await createJob(deps, alice, {
-        type: "tick",
-        cron: "*/2 * * * *",
-        startAt: new Date(NOW + 2 * MINUTE).toISOString(),
-        endAt: new Date(NOW + 3 * MINUTE).toISOString(),
-      });
-      const job = await deps.jobs.getJob(jobId);
-      if (!job) throw new Error("no job");
-      await deps.runs.createRun(scheduledRun(job, NOW + 2 * MINUTE, NOW - MINUTE, false));
-      await fire(deps, jobId, NOW + 2 * MINUTE - 10_000);
+      const { deps, jobId } = await writtenBeforeTheSweep({});
       expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
         final: true,
         status: "pending",
