@@ -21,6 +21,12 @@ const MINUTE = 60_000;
 const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
 const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t-a"] };
 
+/** The copy marked last is received: no lease is handed out, and the run is marked last, `status`. */
+async function expectMarkedWithoutLease(deps: MemoryDeps, jobId: string, status: string) {
+  expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
+  expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({ final: true, status });
+}
+
 async function oneJob(deps: MemoryDeps) {
   const { jobId } = await createJob(deps, alice, { type: "tick", cron: "* * * * *" });
   const job = await deps.jobs.getJob(jobId);
@@ -224,20 +230,12 @@ describe("a job's last firing", () => {
 
     it("a copy marked last finding it finished not last marks it and completes the job", async () => {
       const { deps, jobId } = await collided("succeeded");
-      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
-      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
-        final: true,
-        status: "succeeded",
-      });
+      await expectMarkedWithoutLease(deps, jobId, "succeeded");
       expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
     });
     it("a copy marked last finding it held marks it at once: the holder's end, echoing not last, completes the job", async () => {
       const { deps, jobId } = await collided("leased");
-      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
-      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
-        final: true,
-        status: "leased",
-      });
+      await expectMarkedWithoutLease(deps, jobId, "leased");
       const runId = runAt(deps, jobId, NOW + 2 * MINUTE).runId;
       await completeRun(deps, worker, runId, { fence: 1, result: "succeeded", final: false });
       expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
@@ -292,18 +290,13 @@ describe("a job's last firing", () => {
 
     it("a copy marked last arriving past maxLateness records the run missed as the job's last: the job completes", async () => {
       const { deps, jobId } = await collided("pending", { maxLateness: 10 }, NOW + 2 * MINUTE + 30_000);
-      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
-      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({
-        final: true,
-        status: "missed",
-      });
+      await expectMarkedWithoutLease(deps, jobId, "missed");
       expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
     });
 
     it("at most once, a copy marked last finding the run's lease lapsed records it lost as the job's last", async () => {
       const { deps, jobId } = await collided("lapsed", { delivery: "at-most-once" });
-      expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
-      expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({ final: true, status: "lost" });
+      await expectMarkedWithoutLease(deps, jobId, "lost");
       expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
     });
 
