@@ -3,6 +3,7 @@ import {
   ProvisionedThroughputExceededException,
 } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { marshall } from "@aws-sdk/util-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createDocumentClient } from "../../lambdas/adapters/clients";
@@ -107,8 +108,36 @@ describe("DynamoRunStore", () => {
     });
   });
 
+  it("answers a refused lease with the run when the receive's own write holds it (the item DynamoDB returns)", async () => {
+    const grant = {
+      workerId: "w",
+      startsAt: NOW,
+      leaseExpiresAt: NOW + 30_000,
+      receiptHandle: "rh",
+      now: NOW,
+    };
+    const held = { ...toRunItem(run), status: "leased", fence: 1, attempt: 1, receiptHandle: "rh" };
+    // DynamoDB returns the item a failed condition met, in attribute-value form.
+    const failedOn = (item: Record<string, unknown>) =>
+      Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
+    db.on(UpdateCommand)
+      .rejectsOnce(failedOn(held))
+      .rejectsOnce(failedOn({ ...held, receiptHandle: "rh-other" }));
+    expect(await runs.leaseRun(run.jobId, run.scheduledFor, grant)).toMatchObject({
+      status: "leased",
+      fence: 1,
+      attempt: 1,
+    });
+    expect(await runs.leaseRun(run.jobId, run.scheduledFor, grant)).toBeUndefined();
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, { ReturnValuesOnConditionCheckFailure: "ALL_OLD" });
+    // The item came with the failure: nothing was read.
+    expect(db).not.toHaveReceivedCommand(GetCommand);
+  });
+
   it("raises the fence only if nobody leased the run first", async () => {
     db.on(UpdateCommand).rejects(conditionFailed());
+    // No item came with the failure (as from dynalite): the run is read, and is not this receive's.
+    db.on(GetCommand).resolves({});
     const grant = {
       workerId: "w",
       startsAt: NOW,

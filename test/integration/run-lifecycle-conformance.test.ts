@@ -2,7 +2,12 @@ import { GetCommand } from "@aws-sdk/lib-dynamodb";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runKey } from "../../lambdas/adapters/dynamo/run-item";
-import { leasableFrom, type RunEvent, transition } from "../../lambdas/core/lifecycle/transition";
+import {
+  leasableFrom,
+  type RunEvent,
+  type RunRecord,
+  transition,
+} from "../../lambdas/core/lifecycle/transition";
 import type { RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { createTestStack } from "../support/stack";
@@ -19,7 +24,7 @@ const statuses = Object.values(RunStatus);
 const near = (base: number) => fc.constantFrom(base - 5_000, base, base + 5_000);
 const maybe = <V>(arbitrary: fc.Arbitrary<V>) => fc.option(arbitrary, { nil: undefined });
 
-const runArbitrary: fc.Arbitrary<Run> = fc
+const runArbitrary: fc.Arbitrary<RunRecord> = fc
   .record({
     status: fc.constantFrom(...statuses),
     attempt: fc.integer({ min: 0, max: 3 }),
@@ -32,6 +37,8 @@ const runArbitrary: fc.Arbitrary<Run> = fc
     replays: maybe(fc.integer({ min: 1, max: 2 })),
     origin: maybe(fc.constantFrom("manual" as const, "backfill" as const)),
     error: maybe(fc.constant("earlier failure")),
+    // The receive its lease came from: the lease events' own ("rh-1", a lost answer's retry) or another.
+    receiptHandle: fc.constantFrom("rh-0", "rh-1"),
   })
   .map((r) => {
     const finished = r.status !== RunStatus.Pending && r.status !== RunStatus.Leased;
@@ -49,6 +56,7 @@ const runArbitrary: fc.Arbitrary<Run> = fc
       startedAt: r.status === RunStatus.Leased ? Math.max(T - 9_000, r.retryAt ?? 0) : undefined,
       leaseExpiresAt: r.status === RunStatus.Leased ? (r.leaseExpiresAt ?? T) : undefined,
       workerId: r.status === RunStatus.Leased ? "w0" : undefined,
+      receiptHandle: r.status === RunStatus.Leased ? r.receiptHandle : undefined,
       finishedAt: finished ? T - 1_000 : undefined,
       error: r.error,
       checkAt: r.checkAt,

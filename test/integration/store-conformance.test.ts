@@ -132,6 +132,22 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect(again).toMatchObject({ fence: 2, attempt: 2, workerId: "w2" });
   });
 
+  it("answers a lease repeated by the receive that holds it (a lost answer's retry) with the run unchanged", async () => {
+    const run = await pendingRun(stores);
+    const first = await lease(stores, run, T);
+    expect(first).toMatchObject({ status: "leased", fence: 1, attempt: 1 });
+    // The SDK's retry of a lease carried out with its answer lost: the same grant, refused as
+    // a write (the run is held), answered with the lease it holds.
+    expect(await lease(stores, run, T)).toEqual(first);
+    expect(await stored(stores, run)).toEqual(first);
+    // Another receive of the same run (a duplicate message) is refused, as before.
+    const other = { ...grant(T), receiptHandle: "rh-another-receive" };
+    expect(await stores.runs.leaseRun(run.jobId, run.scheduledFor, other)).toBeUndefined();
+    // Once the run is no longer held by it, the receipt answers nothing.
+    await succeed(stores, run, 1);
+    expect(await lease(stores, run, T)).toBeUndefined();
+  });
+
   it("extends a live lease held with its fence, and nothing else", async () => {
     const run = await pendingRun(stores);
     await lease(stores, run, T);

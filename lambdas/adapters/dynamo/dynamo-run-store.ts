@@ -1,3 +1,4 @@
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -5,6 +6,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { repairKeyOf } from "../../core/keys";
 import type {
   FinishedRun,
@@ -164,25 +166,32 @@ export class DynamoRunStore implements RunStore {
     // scheduled instant on, as a written pending run is leasable (its availableAt).
     const seed = grant.seed && grant.seed.scheduledFor <= grant.startsAt ? grant.seed : undefined;
     const seeded = seededWrite(seed, guard, "added");
-    return this.updateRun({
-      Key: runKey(jobId, scheduledFor),
-      UpdateExpression:
-        "SET #status = :leased, leaseExpiresAt = :until, availableAt = :until, startedAt = :starts, " +
-        `workerId = :worker, receiptHandle = :receipt${seeded.set} ADD fence :one, attempt :one`,
-      ConditionExpression: seeded.condition,
-      ExpressionAttributeNames: { ...STATUS, ...seeded.names },
-      ExpressionAttributeValues: {
-        ":leased": "leased",
-        ":pending": "pending",
-        ":one": 1,
-        ...(grant.firstOnly ? { ":zero": 0 } : {}),
-        ":until": grant.leaseExpiresAt,
-        ":worker": grant.workerId,
-        ":receipt": grant.receiptHandle,
-        ":starts": grant.startsAt,
-        ...seeded.values,
+    return this.updateRun(
+      {
+        Key: runKey(jobId, scheduledFor),
+        UpdateExpression:
+          "SET #status = :leased, leaseExpiresAt = :until, availableAt = :until, startedAt = :starts, " +
+          `workerId = :worker, receiptHandle = :receipt${seeded.set} ADD fence :one, attempt :one`,
+        ConditionExpression: seeded.condition,
+        ExpressionAttributeNames: { ...STATUS, ...seeded.names },
+        ExpressionAttributeValues: {
+          ":leased": "leased",
+          ":pending": "pending",
+          ":one": 1,
+          ...(grant.firstOnly ? { ":zero": 0 } : {}),
+          ":until": grant.leaseExpiresAt,
+          ":worker": grant.workerId,
+          ":receipt": grant.receiptHandle,
+          ":starts": grant.startsAt,
+          ...seeded.values,
+        },
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       },
-    });
+      // Refused: unless this very receive holds the lease, its write carried out with the answer
+      // lost (the transition's heldByReceive; decision 0053).
+      (item) => (item?.status === "leased" && item.receiptHandle === grant.receiptHandle ? item : undefined),
+      { jobId, scheduledFor },
+    );
   }
 
   markLastRun(jobId: string, scheduledFor: number): Promise<Run | undefined> {
@@ -421,8 +430,15 @@ export class DynamoRunStore implements RunStore {
   }
 
   /** A conditional update that answers the run as it now is, or undefined when the condition failed. */
+  /**
+   * One conditional update; the run after it, or undefined when its condition failed. With
+   * `onRefused`, a refused write may still answer the item as it stands (the item the failure
+   * returns, or, where the store does not return it, a consistent read of the run's key).
+   */
   private async updateRun(
     input: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName" | "ReturnValues">,
+    onRefused?: (item: Record<string, unknown> | undefined) => Record<string, unknown> | undefined,
+    key?: { jobId: string; scheduledFor: number },
   ): Promise<Run | undefined> {
     try {
       const { Attributes } = await this.db.send(
@@ -430,9 +446,30 @@ export class DynamoRunStore implements RunStore {
       );
       return Attributes ? fromRunItem(Attributes) : undefined;
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
+      if (!isConditionFailure(error)) throw error;
+      if (!onRefused || !key) return undefined;
+      const item = await this.refusedItem(error, key.jobId, key.scheduledFor);
+      const answered = onRefused(item);
+      return answered ? fromRunItem(answered) : undefined;
     }
+  }
+
+  /**
+   * The item a failed condition met. DynamoDB returns it with the failure
+   * (ReturnValuesOnConditionCheckFailure, in attribute-value form: the document client does not
+   * convert errors); dynalite predates that parameter and returns none, so the item is read.
+   */
+  private async refusedItem(
+    error: unknown,
+    jobId: string,
+    scheduledFor: number,
+  ): Promise<Record<string, unknown> | undefined> {
+    const returned = (error as { Item?: Record<string, AttributeValue> }).Item;
+    if (returned) return unmarshall(returned);
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: runKey(jobId, scheduledFor), ConsistentRead: true }),
+    );
+    return Item;
   }
 
   async abandonRun(

@@ -109,6 +109,10 @@ export function isUnstartedOrLapsed(run: Run, now: number): boolean {
   );
 }
 
+/** Leased through the message a receive handed out: a receipt handle is its receive's alone. */
+export const heldByReceive = (run: RunRecord, receiptHandle: string) =>
+  run.status === RunStatus.Leased && run.receiptHandle === receiptHandle;
+
 const held = (run: RunRecord, fence: number) => run.status === RunStatus.Leased && run.fence === fence;
 
 /**
@@ -154,6 +158,10 @@ export function transition(stored: RunRecord | undefined, event: RunEvent): RunR
   switch (event.kind) {
     case "lease": {
       const { grant } = event;
+      // The lease this very receive holds already: its write was carried out and its answer
+      // lost, and the SDK's retry finds it. The receive gets the run as it leased it, unchanged;
+      // refused, it would wait out its own lease (decision 0053).
+      if (heldByReceive(run, grant.receiptHandle)) return run;
       if (!isLeasableAt(run, grant.startsAt)) return undefined;
       // At-most-once: a run leased before is never leased again (a replay resets attempt to 0).
       if (grant.firstOnly && run.attempt !== 0) return undefined;
