@@ -5,7 +5,7 @@ import { ESM_POLLERS, ESM_QUEUES, MEMORY_GB, PRICE } from "./bench-cost-prices";
 
 /**
  * A sweep reads every hourly bucket from its cursor (now less CURSOR_SAFETY_MS) to its horizon
- * (now plus the lookahead): two buckets for the 5 minutes after an hour's turn and the
+ * (now plus the lookahead): two buckets for the 2 minutes after an hour's turn and the
  * lookahead's 90 s before it, one otherwise. An idle window of 10 ticks holds anywhere from 0
  * to 7 of those two-bucket ticks (a run across 13:00 read 8,086 units, one at 12:45 5,529),
  * while a month holds them in this share.

@@ -5,9 +5,9 @@ import { readsTwoBuckets, TWO_BUCKET_SHARE } from "../../scripts/bench-cost-idle
 describe("the idle bench's hour correction", () => {
   const hour = Date.UTC(2026, 11, 3, 13, 0, 0);
 
-  it("counts a tick as reading two buckets for the cursor's 5 minutes after the hour and the lookahead's 90 s before it", () => {
-    expect(readsTwoBuckets(hour + 4 * 60_000 + 59_000, 90)).toBe(true);
-    expect(readsTwoBuckets(hour + 5 * 60_000, 90)).toBe(false);
+  it("counts a tick as reading two buckets for the cursor's 2 minutes after the hour and the lookahead's 90 s before it", () => {
+    expect(readsTwoBuckets(hour + 60_000 + 59_000, 90)).toBe(true);
+    expect(readsTwoBuckets(hour + 2 * 60_000, 90)).toBe(false);
     expect(readsTwoBuckets(hour + 30 * 60_000, 90)).toBe(false);
     expect(readsTwoBuckets(hour + 58 * 60_000 + 30_000, 90)).toBe(true);
     expect(readsTwoBuckets(hour + 58 * 60_000 + 29_000, 90)).toBe(false);
