@@ -134,6 +134,26 @@ describe("DynamoRunStore", () => {
     expect(db).not.toHaveReceivedCommand(GetCommand);
   });
 
+  it("answers a refused retry or give-back as applied when the item DynamoDB returns is its own effect", async () => {
+    const plan = { error: "boom", retryAt: NOW + 20_000, checkAt: NOW + 50_000, now: NOW };
+    const retried = { ...toRunItem(run), status: "pending", fence: 1, attempt: 1, ...plan };
+    const failedOn = (item: Record<string, unknown>) =>
+      Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
+    db.on(UpdateCommand)
+      .rejectsOnce(failedOn(retried))
+      .rejectsOnce(failedOn({ ...retried, retryAt: NOW + 21_000 }))
+      .rejectsOnce(failedOn(retried))
+      .rejectsOnce(failedOn({ ...retried, fence: 2 }));
+    expect(await runs.retryRun(run.jobId, run.scheduledFor, 1, plan)).toEqual({ receiptHandle: undefined });
+    expect(await runs.retryRun(run.jobId, run.scheduledFor, 1, plan)).toBeUndefined(); // another retry's
+    expect(await runs.returnLease(run.jobId, run.scheduledFor, 1, NOW)).toMatchObject({
+      status: "pending",
+      fence: 1,
+    });
+    expect(await runs.returnLease(run.jobId, run.scheduledFor, 1, NOW)).toBeUndefined(); // leased since
+    expect(db).not.toHaveReceivedCommand(GetCommand);
+  });
+
   it("raises the fence only if nobody leased the run first", async () => {
     db.on(UpdateCommand).rejects(conditionFailed());
     // No item came with the failure (as from dynalite): the run is read, and is not this receive's.

@@ -148,6 +148,38 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect(await lease(stores, run, T)).toBeUndefined();
   });
 
+  it("answers a retry or a give-back repeated after its answer was lost as applied, and no one else's", async () => {
+    const retried = await pendingRun(stores);
+    await lease(stores, retried, T);
+    const plan = { error: "boom", retryAt: T + 20_000, checkAt: T + 50_000, now: T + 1_000 };
+    expect(await stores.runs.retryRun(retried.jobId, retried.scheduledFor, 1, plan)).toEqual({
+      receiptHandle: `rh-w1-${T}`,
+    });
+    const afterRetry = await stored(stores, retried);
+    // The same request again: applied, with no handle (its first write took it), nothing changed.
+    expect(await stores.runs.retryRun(retried.jobId, retried.scheduledFor, 1, plan)).toEqual({
+      receiptHandle: undefined,
+    });
+    expect(await stored(stores, retried)).toEqual(afterRetry);
+    // Another plan, or another fence, is not its repeat.
+    const later = { ...plan, retryAt: T + 21_000 };
+    expect(await stores.runs.retryRun(retried.jobId, retried.scheduledFor, 1, later)).toBeUndefined();
+    expect(await stores.runs.retryRun(retried.jobId, retried.scheduledFor, 0, plan)).toBeUndefined();
+
+    const givenBack = await pendingRun(stores);
+    await lease(stores, givenBack, T);
+    const returned = await stores.runs.returnLease(givenBack.jobId, givenBack.scheduledFor, 1, T + 1_000);
+    expect(returned).toMatchObject({ status: "pending", attempt: 0, fence: 1 });
+    expect(await stores.runs.returnLease(givenBack.jobId, givenBack.scheduledFor, 1, T + 1_000)).toEqual(
+      returned,
+    );
+    // Leased again since (a higher fence): the old holder's give-back is refused.
+    await lease(stores, givenBack, T + 2_000, "w2");
+    expect(
+      await stores.runs.returnLease(givenBack.jobId, givenBack.scheduledFor, 1, T + 3_000),
+    ).toBeUndefined();
+  });
+
   it("extends a live lease held with its fence, and nothing else", async () => {
     const run = await pendingRun(stores);
     await lease(stores, run, T);
@@ -168,7 +200,7 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     expect(await stores.runs.returnLease(run.jobId, run.scheduledFor, 2, T + 1_000)).toBeUndefined(); // stale
     const returned = await stores.runs.returnLease(run.jobId, run.scheduledFor, 1, T + 1_000);
     expect(returned).toMatchObject({ status: "pending", attempt: 0, fence: 1, leaseExpiresAt: undefined });
-    expect(await stores.runs.returnLease(run.jobId, run.scheduledFor, 1, T + 1_000)).toBeUndefined(); // once
+    // (Its repeat answers the same run, as after a lost answer; see the test above.)
     // Leasable again at once, under at-most-once too (never leased for a delivery).
     const again = await stores.runs.leaseRun(run.jobId, run.scheduledFor, {
       ...grant(T + 1_000, "w2"),

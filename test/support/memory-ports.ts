@@ -514,10 +514,16 @@ export class MemoryRunQueue implements RunQueue {
     return [];
   }
 
-  /** Makes everything sent so far receivable, each with a fresh receipt handle. */
+  private deliveries = 0;
+
+  /**
+   * Makes everything sent so far receivable, each with a receipt handle of its own (as SQS
+   * gives each receive: a lease knows its own repeat by it, decision 0053).
+   */
   deliverAll() {
-    for (const [i, { message }] of this.sent.splice(0).entries()) {
-      this.ready.push({ message, receiptHandle: `rh-${message.runId}-${i}-${this.deleted.length}` });
+    for (const { message } of this.sent.splice(0)) {
+      this.deliveries += 1;
+      this.ready.push({ message, receiptHandle: `rh-${message.runId}-${this.deliveries}` });
     }
   }
 }

@@ -8,6 +8,7 @@ import {
 } from "@aws-sdk/lib-dynamodb";
 import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { repairKeyOf } from "../../core/keys";
+import { isRepeatOf, type RunEvent } from "../../core/lifecycle/transition";
 import type {
   FinishedRun,
   LeaseGrant,
@@ -41,6 +42,13 @@ import { fromRunItem, RUN_SK_PREFIX, runKey, runSk, toRunItem } from "./run-item
  */
 function runSkBefore(instant: number): string {
   return runSk(Number.isSafeInteger(instant) ? instant - 1 : Number.MAX_SAFE_INTEGER);
+}
+
+/** A write whose refusal may be its own effect met by its retry: the run's key and its event. */
+interface Repeatable {
+  readonly jobId: string;
+  readonly scheduledFor: number;
+  readonly event: RunEvent;
 }
 
 /** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
@@ -185,12 +193,8 @@ export class DynamoRunStore implements RunStore {
           ":starts": grant.startsAt,
           ...seeded.values,
         },
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
       },
-      // Refused: unless this very receive holds the lease, its write carried out with the answer
-      // lost (the transition's heldByReceive; decision 0053).
-      (item) => (item?.status === "leased" && item.receiptHandle === grant.receiptHandle ? item : undefined),
-      { jobId, scheduledFor },
+      { jobId, scheduledFor, event: { kind: "lease", grant } },
     );
   }
 
@@ -263,20 +267,27 @@ export class DynamoRunStore implements RunStore {
   }
 
   async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {
-    return this.updateHeld(jobId, scheduledFor, fence, {
-      UpdateExpression:
-        "SET #status = :pending, retryAt = :retryAt, availableAt = :retryAt, checkAt = :checkAt, " +
-        "repairKey = :repairKey, #error = :error " +
-        "REMOVE leaseExpiresAt, receiptHandle",
-      ExpressionAttributeNames: { "#error": "error" },
-      ExpressionAttributeValues: {
-        ":pending": "pending",
-        ":retryAt": plan.retryAt,
-        ":checkAt": plan.checkAt,
-        ":repairKey": repairKeyOf(jobId),
-        ":error": plan.error ?? "failed",
+    return this.updateHeld(
+      jobId,
+      scheduledFor,
+      fence,
+      {
+        UpdateExpression:
+          "SET #status = :pending, retryAt = :retryAt, availableAt = :retryAt, checkAt = :checkAt, " +
+          "repairKey = :repairKey, #error = :error " +
+          "REMOVE leaseExpiresAt, receiptHandle",
+        ExpressionAttributeNames: { "#error": "error" },
+        ExpressionAttributeValues: {
+          ":pending": "pending",
+          ":retryAt": plan.retryAt,
+          ":checkAt": plan.checkAt,
+          ":repairKey": repairKeyOf(jobId),
+          ":error": plan.error ?? "failed",
+        },
       },
-    });
+      "",
+      { kind: "retry", fence, plan },
+    );
   }
 
   async heartbeatRun(
@@ -298,7 +309,11 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
-  /** A conditional update of a run held with `fence`; the old receipt handle, or undefined. */
+  /**
+   * A conditional update of a run held with `fence`; the old receipt handle, or undefined. With
+   * `repeat`, a refused write that meets its own effect answers as applied, with no handle (its
+   * first write took it).
+   */
   private async updateHeld(
     jobId: string,
     scheduledFor: number,
@@ -309,9 +324,9 @@ export class DynamoRunStore implements RunStore {
       ExpressionAttributeValues: Record<string, unknown>;
     },
     extraCondition = "",
+    repeat?: RunEvent,
   ): Promise<{ receiptHandle: string | undefined } | undefined> {
-    let receiptHandle: string | undefined;
-    const done = await applied(async () => {
+    try {
       const { Attributes } = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
@@ -325,32 +340,42 @@ export class DynamoRunStore implements RunStore {
             ":leased": "leased",
           },
           ReturnValues: "ALL_OLD",
+          ...(repeat ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
         }),
       );
-      receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
-    });
-    return done ? { receiptHandle } : undefined;
+      return {
+        receiptHandle: typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined,
+      };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      if (!repeat) return undefined;
+      const item = await this.repeatedItem(error, { jobId, scheduledFor, event: repeat });
+      return item ? { receiptHandle: undefined } : undefined;
+    }
   }
 
   returnLease(jobId: string, scheduledFor: number, fence: number, now: number): Promise<Run | undefined> {
-    return this.updateRun({
-      Key: runKey(jobId, scheduledFor),
-      // The attempt the lease counted is taken back; the fence stays raised. Leasable from when
-      // the lease started it (its second or its retry's, or later): never before it was due,
-      // as the lifecycle's pending run is (transition.ts).
-      UpdateExpression:
-        "SET #status = :pending, availableAt = if_not_exists(startedAt, :now), attempt = attempt - :one " +
-        "REMOVE leaseExpiresAt, receiptHandle",
-      ConditionExpression: HELD,
-      ExpressionAttributeNames: STATUS,
-      ExpressionAttributeValues: {
-        ":pending": "pending",
-        ":leased": "leased",
-        ":fence": fence,
-        ":now": now,
-        ":one": 1,
+    return this.updateRun(
+      {
+        Key: runKey(jobId, scheduledFor),
+        // The attempt the lease counted is taken back; the fence stays raised. Leasable from when
+        // the lease started it (its second or its retry's, or later): never before it was due,
+        // as the lifecycle's pending run is (transition.ts).
+        UpdateExpression:
+          "SET #status = :pending, availableAt = if_not_exists(startedAt, :now), attempt = attempt - :one " +
+          "REMOVE leaseExpiresAt, receiptHandle",
+        ConditionExpression: HELD,
+        ExpressionAttributeNames: STATUS,
+        ExpressionAttributeValues: {
+          ":pending": "pending",
+          ":leased": "leased",
+          ":fence": fence,
+          ":now": now,
+          ":one": 1,
+        },
       },
-    });
+      { jobId, scheduledFor, event: { kind: "return-lease", fence, now } },
+    );
   }
 
   async listDeadLetters(tenant: string, limit: number, cursor?: string): Promise<Page<Run>> {
@@ -432,44 +457,56 @@ export class DynamoRunStore implements RunStore {
   /** A conditional update that answers the run as it now is, or undefined when the condition failed. */
   /**
    * One conditional update; the run after it, or undefined when its condition failed. With
-   * `onRefused`, a refused write may still answer the item as it stands (the item the failure
-   * returns, or, where the store does not return it, a consistent read of the run's key).
+   * `repeat`, a refused write that meets the event's own effect (its answer was lost and the
+   * SDK sent it again: decision 0053) answers the run as it stands.
    */
   private async updateRun(
     input: Omit<ConstructorParameters<typeof UpdateCommand>[0], "TableName" | "ReturnValues">,
-    onRefused?: (item: Record<string, unknown> | undefined) => Record<string, unknown> | undefined,
-    key?: { jobId: string; scheduledFor: number },
+    repeat?: Repeatable,
   ): Promise<Run | undefined> {
     try {
       const { Attributes } = await this.db.send(
-        new UpdateCommand({ ...input, TableName: this.tableName, ReturnValues: "ALL_NEW" }),
+        new UpdateCommand({
+          ...input,
+          TableName: this.tableName,
+          ReturnValues: "ALL_NEW",
+          ...(repeat ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" } : {}),
+        }),
       );
       return Attributes ? fromRunItem(Attributes) : undefined;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      if (!onRefused || !key) return undefined;
-      const item = await this.refusedItem(error, key.jobId, key.scheduledFor);
-      const answered = onRefused(item);
-      return answered ? fromRunItem(answered) : undefined;
+      if (!repeat) return undefined;
+      const item = await this.repeatedItem(error, repeat);
+      return item && fromRunItem(item);
     }
   }
 
   /**
-   * The item a failed condition met. DynamoDB returns it with the failure
-   * (ReturnValuesOnConditionCheckFailure, in attribute-value form: the document client does not
-   * convert errors); dynalite predates that parameter and returns none, so the item is read.
+   * The item a refused write met, when it is the write's own effect (isRepeatOf). DynamoDB
+   * returns the item with the failure (ReturnValuesOnConditionCheckFailure, in attribute-value
+   * form: the document client does not convert errors); dynalite predates that parameter and
+   * returns none, so the item is read, consistently (in AWS only where no item exists).
    */
-  private async refusedItem(
+  private async repeatedItem(
     error: unknown,
-    jobId: string,
-    scheduledFor: number,
+    repeat: Repeatable,
   ): Promise<Record<string, unknown> | undefined> {
     const returned = (error as { Item?: Record<string, AttributeValue> }).Item;
-    if (returned) return unmarshall(returned);
-    const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: runKey(jobId, scheduledFor), ConsistentRead: true }),
-    );
-    return Item;
+    const item = returned
+      ? unmarshall(returned)
+      : (
+          await this.db.send(
+            new GetCommand({
+              TableName: this.tableName,
+              Key: runKey(repeat.jobId, repeat.scheduledFor),
+              ConsistentRead: true,
+            }),
+          )
+        ).Item;
+    if (!item) return undefined;
+    const receiptHandle = typeof item.receiptHandle === "string" ? item.receiptHandle : undefined;
+    return isRepeatOf({ ...fromRunItem(item), receiptHandle }, repeat.event) ? item : undefined;
   }
 
   async abandonRun(

@@ -109,9 +109,35 @@ export function isUnstartedOrLapsed(run: Run, now: number): boolean {
   );
 }
 
-/** Leased through the message a receive handed out: a receipt handle is its receive's alone. */
-export const heldByReceive = (run: RunRecord, receiptHandle: string) =>
-  run.status === RunStatus.Leased && run.receiptHandle === receiptHandle;
+/**
+ * Whether `run` is what `event` itself left: a write carried out whose answer was lost, met by
+ * the SDK's retry of the same request (decision 0053). Only events whose effect names them:
+ * - a lease, by the receipt handle it wrote (a handle is one receive's alone);
+ * - a retry, by its fence and the instants it set (its retry instant is jittered to the ms);
+ * - a give-back, by its fence on a pending run no one leased since (a lease raises the fence;
+ *   only its holder writes a run pending under a fence, by a retry or a give-back, and never
+ *   both; a replay of a dead letter keeps the fence, but the holder that dead-lettered it never
+ *   gives it back).
+ * A finish is not among them: its repeat is answered from the run as it stands
+ * (complete-run.ts, repeatedOrStale).
+ */
+export function isRepeatOf(run: RunRecord, event: RunEvent): boolean {
+  switch (event.kind) {
+    case "lease":
+      return run.status === RunStatus.Leased && run.receiptHandle === event.grant.receiptHandle;
+    case "retry":
+      return (
+        run.status === RunStatus.Pending &&
+        run.fence === event.fence &&
+        run.retryAt === event.plan.retryAt &&
+        run.checkAt === event.plan.checkAt
+      );
+    case "return-lease":
+      return run.status === RunStatus.Pending && run.fence === event.fence;
+    default:
+      return false;
+  }
+}
 
 const held = (run: RunRecord, fence: number) => run.status === RunStatus.Leased && run.fence === fence;
 
@@ -155,13 +181,12 @@ export function runBefore(run: RunRecord | undefined, event: RunEvent): RunRecor
 export function transition(stored: RunRecord | undefined, event: RunEvent): RunRecord | undefined {
   const run = runBefore(stored, event);
   if (!run) return undefined;
+  // This very request's effect, met by its own retry (its first answer was lost): answered as
+  // applied, the run unchanged. Refused, a lease would wait out its own lease (decision 0053).
+  if (isRepeatOf(run, event)) return run;
   switch (event.kind) {
     case "lease": {
       const { grant } = event;
-      // The lease this very receive holds already: its write was carried out and its answer
-      // lost, and the SDK's retry finds it. The receive gets the run as it leased it, unchanged;
-      // refused, it would wait out its own lease (decision 0053).
-      if (heldByReceive(run, grant.receiptHandle)) return run;
       if (!isLeasableAt(run, grant.startsAt)) return undefined;
       // At-most-once: a run leased before is never leased again (a replay resets attempt to 0).
       if (grant.firstOnly && run.attempt !== 0) return undefined;

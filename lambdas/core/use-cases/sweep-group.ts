@@ -10,13 +10,15 @@ import { fireJobs } from "./fire-jobs";
 
 /**
  * A sweep's cursor never passes the bucket of "now minus this margin". Writers file a job
- * under the bucket of max(next run, their own now), and a write lands at most a function's
- * timeout after the `now` it was filed by (the longest, 60 s, is the tick's, the sweeper's and
- * the dispatcher's). The margin is that and a minute more for clock skew and a last retry: 2
- * minutes, from 5 (decision 0054). Each minute of it after an hour's turn is a tick whose sweep
- * queries every shard of two buckets.
+ * under the bucket of max(next run, their own now): the API function (creates, updates, pauses
+ * and resumes) and the sweeper (a job's advance). A write lands at most its function's timeout
+ * after the `now` it was filed by (29 s and 60 s), and shows in the due index (eventually
+ * consistent) normally within a second of landing. The margin is the longer timeout and a
+ * minute more for that, clock skew and a last retry: 2 minutes, from 5 (decision 0054). Each
+ * minute of it after an hour's turn is a tick whose sweep queries every shard of two buckets.
  */
-export const CURSOR_SAFETY_MS = (Math.max(...Object.values(FUNCTION_TIMEOUT_SECONDS)) + 60) * 1_000;
+export const CURSOR_SAFETY_MS =
+  (Math.max(FUNCTION_TIMEOUT_SECONDS.api, FUNCTION_TIMEOUT_SECONDS.sweeper) + 60) * 1_000;
 /** How many old buckets one sweep catches up on after an outage, besides the current ones. */
 export const MAX_CATCH_UP_BUCKETS = 48;
 /** Shards of a group queried at once. */
