@@ -37,8 +37,9 @@ const runArbitrary: fc.Arbitrary<RunRecord> = fc
     replays: maybe(fc.integer({ min: 1, max: 2 })),
     origin: maybe(fc.constantFrom("manual" as const, "backfill" as const)),
     error: maybe(fc.constant("earlier failure")),
-    // The receive its lease came from: the lease events' own ("rh-1", a lost answer's retry) or another.
-    receiptHandle: fc.constantFrom("rh-0", "rh-1"),
+    // The receive its lease came from: mostly another's, sometimes the lease event's own ("rh-1":
+    // that lease is a lost answer's retry), so a lapsed lease's takeover is tested too.
+    receiptHandle: fc.constantFrom("rh-0", "rh-0", "rh-1"),
   })
   .map((r) => {
     const finished = r.status !== RunStatus.Pending && r.status !== RunStatus.Leased;
@@ -80,7 +81,7 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
         workerId: fc.constant("w1"),
         startsAt: near(T),
         leaseExpiresAt: fc.constant(T + 30_000),
-        receiptHandle: fc.constant("rh-1"),
+        receiptHandle: fc.constantFrom("rh-1", "rh-2"),
         now: fc.constant(T),
         firstOnly: fc.boolean(),
         // A copy's seed, marked last or not: one marked last makes the written run last.
@@ -171,12 +172,19 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
   );
 }
 
-/** Applies the event through the store's own method; whether the store says it applied it. */
-async function applyThroughStore(runs: RunStore, run: Run, event: RunEvent): Promise<boolean | undefined> {
+/**
+ * Applies the event through the store's own method; whether the store says it applied it, or,
+ * for the events answered with the run (a lease, a give-back), that run.
+ */
+async function applyThroughStore(
+  runs: RunStore,
+  run: Run,
+  event: RunEvent,
+): Promise<Run | boolean | undefined> {
   const { jobId, scheduledFor: at } = run;
   switch (event.kind) {
     case "lease":
-      return (await runs.leaseRun(jobId, at, event.grant)) !== undefined;
+      return (await runs.leaseRun(jobId, at, event.grant)) ?? false;
     case "heartbeat":
       return (await runs.heartbeatRun(jobId, at, event.fence, event.leaseExpiresAt, event.now)) !== undefined;
     case "finish":
@@ -184,7 +192,7 @@ async function applyThroughStore(runs: RunStore, run: Run, event: RunEvent): Pro
     case "retry":
       return (await runs.retryRun(jobId, at, event.fence, event.plan)) !== undefined;
     case "return-lease":
-      return (await runs.returnLease(jobId, at, event.fence, event.now)) !== undefined;
+      return (await runs.returnLease(jobId, at, event.fence, event.now)) ?? false;
     case "replay":
       return (await runs.replayRun(jobId, at, event, event.from)) !== undefined;
     case "abandon":
@@ -284,7 +292,10 @@ describe("the DynamoDB run store applies the lifecycle's transitions", () => {
           const applied = await applyThroughStore(runs, run, event);
           const stored = await runs.getRun(jobId, run.scheduledFor);
           if (applied !== undefined)
-            expect(applied, `applied: ${JSON.stringify(event)}`).toBe(expected !== undefined);
+            expect(applied !== false, `applied: ${JSON.stringify(event)}`).toBe(expected !== undefined);
+          // A run answered is the run as the transition leaves it (a repeat's too: unchanged).
+          if (typeof applied === "object")
+            expect(comparable(applied), `answered: ${JSON.stringify(event)}`).toEqual(comparable(expected));
           expect(comparable(stored), JSON.stringify({ run, event })).toEqual(comparable(expected ?? run));
           if (expected)
             expectDerived(

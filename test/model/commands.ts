@@ -482,6 +482,27 @@ export class Crashing extends Step {
   }
 }
 
+/** The inner step's k-th call to a store or the queue is carried out and answered again (a lost answer). */
+export class LosingAnswer extends Step {
+  constructor(
+    readonly call: number,
+    readonly inner: Step,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    world.crash.armLostAnswer(this.call);
+    try {
+      await this.inner.act(world);
+    } finally {
+      world.crash.disarm();
+    }
+  }
+  toString() {
+    return `LosingAnswer(${this.call}, ${this.inner.toString()})`;
+  }
+}
+
 const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   schedule: fc.oneof(
     // Near (within the sweep's lookahead), and on both sides of the 15 minutes within which a
@@ -583,5 +604,14 @@ const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number 
 export function commandArbitraries(): fc.Arbitrary<Command>[] {
   const step = fc.oneof(...plainSteps);
   const crashing = fc.tuple(fc.integer({ min: 1, max: 8 }), step).map(([k, inner]) => new Crashing(k, inner));
-  return [fc.oneof({ weight: 12, arbitrary: step }, { weight: 1, arbitrary: crashing })];
+  const losing = fc
+    .tuple(fc.integer({ min: 1, max: 8 }), step)
+    .map(([k, inner]) => new LosingAnswer(k, inner));
+  return [
+    fc.oneof(
+      { weight: 12, arbitrary: step },
+      { weight: 1, arbitrary: crashing },
+      { weight: 1, arbitrary: losing },
+    ),
+  ];
 }

@@ -2,7 +2,9 @@
  * A process that dies between two of its calls: once armed with `k`, the k-th call through any
  * wrapped port throws Crash before it reaches the store or the queue, and every call after it
  * in the same step throws too (a dead process makes no more calls). The calls made before it
- * stay made: that is the state a Lambda killed mid-step leaves behind.
+ * stay made: that is the state a Lambda killed mid-step leaves behind. Armed with a lost
+ * answer instead, the k-th call is carried out twice and the caller sees the second answer, as
+ * after the SDK's retry of a request whose first answer was lost.
  */
 export class Crash extends Error {
   constructor() {
@@ -13,6 +15,8 @@ export class Crash extends Error {
 export class CrashSwitch {
   private left: number | undefined;
   private dead = false;
+  /** The call whose answer is lost (its count since the last arm), or undefined. */
+  private losing: number | undefined;
   /** Calls made through the wrapped ports since the last arm. */
   calls = 0;
 
@@ -22,8 +26,21 @@ export class CrashSwitch {
     this.calls = 0;
   }
 
+  /**
+   * The k-th call from now is carried out and its answer lost, and the SDK sends it again with
+   * the same input: the caller gets the second answer, which meets the first one's effect (a
+   * conditional write refused by its own write, a second copy of a message, a receive whose
+   * messages stay hidden). No process dies.
+   */
+  armLostAnswer(call: number): void {
+    this.losing = call;
+    this.dead = false;
+    this.calls = 0;
+  }
+
   disarm(): void {
     this.left = undefined;
+    this.losing = undefined;
     this.dead = false;
   }
 
@@ -51,7 +68,11 @@ export class CrashSwitch {
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
           this.pass();
-          return (value as (...a: unknown[]) => unknown).apply(target, args);
+          const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
+          if (this.calls !== this.losing) return call();
+          const first = call();
+          // Only an asynchronous call goes over the network; its answer is the one lost.
+          return first instanceof Promise ? first.then(call) : first;
         };
       },
     });

@@ -181,9 +181,14 @@ export function runBefore(run: RunRecord | undefined, event: RunEvent): RunRecor
 export function transition(stored: RunRecord | undefined, event: RunEvent): RunRecord | undefined {
   const run = runBefore(stored, event);
   if (!run) return undefined;
-  // This very request's effect, met by its own retry (its first answer was lost): answered as
-  // applied, the run unchanged. Refused, a lease would wait out its own lease (decision 0053).
-  if (isRepeatOf(run, event)) return run;
+  // Refused, but this very request's effect, met by its own retry (its first answer was lost):
+  // answered as applied, the run unchanged. Refused, a lease would wait out its own lease
+  // (decision 0053). As the DynamoDB store, which looks only at what refused its write.
+  return guarded(run, event) ?? (isRepeatOf(run, event) ? run : undefined);
+}
+
+/** The run after `event` when its guard admits it; undefined when it refuses it. */
+function guarded(run: RunRecord, event: RunEvent): RunRecord | undefined {
   switch (event.kind) {
     case "lease": {
       const { grant } = event;
