@@ -192,6 +192,8 @@ export interface RunStore {
   /**
    * Puts a failed run back to pending for a retry at `plan.retryAt` if `fence` still holds the
    * lease. Returns the receipt handle of the message that delivered it, or undefined when stale.
+   * A repeat of a retry it already made (the SDK's, after a lost answer: decision 0053) answers
+   * as applied, with no handle: the first write took it.
    */
   retryRun(
     jobId: string,
@@ -215,7 +217,8 @@ export interface RunStore {
    * no place to deliver it in time): the run is pending again, leasable at once, and the
    * attempt the lease counted is taken back, so that a run never delivered is neither a failed
    * attempt nor, under at-most-once, a run that may have run. The fence stays raised. Returns
-   * the run as given back, or undefined when the fence no longer holds the lease.
+   * the run as given back, or undefined when the fence no longer holds the lease. A run already
+   * pending under `fence` (its own give-back, its answer lost: decision 0053) answers as is.
    */
   returnLease(jobId: string, scheduledFor: number, fence: number, now: number): Promise<Run | undefined>;
   /** A tenant's dead-lettered runs, most recent first. */

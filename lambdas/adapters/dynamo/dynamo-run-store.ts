@@ -454,7 +454,6 @@ export class DynamoRunStore implements RunStore {
     });
   }
 
-  /** A conditional update that answers the run as it now is, or undefined when the condition failed. */
   /**
    * One conditional update; the run after it, or undefined when its condition failed. With
    * `repeat`, a refused write that meets the event's own effect (its answer was lost and the

@@ -114,10 +114,10 @@ export function isUnstartedOrLapsed(run: Run, now: number): boolean {
  * the SDK's retry of the same request (decision 0053). Only events whose effect names them:
  * - a lease, by the receipt handle it wrote (a handle is one receive's alone);
  * - a retry, by its fence and the instants it set (its retry instant is jittered to the ms);
- * - a give-back, by its fence on a pending run no one leased since (a lease raises the fence;
- *   only its holder writes a run pending under a fence, by a retry or a give-back, and never
- *   both; a replay of a dead letter keeps the fence, but the holder that dead-lettered it never
- *   gives it back).
+ * - a give-back, by its fence on a pending run no one leased since (a lease raises the fence).
+ *   Its holder's own give-back is not the only way there: a resume's re-run of a lapsed lease
+ *   recorded missed in a pause keeps the fence too. A stalled holder's give-back then answers
+ *   as applied and shows the message of a pending, due run again: harmless.
  * A finish is not among them: its repeat is answered from the run as it stands
  * (complete-run.ts, repeatedOrStale).
  */
