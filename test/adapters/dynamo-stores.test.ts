@@ -176,16 +176,33 @@ describe("DynamoRunStore", () => {
   });
 
   it("finishes a run for the current fence and hands back the delivering message's receipt", async () => {
+    const outcome = { status: "succeeded", error: undefined, now: NOW, final: false } as const;
+    const finished = {
+      ...toRunItem(run),
+      status: "succeeded",
+      fence: 1,
+      attempt: 1,
+      finishedAt: NOW,
+      checkAt: undefined,
+    };
+    const failedOn = (item: Record<string, unknown>) =>
+      Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
     db.on(UpdateCommand)
       .resolvesOnce({ Attributes: { receiptHandle: "rh-1", final: true } })
-      .rejects(conditionFailed());
-    const outcome = { status: "succeeded", error: undefined, now: NOW, final: false } as const;
+      .rejectsOnce(failedOn({ ...finished, finishedAt: NOW - 1 }))
+      .rejectsOnce(failedOn(finished));
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({
       receiptHandle: "rh-1",
       final: true,
       tracked: false,
     });
+    // Finished by another completion: refused. By its own write, its answer lost: as recorded.
     expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toBeUndefined();
+    expect(await runs.finishRun(job.jobId, NOW, 1, outcome)).toEqual({
+      receiptHandle: undefined,
+      final: false,
+      tracked: false,
+    });
     // Not a last run (so the condition says): it leaves the repair index.
     const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toContain("(attribute_not_exists(#final) OR #final <> :true)");

@@ -221,7 +221,12 @@ describe.each(kinds)("the run store %s", (_name, make) => {
       tracked: false,
     });
     expect(await stored(stores, run)).toMatchObject({ status: "succeeded", finishedAt: T + 1_000 });
-    expect(await succeed(stores, run, 1)).toBeUndefined(); // a repeat changes nothing
+    // The same write again (its answer lost): answered as recorded, with no handle; another
+    // completion (a later one) is refused. Neither changes anything.
+    expect(await succeed(stores, run, 1)).toEqual({ receiptHandle: undefined, final: false, tracked: false });
+    const later = { status: RunStatus.Succeeded, error: undefined, now: T + 2_000, final: false };
+    expect(await stores.runs.finishRun(run.jobId, run.scheduledFor, 1, later)).toBeUndefined();
+    expect(await stored(stores, run)).toMatchObject({ status: "succeeded", finishedAt: T + 1_000 });
     expect(await lease(stores, run, T + 100_000)).toBeUndefined(); // finished: never leased again
   });
 

@@ -66,15 +66,35 @@ describe("a write's repeat after a lost answer", () => {
     expect(transition(again, { kind: "return-lease", fence: 1, now: T + 3_000 })).toBeUndefined();
   });
 
-  it("no other event: a finish or a heartbeat refused is refused", () => {
+  it("a finish: answered by the outcome it recorded under its fence, refused to another", () => {
+    const leased = applied(pending, { kind: "lease", grant });
+    const outcome = {
+      status: RunStatus.DeadLettered,
+      error: "lapsed",
+      now: T + 1_000,
+      final: false,
+    } as const;
+    const finished = applied(leased, { kind: "finish", fence: 1, outcome });
+    expect(transition(finished, { kind: "finish", fence: 1, outcome })).toBe(finished);
+    for (const other of [
+      { ...outcome, now: T + 2_000 },
+      { ...outcome, status: RunStatus.Succeeded },
+      { ...outcome, error: undefined },
+      { ...outcome, final: true },
+    ])
+      expect(transition(finished, { kind: "finish", fence: 1, outcome: other })).toBeUndefined();
+    expect(transition(finished, { kind: "finish", fence: 2, outcome })).toBeUndefined();
+  });
+
+  it("no other event: a heartbeat or a replay refused is refused", () => {
     const leased = applied(pending, { kind: "lease", grant });
     const outcome = { status: RunStatus.Succeeded, error: undefined, now: T + 1_000, final: false } as const;
     const finished = applied(leased, { kind: "finish", fence: 1, outcome });
-    expect(isRepeatOf(finished, { kind: "finish", fence: 1, outcome })).toBe(false);
-    expect(transition(finished, { kind: "finish", fence: 1, outcome })).toBeUndefined();
-    expect(
-      transition(finished, { kind: "heartbeat", fence: 1, leaseExpiresAt: T + 60_000, now: T }),
-    ).toBeUndefined();
+    const beat = { kind: "heartbeat", fence: 1, leaseExpiresAt: T + 60_000, now: T } as const;
+    expect(isRepeatOf(finished, beat)).toBe(false);
+    expect(transition(finished, beat)).toBeUndefined();
+    const replay = { kind: "replay", from: "dead-lettered", by: "op", now: T, checkAt: T + 1 } as const;
+    expect(transition(finished, replay)).toBeUndefined();
   });
 });
 

@@ -12,6 +12,7 @@ import {
   type JobSpec,
   LeaseRuns,
   Live,
+  LosingAnswer,
   PatchJob,
   Replay,
   Sweep,
@@ -27,8 +28,9 @@ import { memoryStores, World } from "../model/world";
  * fixes (99c76b1; a field the printout left out takes the default of `spec` here); the fourth,
  * from a review, failed before its fix, landed with it; the fifth the model found (615f57d);
  * the last two a second review found (an at-most-once run leased before acting on other runs).
- * Then four the model found on 1da9536 (check (g) and a random 100,000-sequence run), and last
- * one a random 100,000-sequence run found on 4cdb651 (decision 0046's addendum).
+ * Then four the model found on 1da9536 (check (g) and a random 100,000-sequence run), one a
+ * random 100,000-sequence run found on 4cdb651 (decision 0046's addendum), and last one the
+ * model found once it lost answers (a92e042; decision 0053).
  */
 const spec = (over: Partial<JobSpec>): JobSpec => ({
   schedule: { kind: "cron", endInMinutes: undefined },
@@ -305,6 +307,23 @@ describe("run lifecycle: the model's counterexamples, pinned", () => {
         ),
         new Crashing(5, new PatchJob(0, { cron: "*/2 * * * *" })),
         new Advance(500),
+      ]),
+    ).resolves.toBeUndefined();
+  });
+
+  it("a last run dead-lettered by lapsed leases whose write's answer was lost still ends its job (seed 1917257265)", async () => {
+    await expect(
+      replay([
+        new Create(
+          spec({
+            schedule: { kind: "interval", every: "1m", endInMinutes: 2 },
+            overlapPolicy: "skip",
+            keyed: false,
+          }),
+        ),
+        new Live(120, "holds"),
+        new Advance(61_000),
+        new LosingAnswer(7, new LeaseRuns(1)),
       ]),
     ).resolves.toBeUndefined();
   });

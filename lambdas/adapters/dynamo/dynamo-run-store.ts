@@ -44,6 +44,19 @@ function runSkBefore(instant: number): string {
   return runSk(Number.isSafeInteger(instant) ? instant - 1 : Number.MAX_SAFE_INTEGER);
 }
 
+/** What a finisher needs of the run it finished, from its item as it was (or as its finish left it). */
+function finishedRunOf(item: Record<string, unknown>): FinishedRun {
+  const final = item.final === true;
+  return {
+    receiptHandle: typeof item.receiptHandle === "string" ? item.receiptHandle : undefined,
+    final,
+    tracked: final && typeof item.checkAt === "number",
+    ...(typeof item.wakes === "number"
+      ? { wakes: { scheduledFor: item.wakes, tenant: String(item.tenant), type: String(item.type) } }
+      : {}),
+  };
+}
+
 /** A write whose refusal may be its own effect met by its retry: the run's key and its event. */
 interface Repeatable {
   readonly jobId: string;
@@ -217,16 +230,12 @@ export class DynamoRunStore implements RunStore {
   ) {
     // A worker that serves no tenant holds no run (bindings always name one; IN () is invalid).
     if (tenants !== undefined && tenants.length === 0) return undefined;
-    let receiptHandle: string | undefined;
-    let final = false;
-    let tracked = false;
-    let wakes: FinishedRun["wakes"];
     // A worker's completion also names the tenants it serves: one IN condition, no read first.
     const tenantValues = Object.fromEntries((tenants ?? []).map((tenant, i) => [`:tenant${i}`, tenant]));
     const tenantCondition =
       tenants === undefined ? "" : ` AND tenant IN (${Object.keys(tenantValues).join(", ")})`;
     const expiry = this.expiry(outcome.now);
-    const done = await applied(async () => {
+    try {
       // A dead letter is filed in the dead-letter index under its tenant.
       const deadLetter = `${outcome.status === "dead-lettered" ? ", deadTenant = tenant" : ""}${expiry.set}`;
       const error = outcome.error === undefined ? "" : ", #error = :error";
@@ -250,20 +259,21 @@ export class DynamoRunStore implements RunStore {
             ...tenantValues,
           },
           ReturnValues: "ALL_OLD",
+          ReturnValuesOnConditionCheckFailure: "ALL_OLD",
         }),
       );
-      receiptHandle = typeof Attributes?.receiptHandle === "string" ? Attributes.receiptHandle : undefined;
-      final = Attributes?.final === true;
-      tracked = final && typeof Attributes?.checkAt === "number";
-      if (typeof Attributes?.wakes === "number") {
-        wakes = {
-          scheduledFor: Attributes.wakes,
-          tenant: String(Attributes.tenant),
-          type: String(Attributes.type),
-        };
-      }
-    });
-    return done ? { receiptHandle, final, tracked, ...(wakes ? { wakes } : {}) } : undefined;
+      return finishedRunOf(Attributes ?? {});
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // Its own outcome, its answer lost (decision 0053): answered as recorded, with no handle
+      // (the first write took it). A last run keeps its check time, so `tracked` reads the same.
+      const item = await this.repeatedItem(error, {
+        jobId,
+        scheduledFor,
+        event: { kind: "finish", fence, outcome, tenants },
+      });
+      return item && { ...finishedRunOf(item), receiptHandle: undefined };
+    }
   }
 
   async retryRun(jobId: string, scheduledFor: number, fence: number, plan: RetryPlan) {

@@ -118,13 +118,24 @@ export function isUnstartedOrLapsed(run: Run, now: number): boolean {
  *   Its holder's own give-back is not the only way there: a resume's re-run of a lapsed lease
  *   recorded missed in a pause keeps the fence too. A stalled holder's give-back then answers
  *   as applied and shows the message of a pending, due run again: harmless.
- * A finish is not among them: its repeat is answered from the run as it stands
- * (complete-run.ts, repeatedOrStale).
+ * - a finish, by the outcome it recorded under its fence: its status, its instant (finishedAt)
+ *   and its error. Refused, the lease step's dead letter of a run whose leases lapsed too often
+ *   left its job active for ever (the model found it, losing that write's answer); a worker's
+ *   completion was answered from the run as it stands (complete-run.ts, repeatedOrStale).
  */
 export function isRepeatOf(run: RunRecord, event: RunEvent): boolean {
   switch (event.kind) {
     case "lease":
       return run.status === RunStatus.Leased && run.receiptHandle === event.grant.receiptHandle;
+    case "finish":
+      return (
+        !isUnfinished(run) &&
+        run.status === event.outcome.status &&
+        run.fence === event.fence &&
+        run.finishedAt === event.outcome.now &&
+        run.error === event.outcome.error &&
+        run.final === event.outcome.final
+      );
     case "retry":
       return (
         run.status === RunStatus.Pending &&

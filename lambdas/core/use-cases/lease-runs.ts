@@ -350,7 +350,8 @@ async function leaseOne(
       seed: carried,
     });
     if (missed) await endJobAfter(deps, missed, missed, now);
-    return drop("made longer ago than runs are kept: recorded missed if never written");
+    // Refused (ended before), a last run's message still ends its job before it goes.
+    return drop("made longer ago than runs are kept: recorded missed if never written", !missed);
   }
   // During an upgrade's or a rollback's deploy (writeRunsWhenMade: 1) the job's own made run is
   // written as soon as a lease step sees its message: one this step puts back (an overlap
@@ -418,7 +419,8 @@ async function leaseOne(
       final: leased.final,
     });
     await endJobAfter(deps, leased, finished, now);
-    return drop("attempts exhausted by lapsed leases: dead-lettered");
+    // Refused (another finished it first), a last run's message still ends its job before it goes.
+    return drop("attempts exhausted by lapsed leases: dead-lettered", !finished);
   }
   deps.log.info("run leased", { runId: leased.runId, fence: leased.fence, workerId });
   const lease: Lease = {
