@@ -173,14 +173,16 @@ export interface RunStore {
    * Grants a lease: fence and attempt go up by one, in one conditional update with no read
    * first. The repair check time is left alone (it is an index key, and writing it would cost
    * an index write per lease): the repair pass finds a live lease there and looks again later. Conditional on the run existing and being leasable at `grant.now` (pending, or its
-   * lease lapsed); undefined when it was not (finished, held by another worker, or gone).
+   * lease lapsed); undefined when it was not (finished, held by another worker, or gone). A
+   * run this receive already holds (its lease's answer lost: decision 0053) answers as is.
    */
   leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined>;
   /**
    * Records a leased run's outcome if `fence` still holds the lease (and, given `tenants`, the
    * run belongs to one of them: a worker's completion). Returns the receipt handle of the
    * message that delivered it and whether it was its job's last run, or undefined when the
-   * fence was stale or the run is another tenant's.
+   * fence was stale or the run is another tenant's. The same outcome recorded already (its
+   * answer lost: decision 0053) answers as recorded, with no handle.
    */
   finishRun(
     jobId: string,
