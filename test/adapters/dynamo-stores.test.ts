@@ -203,6 +203,7 @@ describe("DynamoRunStore", () => {
       final: false,
       tracked: false,
     });
+    expect(db).toHaveReceivedCommandWith(UpdateCommand, { ReturnValuesOnConditionCheckFailure: "ALL_OLD" });
     // Not a last run (so the condition says): it leaves the repair index.
     const input = db.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.ConditionExpression).toContain("(attribute_not_exists(#final) OR #final <> :true)");

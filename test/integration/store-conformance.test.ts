@@ -224,6 +224,7 @@ describe.each(kinds)("the run store %s", (_name, make) => {
     // The same write again (its answer lost): answered as recorded, with no handle; another
     // completion (a later one) is refused. Neither changes anything.
     expect(await succeed(stores, run, 1)).toEqual({ receiptHandle: undefined, final: false, tracked: false });
+    expect(await succeed(stores, run, 1, { tenants: ["t2"] })).toBeUndefined(); // never another tenant's
     const later = { status: RunStatus.Succeeded, error: undefined, now: T + 2_000, final: false };
     expect(await stores.runs.finishRun(run.jobId, run.scheduledFor, 1, later)).toBeUndefined();
     expect(await stored(stores, run)).toMatchObject({ status: "succeeded", finishedAt: T + 1_000 });

@@ -84,6 +84,9 @@ describe("a write's repeat after a lost answer", () => {
     ])
       expect(transition(finished, { kind: "finish", fence: 1, outcome: other })).toBeUndefined();
     expect(transition(finished, { kind: "finish", fence: 2, outcome })).toBeUndefined();
+    // A worker's completion: its own tenant's run only.
+    expect(transition(finished, { kind: "finish", fence: 1, outcome, tenants: ["t"] })).toBe(finished);
+    expect(transition(finished, { kind: "finish", fence: 1, outcome, tenants: ["other"] })).toBeUndefined();
   });
 
   it("no other event: a heartbeat or a replay refused is refused", () => {

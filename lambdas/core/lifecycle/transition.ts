@@ -134,7 +134,9 @@ export function isRepeatOf(run: RunRecord, event: RunEvent): boolean {
         run.fence === event.fence &&
         run.finishedAt === event.outcome.now &&
         run.error === event.outcome.error &&
-        run.final === event.outcome.final
+        run.final === event.outcome.final &&
+        // A worker's completion names its tenants: another tenant's run is never answered.
+        (event.tenants === undefined || event.tenants.includes(run.tenant))
       );
     case "retry":
       return (
