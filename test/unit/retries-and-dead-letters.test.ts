@@ -150,6 +150,29 @@ describe("retries", () => {
     expect(deps.queue.deleted).toContain("again");
     expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
   });
+
+  it("ends the job of a last run whose dead letter by lapses was refused, before its message goes", async () => {
+    const deps = memoryDeps(NOW);
+    const jobId = await dueRun(deps, { maxAttempts: 1 });
+    const first = await leaseOne(deps);
+    deps.clock.advance(deps.settings.leaseSeconds * 1000 + 1_000); // the worker died
+    deps.queue.ready.push({
+      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
+      receiptHandle: "again",
+    });
+    // The dead letter is written, but the step reads a refusal (as after a lost answer whose
+    // retry met another outcome): it does not end the job itself.
+    const finishRun = deps.runs.finishRun.bind(deps.runs);
+    deps.runs.finishRun = async (...args: Parameters<typeof finishRun>) => {
+      await finishRun(...args);
+      return undefined;
+    };
+    expect(await leaseRuns(deps, worker, { workerId: "w2", types: ["x"], max: 10 })).toEqual([]);
+    expect(theRun(deps)).toMatchObject({ status: "dead-lettered" });
+    // The last run's message ends its job before it is deleted (decision 0045).
+    expect(deps.queue.deleted).toContain("again");
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
 });
 
 describe("maxLateness at the lease", () => {
