@@ -23,6 +23,9 @@ const runs = new DynamoRunStore(client, "jobs-table");
 const NOW = Date.UTC(2026, 10, 2, 9);
 const conditionFailed = () =>
   new ConditionalCheckFailedException({ message: "The conditional request failed", $metadata: {} });
+/** A failed condition as DynamoDB answers one asked for the item (ReturnValuesOnConditionCheckFailure). */
+const failedOn = (item: Record<string, unknown>) =>
+  Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
 const throttled = () => new ProvisionedThroughputExceededException({ message: "slow down", $metadata: {} });
 
 const job: Job = { ...oneOffJob(NOW, NOW - 1000, { payload: { a: 1 } }), jobId: "j_0123456789abcdefghjk" };
@@ -118,8 +121,6 @@ describe("DynamoRunStore", () => {
     };
     const held = { ...toRunItem(run), status: "leased", fence: 1, attempt: 1, receiptHandle: "rh" };
     // DynamoDB returns the item a failed condition met, in attribute-value form.
-    const failedOn = (item: Record<string, unknown>) =>
-      Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
     db.on(UpdateCommand)
       .rejectsOnce(failedOn(held))
       .rejectsOnce(failedOn({ ...held, receiptHandle: "rh-other" }));
@@ -137,8 +138,6 @@ describe("DynamoRunStore", () => {
   it("answers a refused retry or give-back as applied when the item DynamoDB returns is its own effect", async () => {
     const plan = { error: "boom", retryAt: NOW + 20_000, checkAt: NOW + 50_000, now: NOW };
     const retried = { ...toRunItem(run), status: "pending", fence: 1, attempt: 1, ...plan };
-    const failedOn = (item: Record<string, unknown>) =>
-      Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
     db.on(UpdateCommand)
       .rejectsOnce(failedOn(retried))
       .rejectsOnce(failedOn({ ...retried, retryAt: NOW + 21_000 }))
@@ -185,8 +184,6 @@ describe("DynamoRunStore", () => {
       finishedAt: NOW,
       checkAt: undefined,
     };
-    const failedOn = (item: Record<string, unknown>) =>
-      Object.assign(conditionFailed(), { Item: marshall(item, { removeUndefinedValues: true }) });
     db.on(UpdateCommand)
       .resolvesOnce({ Attributes: { receiptHandle: "rh-1", final: true } })
       .rejectsOnce(failedOn({ ...finished, finishedAt: NOW - 1 }))

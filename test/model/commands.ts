@@ -461,37 +461,17 @@ export class Live extends Step {
   }
 }
 
-/** The inner step's process dies before its k-th call to a store or the queue. */
-export class Crashing extends Step {
-  constructor(
-    readonly afterCalls: number,
-    readonly inner: Step,
-  ) {
-    super();
-  }
-  async act(world: World) {
-    world.crash.arm(this.afterCalls);
-    try {
-      await this.inner.act(world);
-    } finally {
-      world.crash.disarm();
-    }
-  }
-  toString() {
-    return `Crashing(${this.afterCalls}, ${this.inner.toString()})`;
-  }
-}
-
-/** The inner step's k-th call to a store or the queue is carried out and answered again (a lost answer). */
-export class LosingAnswer extends Step {
+/** The inner step with a fault armed on its k-th call to a store or the queue; disarmed after it. */
+abstract class Faulted extends Step {
   constructor(
     readonly call: number,
     readonly inner: Step,
   ) {
     super();
   }
+  protected abstract arm(world: World): void;
   async act(world: World) {
-    world.crash.armLostAnswer(this.call);
+    this.arm(world);
     try {
       await this.inner.act(world);
     } finally {
@@ -499,7 +479,21 @@ export class LosingAnswer extends Step {
     }
   }
   toString() {
-    return `LosingAnswer(${this.call}, ${this.inner.toString()})`;
+    return `${this.constructor.name}(${this.call}, ${this.inner.toString()})`;
+  }
+}
+
+/** The inner step's process dies before its k-th call to a store or the queue. */
+export class Crashing extends Faulted {
+  protected arm(world: World) {
+    world.crash.arm(this.call);
+  }
+}
+
+/** The inner step's k-th call to a store or the queue is carried out and answered again (a lost answer). */
+export class LosingAnswer extends Faulted {
+  protected arm(world: World) {
+    world.crash.armLostAnswer(this.call);
   }
 }
 

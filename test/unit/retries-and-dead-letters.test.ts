@@ -32,6 +32,18 @@ async function leaseOne(deps: MemoryDeps) {
   return lease;
 }
 
+/** A one-off run with one attempt, leased once by a worker that died: its message back as "again". */
+async function leasedOnceAndLapsed(deps: MemoryDeps): Promise<string> {
+  const jobId = await dueRun(deps, { maxAttempts: 1 });
+  const first = await leaseOne(deps);
+  deps.clock.advance(deps.settings.leaseSeconds * 1000 + 1_000); // the worker died
+  deps.queue.ready.push({
+    message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
+    receiptHandle: "again",
+  });
+  return jobId;
+}
+
 const fail = (deps: MemoryDeps, lease: { runId: string; fence: number }, retryable = true) =>
   completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "failed", retryable, error: "boom" });
 
@@ -135,13 +147,7 @@ describe("retries", () => {
 
   it("dead-letters a run whose leases all lapsed instead of handing it out again", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, { maxAttempts: 1 });
-    const first = await leaseOne(deps);
-    deps.clock.advance(deps.settings.leaseSeconds * 1000 + 1_000); // the worker died
-    deps.queue.ready.push({
-      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
-      receiptHandle: "again",
-    });
+    const jobId = await leasedOnceAndLapsed(deps);
     expect(await leaseRuns(deps, worker, { workerId: "w2", types: ["x"], max: 10 })).toEqual([]);
     expect(theRun(deps)).toMatchObject({
       status: "dead-lettered",
@@ -153,13 +159,7 @@ describe("retries", () => {
 
   it("ends the job of a last run whose dead letter by lapses was refused, before its message goes", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, { maxAttempts: 1 });
-    const first = await leaseOne(deps);
-    deps.clock.advance(deps.settings.leaseSeconds * 1000 + 1_000); // the worker died
-    deps.queue.ready.push({
-      message: { runId: first.runId, jobId: first.jobId, scheduledFor: NOW, tenant: "a", type: "x" },
-      receiptHandle: "again",
-    });
+    const jobId = await leasedOnceAndLapsed(deps);
     // The dead letter is written, but the step reads a refusal (as after a lost answer whose
     // retry met another outcome): it does not end the job itself.
     const finishRun = deps.runs.finishRun.bind(deps.runs);
