@@ -97,6 +97,8 @@ describe("DynamoJobStore", () => {
 describe("DynamoRunStore", () => {
   const dueJob = { ...job, nextRunAt: NOW };
   const run = newRun(dueJob, NOW, NOW, 30_000);
+  /** A lease of `run` at NOW, through the message handed out as "rh". */
+  const grant = { workerId: "w", startsAt: NOW, leaseExpiresAt: NOW + 30_000, receiptHandle: "rh", now: NOW };
 
   it("creates a run with a conditional put keyed by job and scheduled instant", async () => {
     db.on(PutCommand).resolvesOnce({}).rejects(conditionFailed());
@@ -112,13 +114,6 @@ describe("DynamoRunStore", () => {
   });
 
   it("answers a refused lease with the run when the receive's own write holds it (the item DynamoDB returns)", async () => {
-    const grant = {
-      workerId: "w",
-      startsAt: NOW,
-      leaseExpiresAt: NOW + 30_000,
-      receiptHandle: "rh",
-      now: NOW,
-    };
     const held = { ...toRunItem(run), status: "leased", fence: 1, attempt: 1, receiptHandle: "rh" };
     // DynamoDB returns the item a failed condition met, in attribute-value form.
     db.on(UpdateCommand)
@@ -157,13 +152,6 @@ describe("DynamoRunStore", () => {
     db.on(UpdateCommand).rejects(conditionFailed());
     // No item came with the failure (as from dynalite): the run is read, and is not this receive's.
     db.on(GetCommand).resolves({});
-    const grant = {
-      workerId: "w",
-      startsAt: NOW,
-      leaseExpiresAt: NOW + 30_000,
-      receiptHandle: "rh",
-      now: NOW,
-    };
     expect(await runs.leaseRun(run.jobId, run.scheduledFor, grant)).toBeUndefined();
     expect(db).toHaveReceivedCommandWith(UpdateCommand, {
       // Pending and due (a retry: its retry time has come), or leased with a lapsed lease.
