@@ -1,29 +1,12 @@
-import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  ScanCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
-import { unmarshall } from "@aws-sdk/util-dynamodb";
+import { type DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { repairKeyOf } from "../../core/keys";
-import { isRepeatOf, type RunEvent } from "../../core/lifecycle/transition";
-import type {
-  FinishedRun,
-  LeaseGrant,
-  Page,
-  RepairCandidate,
-  RetryPlan,
-  RunOutcome,
-  RunStore,
-} from "../../core/ports";
+import type { RunEvent } from "../../core/lifecycle/transition";
+import type { LeaseGrant, Page, RepairCandidate, RetryPlan, RunOutcome, RunStore } from "../../core/ports";
 import type { Run, RunSeed } from "../../core/run";
-import { DEAD_LETTER_INDEX, JOBS_TABLE } from "../../definitions/table";
+import { JOBS_TABLE } from "../../definitions/table";
 import { applied, isConditionFailure, putIfAbsent } from "./conditions";
 import { DynamoRepairIndex } from "./dynamo-repair-index";
-import { jobPk } from "./job-item";
-import { decodeCursor, encodeCursor, keyShapeOf } from "./page-cursor";
+import { DynamoRunReads } from "./dynamo-run-reads";
 import {
   FINAL,
   finalIs,
@@ -34,47 +17,24 @@ import {
   seededWrite,
   UNSTARTED_OR_LAPSED,
 } from "./run-expressions";
-import { fromRunItem, RUN_SK_PREFIX, runKey, runSk, toRunItem } from "./run-item";
+import { fromRunItem, runKey, toRunItem } from "./run-item";
+import { finishedRunOf, type Repeatable, repeatedItem } from "./run-write-answers";
 
 /**
- * The sort key of the last instant before `instant`, or of every run for an instant past them all
- * (Infinity: a first page), whose padded key would sort before the others'.
+ * RunStore on DynamoDB: its writes here, its reads in DynamoRunReads. Every state change is one
+ * conditional update on the run's own key.
  */
-function runSkBefore(instant: number): string {
-  return runSk(Number.isSafeInteger(instant) ? instant - 1 : Number.MAX_SAFE_INTEGER);
-}
-
-/** What a finisher needs of the run it finished, from its item as it was (or as its finish left it). */
-function finishedRunOf(item: Record<string, unknown>): FinishedRun {
-  const final = item.final === true;
-  return {
-    receiptHandle: typeof item.receiptHandle === "string" ? item.receiptHandle : undefined,
-    final,
-    tracked: final && typeof item.checkAt === "number",
-    ...(typeof item.wakes === "number"
-      ? { wakes: { scheduledFor: item.wakes, tenant: String(item.tenant), type: String(item.type) } }
-      : {}),
-  };
-}
-
-/** A write whose refusal may be its own effect met by its retry: the run's key and its event. */
-interface Repeatable {
-  readonly jobId: string;
-  readonly scheduledFor: number;
-  readonly event: RunEvent;
-}
-
-/** RunStore on DynamoDB. Every state change is one conditional update on the run's own key. */
-export class DynamoRunStore implements RunStore {
+export class DynamoRunStore extends DynamoRunReads implements RunStore {
   /**
    * @param retentionSeconds how long a finished run (dead letters included) is kept: its item
    * gets the table's TTL attribute when it finishes, and loses it when it is replayed. 0: kept.
    */
   constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    db: DynamoDBDocumentClient,
+    tableName: string,
     private readonly retentionSeconds = 0,
   ) {
+    super(db, tableName);
     this.repairIndex = new DynamoRepairIndex(db, tableName);
   }
 
@@ -101,83 +61,6 @@ export class DynamoRunStore implements RunStore {
         ? { [JOBS_TABLE.timeToLiveAttribute]: Math.floor(run.finishedAt / 1000) + this.retentionSeconds }
         : {};
     return putIfAbsent(this.db, this.tableName, { ...toRunItem(run), ...expires });
-  }
-
-  async getRun(jobId: string, scheduledFor: number): Promise<Run | undefined> {
-    const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: runKey(jobId, scheduledFor), ConsistentRead: true }),
-    );
-    return Item ? fromRunItem(Item) : undefined;
-  }
-
-  async listRunsBetween(jobId: string, from: number, to: number): Promise<Run[]> {
-    const runs: Run[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-          ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(from), ":to": runSk(to) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      runs.push(...(page.Items ?? []).map(fromRunItem));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return runs;
-  }
-
-  async latestRunBefore(jobId: string, instant: number): Promise<Run | undefined> {
-    const [latest] = await this.listRunsBefore(jobId, instant, 1, true);
-    return latest;
-  }
-
-  async listRunsBefore(jobId: string, instant: number, limit: number, consistent = false): Promise<Run[]> {
-    const { Items } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: "pk = :pk AND sk BETWEEN :from AND :to",
-        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":from": runSk(0), ":to": runSkBefore(instant) },
-        ScanIndexForward: false,
-        Limit: limit,
-        ConsistentRead: consistent,
-      }),
-    );
-    return (Items ?? []).map(fromRunItem);
-  }
-
-  async listRecentRuns(jobId: string, limit: number): Promise<Run[]> {
-    const { Items } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": jobPk(jobId), ":prefix": RUN_SK_PREFIX },
-        ScanIndexForward: false,
-        Limit: limit,
-      }),
-    );
-    return (Items ?? []).map(fromRunItem);
-  }
-
-  async listRuns(jobId: string, limit: number, cursor?: string): Promise<Page<Run>> {
-    const pk = jobPk(jobId);
-    const result = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues: { ":pk": pk, ":prefix": RUN_SK_PREFIX },
-        ScanIndexForward: false,
-        Limit: limit,
-        ExclusiveStartKey: decodeCursor(
-          cursor,
-          keyShapeOf(),
-          (key) => key.pk === pk && typeof key.sk === "string" && key.sk.startsWith(RUN_SK_PREFIX),
-        ),
-      }),
-    );
-    return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
   }
 
   leaseRun(jobId: string, scheduledFor: number, grant: LeaseGrant): Promise<Run | undefined> {
@@ -267,7 +150,7 @@ export class DynamoRunStore implements RunStore {
       if (!isConditionFailure(error)) throw error;
       // Its own outcome, its answer lost (decision 0053): answered as recorded, with no handle
       // (the first write took it). A last run keeps its check time, so `tracked` reads the same.
-      const item = await this.repeatedItem(error, {
+      const item = await repeatedItem(this.db, this.tableName, error, {
         jobId,
         scheduledFor,
         event: { kind: "finish", fence, outcome, tenants },
@@ -359,7 +242,7 @@ export class DynamoRunStore implements RunStore {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       if (!repeat) return undefined;
-      const item = await this.repeatedItem(error, { jobId, scheduledFor, event: repeat });
+      const item = await repeatedItem(this.db, this.tableName, error, { jobId, scheduledFor, event: repeat });
       return item ? { receiptHandle: undefined } : undefined;
     }
   }
@@ -386,43 +269,6 @@ export class DynamoRunStore implements RunStore {
       },
       { jobId, scheduledFor, event: { kind: "return-lease", fence, now } },
     );
-  }
-
-  async listDeadLetters(tenant: string, limit: number, cursor?: string): Promise<Page<Run>> {
-    const result = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: DEAD_LETTER_INDEX.name,
-        KeyConditionExpression: "deadTenant = :t",
-        ExpressionAttributeValues: { ":t": tenant },
-        ScanIndexForward: false,
-        Limit: limit,
-        ExclusiveStartKey: decodeCursor(
-          cursor,
-          keyShapeOf(DEAD_LETTER_INDEX),
-          (key) => key.deadTenant === tenant,
-        ),
-      }),
-    );
-    return { items: (result.Items ?? []).map(fromRunItem), cursor: encodeCursor(result.LastEvaluatedKey) };
-  }
-
-  async countDeadLetters(): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          IndexName: DEAD_LETTER_INDEX.name,
-          Select: "COUNT",
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += page.Count ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return count;
   }
 
   async replayRun(
@@ -486,36 +332,9 @@ export class DynamoRunStore implements RunStore {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       if (!repeat) return undefined;
-      const item = await this.repeatedItem(error, repeat);
+      const item = await repeatedItem(this.db, this.tableName, error, repeat);
       return item && fromRunItem(item);
     }
-  }
-
-  /**
-   * The item a refused write met, when it is the write's own effect (isRepeatOf). DynamoDB
-   * returns the item with the failure (ReturnValuesOnConditionCheckFailure, in attribute-value
-   * form: the document client does not convert errors); dynalite predates that parameter and
-   * returns none, so the item is read, consistently (in AWS only where no item exists).
-   */
-  private async repeatedItem(
-    error: unknown,
-    repeat: Repeatable,
-  ): Promise<Record<string, unknown> | undefined> {
-    const returned = (error as { Item?: Record<string, AttributeValue> }).Item;
-    const item = returned
-      ? unmarshall(returned)
-      : (
-          await this.db.send(
-            new GetCommand({
-              TableName: this.tableName,
-              Key: runKey(repeat.jobId, repeat.scheduledFor),
-              ConsistentRead: true,
-            }),
-          )
-        ).Item;
-    if (!item) return undefined;
-    const receiptHandle = typeof item.receiptHandle === "string" ? item.receiptHandle : undefined;
-    return isRepeatOf({ ...fromRunItem(item), receiptHandle }, repeat.event) ? item : undefined;
   }
 
   async abandonRun(
