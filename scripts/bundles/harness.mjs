@@ -1,9 +1,12 @@
 // Runs on Node.js 22 (the Lambda runtime's major version), started by scripts/test-bundles.ts:
 // imports the synthesized Lambda bundles (cdk.out) and drives one one-off job through them,
 // against the emulators the runner started: create (API), tick, sweep (sweeper), lease and
-// complete (lease protocol), then reads the job back (API). Only the AWS SDK sits beside the
+// complete (lease protocol), then reads the job back (API); then one push job: its webhook
+// secret (API), create, tick, sweep, delivery (dispatcher, as the push queue's event source
+// hands it over) to a receiver here, and the job read back. Only the AWS SDK sits beside the
 // bundles, as the Lambda runtime provides it. Prints one line per step; exits 1 on a failure.
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 
 const bundles = JSON.parse(process.env.JOBSCHED_BUNDLES ?? "{}");
@@ -73,7 +76,8 @@ const api = await handlerOf("api");
 const internal = await handlerOf("internal");
 const tick = await handlerOf("tick");
 const sweeper = await handlerOf("sweeper");
-console.log(`node ${process.version}: 4 bundles loaded`);
+const dispatcher = await handlerOf("dispatcher");
+console.log(`node ${process.version}: 5 bundles loaded`);
 
 const created = await api(
   httpEvent("POST /api/v1/jobs", TENANT, {
@@ -93,41 +97,46 @@ const sqs = new SQSClient({
   endpoint: process.env.SQS_ENDPOINT,
   credentials: { accessKeyId: "local", secretAccessKey: "local" },
 });
-let swept = 0;
-for (let round = 0; round < 20; round++) {
-  const { Messages = [] } = await sqs.send(
-    new ReceiveMessageCommand({
-      QueueUrl: process.env.SWEEP_QUEUE_URL,
-      MaxNumberOfMessages: 10,
-      WaitTimeSeconds: 0,
-    }),
-  );
-  if (Messages.length === 0) break;
-  const result = await sweeper(
-    {
-      Records: Messages.map((m) => ({
-        messageId: m.MessageId,
-        receiptHandle: m.ReceiptHandle,
-        body: m.Body,
-        attributes: {},
-        messageAttributes: {},
-        md5OfBody: m.MD5OfBody ?? "",
-        eventSource: "aws:sqs",
-        eventSourceARN: "arn:aws:sqs:us-east-1:000000000000:sweeps",
-        awsRegion: "us-east-1",
-      })),
-    },
-    context("sweeper"),
-  );
-  check((result?.batchItemFailures ?? []).length === 0, `sweeper: sweep ${Messages.length} groups`, result);
-  for (const m of Messages) {
-    await sqs.send(
-      new DeleteMessageCommand({ QueueUrl: process.env.SWEEP_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
-    );
-  }
-  swept += Messages.length;
+/** The SQS event source's records for messages received from a queue. */
+function recordsOf(messages, queue) {
+  return messages.map((m) => ({
+    messageId: m.MessageId,
+    receiptHandle: m.ReceiptHandle,
+    body: m.Body,
+    attributes: { ApproximateReceiveCount: "1" },
+    messageAttributes: {},
+    md5OfBody: m.MD5OfBody ?? "",
+    eventSource: "aws:sqs",
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queue}`,
+    awsRegion: "us-east-1",
+  }));
 }
-check(swept > 0, "sweeper: every group swept", { swept });
+
+/** Every sweep group's message handed to the sweeper, as the sweep queue's event source would. */
+async function sweepAll() {
+  let swept = 0;
+  for (let round = 0; round < 20; round++) {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: process.env.SWEEP_QUEUE_URL,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+      }),
+    );
+    if (Messages.length === 0) break;
+    const result = await sweeper({ Records: recordsOf(Messages, "sweeps") }, context("sweeper"));
+    check((result?.batchItemFailures ?? []).length === 0, `sweeper: sweep ${Messages.length} groups`, result);
+    for (const m of Messages) {
+      await sqs.send(
+        new DeleteMessageCommand({ QueueUrl: process.env.SWEEP_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
+      );
+    }
+    swept += Messages.length;
+  }
+  check(swept > 0, "sweeper: every group swept", { swept });
+}
+
+await sweepAll();
 
 let leases = [];
 for (let attempt = 0; attempt < 10 && leases.length === 0; attempt++) {
@@ -166,4 +175,71 @@ const job = await api(
 );
 const view = JSON.parse(job.body ?? "{}");
 check(job.statusCode === 200 && view.status === "completed", "api: the job reads back completed", view);
+
+// A push job: a webhook on a receiver here (the local settings allow private targets).
+const received = [];
+const server = createServer((request, response) => {
+  let body = "";
+  request.on("data", (chunk) => {
+    body += chunk;
+  });
+  request.on("end", () => {
+    received.push({ body: JSON.parse(body), signature: request.headers["webhook-signature"] });
+    response.writeHead(204).end();
+  });
+});
+await new Promise((done) => server.listen(0, "127.0.0.1", done));
+const secret = await api(httpEvent("POST /api/v1/webhook-secret", TENANT), context("api"));
+check(secret.statusCode === 201, "api: the tenant's webhook secret made", secret);
+const pushCreated = await api(
+  httpEvent("POST /api/v1/jobs", TENANT, {
+    body: {
+      runAt: new Date(Date.now() + 1_000).toISOString(),
+      payload: { hello: "push" },
+      target: { kind: "https", url: `http://127.0.0.1:${server.address().port}/hook` },
+    },
+  }),
+  context("api"),
+);
+const pushJobId = JSON.parse(pushCreated.body ?? "{}").jobId;
+check(pushCreated.statusCode === 201 && typeof pushJobId === "string", "api: create a push job", pushCreated);
+await tick({}, context("tick"));
+await sweepAll();
+for (let round = 0; round < 20 && received.length === 0; round++) {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: process.env.PUSH_QUEUE_URL,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 1,
+    }),
+  );
+  if (Messages.length === 0) continue;
+  const result = await dispatcher({ Records: recordsOf(Messages, "push") }, context("dispatcher"));
+  const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+  for (const m of Messages.filter((m) => !failed.has(m.MessageId))) {
+    await sqs.send(
+      new DeleteMessageCommand({ QueueUrl: process.env.PUSH_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
+    );
+  }
+}
+server.close();
+const [delivery] = received;
+check(
+  received.length === 1 &&
+    delivery.body?.jobId === pushJobId &&
+    delivery.body.payload?.hello === "push" &&
+    /^v1,/.test(delivery.signature ?? ""),
+  "dispatcher: the push run delivered, signed, with its payload",
+  received,
+);
+const pushJob = await api(
+  httpEvent("GET /api/v1/jobs/{jobId}", TENANT, { pathParameters: { jobId: pushJobId } }),
+  context("api"),
+);
+const pushView = JSON.parse(pushJob.body ?? "{}");
+check(
+  pushJob.statusCode === 200 && pushView.status === "completed",
+  "api: the push job reads back completed",
+  pushView,
+);
 console.log("all bundles handled their events on", process.version);
