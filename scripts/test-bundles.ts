@@ -60,7 +60,10 @@ try {
       console.error(error);
       done(1);
     });
-    child.on("exit", (code) => done(code ?? 1));
+    child.on("exit", (code, signal) => {
+      if (signal) console.error(`the harness was stopped (${signal}): timed out after 120 s?`);
+      done(code ?? 1);
+    });
   });
 } finally {
   await Promise.all([dynamo.close(), sqs.close()]);

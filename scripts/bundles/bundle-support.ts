@@ -90,7 +90,11 @@ export function placeBundles(names: readonly FunctionName[]): {
   return { scratch, placed };
 }
 
-/** The environment a bundle's function gets, as the stack sets it, less what each script adds. */
+/**
+ * What every bundle script gives a function's process: the region, the local credentials, and
+ * quieter logs than the stack's (it leaves Powertools at INFO, with metrics): a script that
+ * measures the work of logging sets the level back.
+ */
 export const BUNDLE_BASE_ENV = {
   PATH: process.env.PATH ?? "",
   AWS_REGION: "us-east-1",

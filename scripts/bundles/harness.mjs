@@ -5,7 +5,7 @@
 // secret (API), create, tick, sweep, delivery (dispatcher, as the push queue's event source
 // hands it over) to a receiver here, and the job read back. Only the AWS SDK sits beside the
 // bundles, as the Lambda runtime provides it. Prints one line per step; exits 1 on a failure.
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 
@@ -184,13 +184,32 @@ const server = createServer((request, response) => {
     body += chunk;
   });
   request.on("end", () => {
-    received.push({ body: JSON.parse(body), signature: request.headers["webhook-signature"] });
+    let parsed;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    received.push({ raw: body, body: parsed, headers: request.headers });
     response.writeHead(204).end();
   });
 });
 await new Promise((done) => server.listen(0, "127.0.0.1", done));
 const secret = await api(httpEvent("POST /api/v1/webhook-secret", TENANT), context("api"));
 check(secret.statusCode === 201, "api: the tenant's webhook secret made", secret);
+const secretKey = Buffer.from(
+  String(JSON.parse(secret.body ?? "{}").secret ?? "").replace(/^whsec_/, ""),
+  "base64",
+);
+/** Standard Webhooks: HMAC-SHA256 of `id.timestamp.body` under the secret, one of the `v1,` signatures. */
+function signedWithSecret({ raw, headers }) {
+  const expected = createHmac("sha256", secretKey)
+    .update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${raw}`)
+    .digest("base64");
+  return String(headers["webhook-signature"] ?? "")
+    .split(" ")
+    .includes(`v1,${expected}`);
+}
 const pushCreated = await api(
   httpEvent("POST /api/v1/jobs", TENANT, {
     body: {
@@ -203,8 +222,10 @@ const pushCreated = await api(
 );
 const pushJobId = JSON.parse(pushCreated.body ?? "{}").jobId;
 check(pushCreated.statusCode === 201 && typeof pushJobId === "string", "api: create a push job", pushCreated);
-await tick({}, context("tick"));
+const ticked2 = await tick({}, context("tick"));
+check(ticked2 && ticked2.groups > 0, "tick: fan the sweep out again", ticked2);
 await sweepAll();
+const rounds = [];
 for (let round = 0; round < 20 && received.length === 0; round++) {
   const { Messages = [] } = await sqs.send(
     new ReceiveMessageCommand({
@@ -216,6 +237,7 @@ for (let round = 0; round < 20 && received.length === 0; round++) {
   if (Messages.length === 0) continue;
   const result = await dispatcher({ Records: recordsOf(Messages, "push") }, context("dispatcher"));
   const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+  rounds.push({ messages: Messages.length, returned: failed.size });
   for (const m of Messages.filter((m) => !failed.has(m.MessageId))) {
     await sqs.send(
       new DeleteMessageCommand({ QueueUrl: process.env.PUSH_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
@@ -224,14 +246,23 @@ for (let round = 0; round < 20 && received.length === 0; round++) {
 }
 server.close();
 const [delivery] = received;
-check(
+const delivered =
   received.length === 1 &&
-    delivery.body?.jobId === pushJobId &&
-    delivery.body.payload?.hello === "push" &&
-    /^v1,/.test(delivery.signature ?? ""),
-  "dispatcher: the push run delivered, signed, with its payload",
+  delivery.body?.jobId === pushJobId &&
+  delivery.body.payload?.hello === "push" &&
+  signedWithSecret(delivery);
+// On a failure, say what the dispatcher was handed and where the run stands.
+const runs = delivered
+  ? undefined
+  : await api(
+      httpEvent("GET /api/v1/jobs/{jobId}/runs", TENANT, { pathParameters: { jobId: pushJobId } }),
+      context("api"),
+    );
+check(delivered, "dispatcher: the push run delivered, signed with the tenant's secret, with its payload", {
   received,
-);
+  dispatcherRounds: rounds,
+  runs: runs?.body,
+});
 const pushJob = await api(
   httpEvent("GET /api/v1/jobs/{jobId}", TENANT, { pathParameters: { jobId: pushJobId } }),
   context("api"),
