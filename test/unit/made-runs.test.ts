@@ -150,6 +150,27 @@ describe("runs made and not written", () => {
     expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
   });
 
+  it("a stale last run whose missed record was refused still ends its job before its message goes", async () => {
+    const deps = memoryDeps(NOW, { runRetentionDays: 1 });
+    const { jobId } = await createJob(deps, alice, {
+      type: "tick",
+      runAt: new Date(NOW + MINUTE).toISOString(),
+    });
+    deps.clock.set(NOW + 2 * 86_400_000);
+    // The missed record is written, but the step reads a refusal (its answer lost and the
+    // retry meeting another outcome): it does not end the job itself.
+    const missRun = deps.runs.missRun.bind(deps.runs);
+    deps.runs.missRun = async (...args: Parameters<typeof missRun>) => {
+      await missRun(...args);
+      return undefined;
+    };
+    expect(await leaseAllSent(deps)).toEqual([]);
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Missed, error: STALE_SEED_REASON }]);
+    // The last run's message ends its job before it is deleted (decision 0045).
+    expect(deps.queue.deleted).toHaveLength(1);
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+  });
+
   it("a seed that names another type than its job's writes nothing", async () => {
     const deps = memoryDeps(NOW);
     const { jobId } = await createJob(deps, alice, {
