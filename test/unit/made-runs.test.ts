@@ -164,11 +164,18 @@ describe("runs made and not written", () => {
       await missRun(...args);
       return undefined;
     };
+    // The job's status when the last run's message is deleted (decision 0045: it ends first).
+    const statusAtDelete: (string | undefined)[] = [];
+    const remove = deps.queue.delete.bind(deps.queue);
+    deps.queue.delete = async (handle: string) => {
+      statusAtDelete.push((await deps.jobs.getJob(jobId))?.status);
+      return remove(handle);
+    };
     expect(await leaseAllSent(deps)).toEqual([]);
-    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Missed, error: STALE_SEED_REASON }]);
-    // The last run's message ends its job before it is deleted (decision 0045).
-    expect(deps.queue.deleted).toHaveLength(1);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(knownRunsOf(deps, jobId)).toMatchObject([
+      { status: RunStatus.Missed, error: STALE_SEED_REASON, final: true },
+    ]);
+    expect(statusAtDelete).toEqual(["completed"]);
   });
 
   it("a seed that names another type than its job's writes nothing", async () => {
