@@ -112,26 +112,38 @@ function recordsOf(messages, queue) {
   }));
 }
 
+/**
+ * One round of an SQS event source: up to 10 messages received from `queueUrl`, handed to
+ * `handler` as one event, and the records it did not report as failed deleted. Answers how
+ * many came and the ids of those handed back.
+ */
+async function eventSourceRound(queueUrl, queue, handler, functionName, waitSeconds) {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: waitSeconds }),
+  );
+  if (Messages.length === 0) return { received: 0, failed: new Set(), result: undefined };
+  const result = await handler({ Records: recordsOf(Messages, queue) }, context(functionName));
+  const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+  for (const m of Messages.filter((m) => !failed.has(m.MessageId))) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+  }
+  return { received: Messages.length, failed, result };
+}
+
 /** Every sweep group's message handed to the sweeper, as the sweep queue's event source would. */
 async function sweepAll() {
   let swept = 0;
   for (let round = 0; round < 20; round++) {
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: process.env.SWEEP_QUEUE_URL,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-      }),
+    const { received, failed, result } = await eventSourceRound(
+      process.env.SWEEP_QUEUE_URL,
+      "sweeps",
+      sweeper,
+      "sweeper",
+      0,
     );
-    if (Messages.length === 0) break;
-    const result = await sweeper({ Records: recordsOf(Messages, "sweeps") }, context("sweeper"));
-    check((result?.batchItemFailures ?? []).length === 0, `sweeper: sweep ${Messages.length} groups`, result);
-    for (const m of Messages) {
-      await sqs.send(
-        new DeleteMessageCommand({ QueueUrl: process.env.SWEEP_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
-      );
-    }
-    swept += Messages.length;
+    if (received === 0) break;
+    check(failed.size === 0, `sweeper: sweep ${received} groups`, result);
+    swept += received;
   }
   check(swept > 0, "sweeper: every group swept", { swept });
 }
@@ -227,22 +239,8 @@ check(ticked2 && ticked2.groups > 0, "tick: fan the sweep out again", ticked2);
 await sweepAll();
 const rounds = [];
 for (let round = 0; round < 20 && received.length === 0; round++) {
-  const { Messages = [] } = await sqs.send(
-    new ReceiveMessageCommand({
-      QueueUrl: process.env.PUSH_QUEUE_URL,
-      MaxNumberOfMessages: 10,
-      WaitTimeSeconds: 1,
-    }),
-  );
-  if (Messages.length === 0) continue;
-  const result = await dispatcher({ Records: recordsOf(Messages, "push") }, context("dispatcher"));
-  const failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-  rounds.push({ messages: Messages.length, returned: failed.size });
-  for (const m of Messages.filter((m) => !failed.has(m.MessageId))) {
-    await sqs.send(
-      new DeleteMessageCommand({ QueueUrl: process.env.PUSH_QUEUE_URL, ReceiptHandle: m.ReceiptHandle }),
-    );
-  }
+  const handed = await eventSourceRound(process.env.PUSH_QUEUE_URL, "push", dispatcher, "dispatcher", 1);
+  if (handed.received > 0) rounds.push({ messages: handed.received, returned: handed.failed.size });
 }
 server.close();
 const [delivery] = received;
