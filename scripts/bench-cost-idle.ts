@@ -6,13 +6,16 @@ import { ESM_POLLERS, ESM_QUEUES, MEMORY_GB, PRICE } from "./bench-cost-prices";
 /**
  * A sweep reads every hourly bucket from its cursor (now less CURSOR_SAFETY_MS) to its horizon
  * (now plus the lookahead): two buckets for the 2 minutes after an hour's turn and the
- * lookahead's 90 s before it, one otherwise. An idle window of 10 ticks holds anywhere from 0
- * to 7 of those two-bucket ticks (a run across 13:00 read 8,086 units, one at 12:45 5,529),
- * while a month holds them in this share.
+ * lookahead before it, one otherwise. An idle window of 10 ticks holds anywhere from 0 to 7 of
+ * those two-bucket ticks (a run across 13:00 read 8,086 units, one at 12:45 5,529, when every
+ * tick swept every group), while a month holds them in this share.
  */
 export const TWO_BUCKET_SHARE = (CURSOR_SAFETY_MS + CLOUD_SETTINGS.lookaheadSeconds * 1000) / 3_600_000;
-/** An empty Query's price (DynamoDB's minimum, eventually consistent), per shard of a bucket. */
-const BUCKET_READ_UNITS = SHARD_COUNT * 0.5;
+/**
+ * An empty Query's price (DynamoDB's minimum, eventually consistent), per shard of a bucket a
+ * tick reads: its groups' shards (each group every sweepEveryTicks ticks, decision 0056).
+ */
+const BUCKET_READ_UNITS = (SHARD_COUNT / CLOUD_SETTINGS.sweepEveryTicks) * 0.5;
 
 /** Whether a tick at `at` has its sweep read two hourly buckets. */
 export function readsTwoBuckets(at: number, lookaheadSeconds: number): boolean {
@@ -24,7 +27,8 @@ import { atMost, reportVerdict } from "./bench-verdict";
 /**
  * An idle deployment's month, by component, from `ticks` minutes of it measured here (scaled by
  * the 43,200 ticks of a 30-day month). The tick fires every minute whether or not anything is
- * stored; each tick's sweep queries every shard (read units) on the sweeper; the event sources
+ * stored; each tick's sweep queries the shards of the groups whose turn it is (read units) on
+ * the sweeper; the event sources
  * (the sweep and push queues) are polled by AWS whether or not messages come, which the local
  * event source does not imitate, so that line is modelled (ESM_POLLERS); idle workers long-poll
  * their own lanes in SQS (decision 0049: `laneCalls`, counted on the SDK's SQS clients) and ask

@@ -53,7 +53,7 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 /**
  * Waits for the first tick whose horizon covers `dueAt` (lookahead less 5 s before it; in AWS a
- * second is first seen 30 to 90 s ahead), sweeps every shard group as that tick would, and says
+ * second is first seen 30 to 150 s ahead), sweeps every shard group as that tick would, and says
  * how long it took. The earliest tick is taken because this one process sweeps what 32 sweeper
  * Lambdas sweep side by side in AWS: 10,000 runs take it about a minute.
  */

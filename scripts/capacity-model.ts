@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { DELIVERY_LEAD_SECONDS, leadSecondsFor } from "../lambdas/core/delivery";
 import { REPAIR_PARTITIONS, SHARD_COUNT, SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
-import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
+import { CLOUD_SETTINGS, sweepPeriodSeconds } from "../lambdas/definitions/settings";
 import { TENANT_INDEX } from "../lambdas/definitions/table";
 import { DEFAULT_STACK_LIMITS } from "../lib/stack-limits";
 
@@ -109,11 +109,16 @@ export function writeUnitsPerRun(jobKb: number) {
 export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLoad[] {
   const { runs, tenants, drainSeconds } = inputs;
   const units = writeUnitsPerRun(inputs.jobKb);
-  // The worst phase of the tick: a sweep that sees the due second only lookahead - tick
-  // before it, and must have every run visible DELIVERY_LEAD_SECONDS before it.
-  const sweepWindow = CLOUD_SETTINGS.lookaheadSeconds - CLOUD_SETTINGS.tickSeconds - DELIVERY_LEAD_SECONDS;
-  const sweepSeconds = Math.max(runs / (SWEEP_GROUP_COUNT * inputs.sweepRunsPerGroupSecond), 1);
-  const sweepRate = runs / Math.min(sweepSeconds, sweepWindow);
+  // The worst phase of the tick: a sweep that sees the due second only lookahead less its
+  // group's sweep period before it, and must have every run visible DELIVERY_LEAD_SECONDS
+  // before it. The groups take turns (decision 0056): a tick's cohort holds 1/sweepEveryTicks
+  // of the shards, so of the second's runs, and the cohorts sweep a tick apart.
+  const sweepWindow =
+    CLOUD_SETTINGS.lookaheadSeconds - sweepPeriodSeconds(CLOUD_SETTINGS) - DELIVERY_LEAD_SECONDS;
+  const cohortGroups = SWEEP_GROUP_COUNT / CLOUD_SETTINGS.sweepEveryTicks;
+  const cohortRuns = runs / CLOUD_SETTINGS.sweepEveryTicks;
+  const sweepSeconds = Math.max(cohortRuns / (cohortGroups * inputs.sweepRunsPerGroupSecond), 1);
+  const sweepRate = cohortRuns / Math.min(sweepSeconds, sweepWindow);
   // Leases are granted in the lead before the due second, which grows with the second's
   // density up to MAX_LEAD_SECONDS (decision 0014); the base lead is the sweep's to keep.
   const leaseWindow = leadSecondsFor(runs, CLOUD_SETTINGS.leasesPerSecond);
@@ -144,9 +149,9 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "Lambda: sweeper",
       quota: "maxConcurrency of its event source",
       limit: QUOTAS.sweeperMaxConcurrency,
-      load: SWEEP_GROUP_COUNT,
+      load: cohortGroups,
       raise: "settings",
-      note: `${SWEEP_GROUP_COUNT} groups of ${SHARD_COUNT / SWEEP_GROUP_COUNT} shards; ${fmt(sweepSeconds)} s to fire ${fmt(runs)} runs at ${fmt(inputs.sweepRunsPerGroupSecond)} runs/s a group (window ${sweepWindow} s)`,
+      note: `${cohortGroups} of ${SWEEP_GROUP_COUNT} groups of ${SHARD_COUNT / SWEEP_GROUP_COUNT} shards a tick (each every ${CLOUD_SETTINGS.sweepEveryTicks} ticks); ${fmt(sweepSeconds)} s to fire their ${fmt(cohortRuns)} runs at ${fmt(inputs.sweepRunsPerGroupSecond)} runs/s a group (window ${sweepWindow} s)`,
     },
     {
       component: "SQS: in-flight messages per lane",
@@ -221,7 +226,7 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       component: "DynamoDB: due-index shard key",
       quota: `partition WRU/s (${SHARD_COUNT} shards)`,
       limit: QUOTAS.partitionWru,
-      load: (2 * sweepRate) / SHARD_COUNT,
+      load: (2 * sweepRate) / (SHARD_COUNT / CLOUD_SETTINGS.sweepEveryTicks),
       raise: "design change",
       note: "each advance deletes from this hour's shard and puts into the next hour's",
     },

@@ -12,11 +12,14 @@ const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "10000" },
     seed: { type: "string" },
+    timing: { type: "string", default: "local" },
     help: { type: "boolean", default: false },
   },
 });
 if (values.help) {
-  console.log("usage: npm run test:model -- [--runs N (10000)] [--seed N (random)]");
+  console.log(
+    "usage: npm run test:model -- [--runs N (10000)] [--seed N (random)] [--timing local|cloud]\n       --timing cloud: a tick a minute, each shard group swept every other tick, 150 s ahead (decision 0056)",
+  );
   process.exit(0);
 }
 const runs = Number(values.runs);
@@ -25,11 +28,18 @@ if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
   console.error("--runs and --seed must be whole numbers (runs at least 1)");
   process.exit(2);
 }
-console.log(`run lifecycle model: ${runs} sequences, seed ${seed}`);
+if (values.timing !== "local" && values.timing !== "cloud") {
+  console.error("--timing: local (the local runtime's) or cloud (the cloud's)");
+  process.exit(2);
+}
+const timing = values.timing;
+console.log(`run lifecycle model: ${runs} sequences, seed ${seed}, ${timing} timing`);
 const started = Date.now();
 try {
-  await checkLifecycle({ numRuns: runs, seed, stores: memoryStores });
-  console.log(`passed: ${runs} sequences in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed})`);
+  await checkLifecycle({ numRuns: runs, seed, stores: memoryStores, timing });
+  console.log(
+    `passed: ${runs} sequences in ${((Date.now() - started) / 1000).toFixed(1)} s (seed ${seed}, ${timing} timing)`,
+  );
 } catch (error) {
   console.log(error instanceof Error ? error.message : String(error));
   // fast-check keeps the failing check's own message (and the World's steps) in the cause.

@@ -28,7 +28,7 @@ export function baseLeadSecondsOf(type: string): number {
 /**
  * The longest lead: a second this dense or denser becomes visible this early. Bounded so that a
  * lease is never granted further ahead than the lease step accepts (EARLY_HOLD_MS), and well
- * under the sweep's lookahead less its tick (cloud: 90 - 60 s), so a dense second's messages
+ * under the sweep's lookahead less a group's sweep period (cloud: 150 - 120 s), so a dense second's messages
  * are sent with their whole lead by a sweep that runs on time.
  */
 export const MAX_LEAD_SECONDS = 25;

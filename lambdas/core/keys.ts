@@ -37,6 +37,17 @@ export function dueKeyOf(bucket: number, shard: number): string {
   return `${bucket}#${String(shard).padStart(4, "0")}`;
 }
 
+/**
+ * The shard groups a tick at `now` sweeps: every group every `everyTicks` ticks, the groups
+ * taking turns by the tick's number (decision 0056), so each tick sweeps about as many. A tick
+ * delivered twice sweeps the same groups twice, which is harmless.
+ */
+export function groupsSweptAt(now: number, tickSeconds: number, everyTicks: number): number[] {
+  const every = Math.max(1, Math.floor(everyTicks));
+  const turn = Math.floor(now / (tickSeconds * 1000)) % every;
+  return Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g).filter((g) => g % every === turn);
+}
+
 export function shardsOfGroup(group: number): number[] {
   const first = group * SHARDS_PER_GROUP;
   return Array.from({ length: SHARDS_PER_GROUP }, (_, i) => first + i);

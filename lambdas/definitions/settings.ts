@@ -9,7 +9,16 @@ import { z } from "zod";
 export interface SchedulerSettings {
   /** How often the tick fires. EventBridge rules cannot go below 60 s. */
   readonly tickSeconds: number;
-  /** How far past "now" a sweep looks; a little longer than a tick so no run falls between. */
+  /**
+   * Each shard group is swept at every this many ticks, the groups taking turns (decision
+   * 0056): a sweep's reads cost the same whatever it finds, so sweeping each group every other
+   * minute halves them. 1: every group at every tick.
+   */
+  readonly sweepEveryTicks: number;
+  /**
+   * How far past "now" a sweep looks: longer than a group's sweep period (tickSeconds times
+   * sweepEveryTicks) so no run falls between, by the longest delivery lead and more.
+   */
   readonly lookaheadSeconds: number;
   /**
    * How far ahead a recurring job's runs are made at once (decision 0044): the sweep creates
@@ -100,7 +109,8 @@ const DEFAULT_LIMITS = {
 
 export const CLOUD_SETTINGS: SchedulerSettings = {
   tickSeconds: 60,
-  lookaheadSeconds: 90,
+  sweepEveryTicks: 2,
+  lookaheadSeconds: 150,
   advanceBlockSeconds: 600,
   leaseSeconds: 30,
   repairGraceSeconds: 120,
@@ -114,6 +124,7 @@ export const CLOUD_SETTINGS: SchedulerSettings = {
 
 export const LOCAL_SETTINGS: SchedulerSettings = {
   tickSeconds: 15,
+  sweepEveryTicks: 1,
   lookaheadSeconds: 30,
   advanceBlockSeconds: 600,
   leaseSeconds: 30,
@@ -149,6 +160,7 @@ const portList = z.preprocess(
 export const settingsSchema = z
   .object({
     tickSeconds: whole(1),
+    sweepEveryTicks: whole(1, 10),
     lookaheadSeconds: whole(1),
     advanceBlockSeconds: whole(0, 840),
     leaseSeconds: whole(1, 43_200),
@@ -176,7 +188,19 @@ export const settingsSchema = z
   .refine((s) => s.retryCapSeconds >= s.retryBaseSeconds, {
     message: "must not be less than retryBaseSeconds",
     path: ["retryCapSeconds"],
+  })
+  .refine((s) => s.lookaheadSeconds > sweepPeriodSeconds(s), {
+    message:
+      "must be more than a group's sweep period (tickSeconds times sweepEveryTicks), or runs fall between sweeps",
+    path: ["lookaheadSeconds"],
   });
+
+/** How often each shard group is swept: every `sweepEveryTicks` ticks (decision 0056). */
+export function sweepPeriodSeconds(
+  settings: Pick<SchedulerSettings, "tickSeconds" | "sweepEveryTicks">,
+): number {
+  return settings.tickSeconds * settings.sweepEveryTicks;
+}
 
 /** A setting's environment variable: tickSeconds -> TICK_SECONDS. */
 export function envNameOf(key: keyof SchedulerSettings): string {

@@ -15,12 +15,14 @@ describe("the CDK context", () => {
       "jobsched:leaseSeconds": "45",
       "jobsched:idleLaneDays": 0,
       "jobsched:tickSeconds": 120,
+      "jobsched:sweepEveryTicks": "1",
     });
     expect(props.settings).toEqual({
       ...CLOUD_SETTINGS,
       leaseSeconds: 45,
       idleLaneDays: 0,
       tickSeconds: 120,
+      sweepEveryTicks: 1,
     });
   });
 
@@ -44,6 +46,10 @@ describe("the CDK context", () => {
   it("stops the synth on a value the Lambdas would refuse, naming the context key", () => {
     expect(() => fromContext({ "jobsched:leaseSeconds": "-1" })).toThrow(
       /context jobsched:leaseSeconds: must be at least 1/,
+    );
+    // A group swept every 2 x 120 s would let runs fall between sweeps that look 150 s ahead.
+    expect(() => fromContext({ "jobsched:tickSeconds": 120 })).toThrow(
+      /context jobsched:lookaheadSeconds: must be more than a group's sweep period/,
     );
     expect(() => fromContext({ "jobsched:tickSeconds": 30 })).toThrow(
       /context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s/,

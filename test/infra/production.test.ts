@@ -220,7 +220,9 @@ describe("the production stack", () => {
   });
 
   it("takes its settings from the CDK context", () => {
-    const stack = new JobschedStack(app(), "Tuned", { settings: { tickSeconds: 120, leaseSeconds: 45 } });
+    const stack = new JobschedStack(app(), "Tuned", {
+      settings: { tickSeconds: 120, sweepEveryTicks: 1, leaseSeconds: 45 },
+    });
     const tuned = Template.fromStack(stack);
     tuned.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(2 minutes)" });
     tuned.hasResourceProperties("AWS::Lambda::Function", {

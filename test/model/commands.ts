@@ -265,13 +265,18 @@ export class Replay extends Step {
   }
 }
 
+async function sweepGroups(world: World, groups: readonly number[]) {
+  for (const group of groups) {
+    const stats = await world.step("sweep", () => sweepGroup(world.deps, group));
+    if (stats && stats.runsCreated + stats.missedRecorded > 0)
+      world.note(`sweep group ${group}: ${stats.runsCreated} created, ${stats.missedRecorded} missed`);
+  }
+}
+
+/** A sweep of every group that holds the model's jobs, at any moment (a tick, a retried group). */
 export class Sweep extends Step {
   async act(world: World) {
-    for (const group of world.sweepGroups()) {
-      const stats = await world.step("sweep", () => sweepGroup(world.deps, group));
-      if (stats && stats.runsCreated + stats.missedRecorded > 0)
-        world.note(`sweep group ${group}: ${stats.runsCreated} created, ${stats.missedRecorded} missed`);
-    }
+    await sweepGroups(world, world.sweepGroups());
   }
   toString() {
     return "Sweep";
@@ -432,8 +437,9 @@ export class Advance extends Step {
 }
 
 /**
- * Time passing as it does in a deployment: each second a worker asks for runs, every 15 s (the
- * local tick) the sweep and the repair pass run. The worker holds what it gets, or completes
+ * Time passing as it does in a deployment: each second a worker asks for runs; at each tick
+ * (every 15 s locally, every minute in the cloud's timing) the sweep of the groups whose turn it
+ * is and the repair pass run. The worker holds what it gets, or completes
  * each run at once (succeeding or failing it): the other commands act on held leases later.
  */
 export class Live extends Step {
@@ -446,8 +452,8 @@ export class Live extends Step {
   async act(world: World) {
     for (let s = 1; s <= this.seconds; s++) {
       world.clock.advance(1_000);
-      if (Math.floor(world.clock.now() / 1000) % 15 === 0) {
-        await new Sweep().act(world);
+      if (Math.floor(world.clock.now() / 1000) % world.deps.settings.tickSeconds === 0) {
+        await sweepGroups(world, world.sweepGroupsOfTick());
         await new Repair().act(world);
       }
       const before = world.held.length;

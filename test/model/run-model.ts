@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { commandArbitraries } from "./commands";
 import { drain } from "./drain";
-import { type Stores, World } from "./world";
+import { type ModelTiming, type Stores, World } from "./world";
 
 export interface ModelRunOptions {
   readonly numRuns: number;
@@ -10,6 +10,12 @@ export interface ModelRunOptions {
   readonly maxCommands?: number;
   /** Fresh stores for each sequence. */
   readonly stores: () => Stores | Promise<Stores>;
+  /**
+   * The scheduler's timing: the local runtime's (every group swept at every 15 s tick, 30 s
+   * ahead) or the cloud's (a tick a minute, each group every other tick, 150 s ahead: decision
+   * 0056). Local by default.
+   */
+  readonly timing?: ModelTiming | undefined;
 }
 
 /**
@@ -22,7 +28,7 @@ export function lifecycleProperty(options: ModelRunOptions) {
   return fc.asyncProperty(
     fc.commands(commandArbitraries(), { maxCommands: options.maxCommands ?? 40, size: "medium" }),
     async (commands) => {
-      const world = new World(await options.stores());
+      const world = new World(await options.stores(), options.timing);
       await fc.asyncModelRun(() => ({ model: {}, real: world }), commands);
       await drain(world);
     },

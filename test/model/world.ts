@@ -3,12 +3,12 @@ import { requestTagOf } from "../../lambdas/core/delivery";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { DomainError } from "../../lambdas/core/errors";
 import { type Job, JobStatus } from "../../lambdas/core/job";
-import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { groupsSweptAt, SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
 import { seededRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
-import { LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
+import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 import {
   MemoryJobStore,
   MemoryRateLimiter,
@@ -70,6 +70,18 @@ export function memoryStores(): Stores {
 /** A property the checks found broken: what, and the state that shows it. */
 export class Violation extends Error {}
 
+/** The scheduler's timing in the model: the local runtime's, or the cloud's (decision 0056). */
+export type ModelTiming = "local" | "cloud";
+const TIMINGS: Record<ModelTiming, SchedulerSettings> = {
+  local: LOCAL_SETTINGS,
+  cloud: {
+    ...LOCAL_SETTINGS,
+    tickSeconds: CLOUD_SETTINGS.tickSeconds,
+    sweepEveryTicks: CLOUD_SETTINGS.sweepEveryTicks,
+    lookaheadSeconds: CLOUD_SETTINGS.lookaheadSeconds,
+  },
+};
+
 /**
  * The system under test, driven by the model's commands: the real use cases on the given
  * stores, a queue with SQS's timing on a fake clock, and a switch that kills a step between
@@ -98,8 +110,11 @@ export class World {
   readonly leasedSinceReplay = new Set<string>();
   private seed = 1;
 
-  constructor(readonly stores: Stores) {
-    const settings: SchedulerSettings = { ...LOCAL_SETTINGS, tenantCreatesPerSecond: 0 };
+  constructor(
+    readonly stores: Stores,
+    timing: ModelTiming = "local",
+  ) {
+    const settings: SchedulerSettings = { ...TIMINGS[timing], tenantCreatesPerSecond: 0 };
     const jobs = new MemoryJobStore();
     this.deps = {
       jobs: this.crash.wrap(stores.jobs),
@@ -160,6 +175,13 @@ export class World {
   /** The sweep groups that hold the model's jobs (the others are empty). */
   sweepGroups(): number[] {
     return [...new Set(this.jobs.map((j) => Math.floor(shardOf(j.jobId) / SHARDS_PER_GROUP)))];
+  }
+
+  /** Of those, the ones a tick now sweeps (every group, or in turns: decision 0056). */
+  sweepGroupsOfTick(): number[] {
+    const { tickSeconds, sweepEveryTicks } = this.deps.settings;
+    const turn = new Set(groupsSweptAt(this.clock.now(), tickSeconds, sweepEveryTicks));
+    return this.sweepGroups().filter((g) => turn.has(g));
   }
 
   async storedJob(jobId: string): Promise<Job | undefined> {

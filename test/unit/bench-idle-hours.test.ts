@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CLOUD_SETTINGS } from "../../lambdas/definitions/settings";
 import { readsTwoBuckets, TWO_BUCKET_SHARE } from "../../scripts/bench-cost-idle";
 
 /** bench:cost --mix idle: a 10-minute window's two-bucket sweeps replaced by the month's share. */
@@ -15,7 +16,8 @@ describe("the idle bench's hour correction", () => {
 
   it("uses the share of an hour's instants whose sweep reads two buckets", () => {
     let two = 0;
-    for (let s = 0; s < 3_600; s++) if (readsTwoBuckets(hour + s * 1000, 90)) two++;
+    for (let s = 0; s < 3_600; s++)
+      if (readsTwoBuckets(hour + s * 1000, CLOUD_SETTINGS.lookaheadSeconds)) two++;
     expect(TWO_BUCKET_SHARE).toBeCloseTo(two / 3_600, 6);
   });
 });

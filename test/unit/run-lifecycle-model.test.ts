@@ -18,4 +18,13 @@ describe("run lifecycle, model-based", () => {
   it(`keeps (a)-(f) after every step of ${RUNS} generated sequences, and ends every run once workers stop failing`, async () => {
     await checkLifecycle({ numRuns: RUNS, seed: 20261202, stores: memoryStores });
   }, 900_000);
+
+  it(`keeps them with the cloud's timing too (each group swept every other minute, 150 s ahead): ${Math.ceil(RUNS / 5)} sequences`, async () => {
+    await checkLifecycle({
+      numRuns: Math.ceil(RUNS / 5),
+      seed: 20261205,
+      stores: memoryStores,
+      timing: "cloud",
+    });
+  }, 900_000);
 });

@@ -1,6 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
-import { SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
+import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
+import { groupsSweptAt, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import {
@@ -9,7 +10,9 @@ import {
   LANE_JANITOR_MINUTE,
   retireIdleLanes,
 } from "../../lambdas/core/use-cases/retire-idle-lanes";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { runTick } from "../../lambdas/core/use-cases/tick";
+import { CLOUD_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 import { createSweepHandler } from "../../lambdas/handlers/sweep";
 import { localContext } from "../../local/lambda-context";
 import { memoryDeps } from "../support/memory-ports";
@@ -26,7 +29,75 @@ describe("the tick", () => {
     expect(deps.sweeps.dispatched).toEqual([Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g)]);
     expect(result).toMatchObject({ groups: SWEEP_GROUP_COUNT, repair: { inspected: 0 } });
   });
+
+  it("sweeps each group every sweepEveryTicks ticks, the groups taking turns (decision 0056)", async () => {
+    const deps = memoryDeps(NOW, { tickSeconds: 60, sweepEveryTicks: 2, lookaheadSeconds: 150 });
+    const swept: number[][] = [];
+    for (let tick = 0; tick < 4; tick++) {
+      // EventBridge fires a few seconds into its minute; a repeat within the minute is the same turn.
+      deps.clock.set(NOW + tick * 60_000 + 7_000);
+      await runTick(deps);
+      swept.push([...(deps.sweeps.dispatched.at(-1) ?? [])]);
+    }
+    deps.clock.set(NOW + 3 * 60_000 + 59_000);
+    await runTick(deps);
+    expect(deps.sweeps.dispatched.at(-1)).toEqual(swept[3]);
+    // Each tick sweeps half the groups; two ticks in a row sweep every group once.
+    expect(swept.map((groups) => groups.length)).toEqual([16, 16, 16, 16]);
+    expect([...(swept[0] ?? []), ...(swept[1] ?? [])].sort((a, b) => a - b)).toEqual(
+      Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g),
+    );
+    expect(swept[2]).toEqual(swept[0]);
+    expect(swept[3]).toEqual(swept[1]);
+  });
+
+  it("with the cloud's timing, makes every run visible its lead before it is due, though each group is swept every other tick", async () => {
+    const cloud = { tickSeconds: 60, sweepEveryTicks: 2, lookaheadSeconds: CLOUD_SETTINGS.lookaheadSeconds };
+    // Where lookahead is no longer than a group's period, some run is sent too late.
+    expect(await latestVisibility(cloud)).toBeLessThanOrEqual(-DELIVERY_LEAD_SECONDS * 1000);
+    expect(await latestVisibility({ ...cloud, lookaheadSeconds: 90 })).toBeGreaterThan(
+      -DELIVERY_LEAD_SECONDS * 1000,
+    );
+  });
+
+  it("gives every group a turn whatever the period", () => {
+    for (const every of [1, 2, 3, 5]) {
+      const seen = new Map<number, number>();
+      for (let tick = 0; tick < every; tick++)
+        for (const g of groupsSweptAt(NOW + tick * 60_000, 60, every)) seen.set(g, (seen.get(g) ?? 0) + 1);
+      expect([...seen.keys()].sort((a, b) => a - b)).toEqual(
+        Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g),
+      );
+      expect([...seen.values()].every((n) => n === 1)).toBe(true);
+    }
+  });
 });
+
+/**
+ * One-off jobs created 20 minutes ahead, one every 7 s over 7 minutes (so in every group and
+ * every phase of the ticks), swept as the ticks would sweep them (each tick a few seconds into
+ * its minute): the latest any run's message becomes visible, relative to its due time.
+ */
+async function latestVisibility(timing: Partial<SchedulerSettings>): Promise<number> {
+  const deps = memoryDeps(NOW, timing);
+  const caller = { tenant: "t1", principal: "p" } as const;
+  for (let k = 0; k < 60; k++)
+    await createJob(deps, caller, {
+      type: "far",
+      runAt: new Date(NOW + 20 * 60_000 + k * 7_000).toISOString(),
+    });
+  let latest = Number.NEGATIVE_INFINITY;
+  for (let minute = 15; minute <= 30; minute++) {
+    deps.clock.set(NOW + minute * 60_000 + 4_000);
+    const before = deps.queue.sent.length;
+    await runTick(deps);
+    for (const group of deps.sweeps.dispatched.at(-1) ?? []) await sweepGroup(deps, group);
+    for (const { message, delaySeconds } of deps.queue.sent.slice(before))
+      latest = Math.max(latest, deps.clock.now() + delaySeconds * 1000 - message.scheduledFor);
+  }
+  expect(deps.queue.sent.length).toBe(60);
+  return latest;
+}
 
 describe("the sweeper", () => {
   it("sweeps each group it is sent and reports only the failed ones for retry", async () => {

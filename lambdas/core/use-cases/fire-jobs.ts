@@ -1,3 +1,4 @@
+import { sweepPeriodSeconds } from "../../definitions/settings";
 import { blockHorizon } from "../advance-block";
 import {
   baseLeadSecondsOf,
@@ -158,7 +159,11 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const graceMs = deps.settings.repairGraceSeconds * 1000;
   const plan = planRuns(
     job.schedule,
-    { policy: job.missedRuns, maxLatenessMs: job.maxLatenessMs, graceMs: deps.settings.tickSeconds * 1000 },
+    {
+      policy: job.missedRuns,
+      maxLatenessMs: job.maxLatenessMs,
+      graceMs: sweepPeriodSeconds(deps.settings) * 1000,
+    },
     job.nextRunAt - 1,
     now,
     blockHorizon(job, now, horizon, deps.settings.advanceBlockSeconds),

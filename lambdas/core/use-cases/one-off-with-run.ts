@@ -1,3 +1,4 @@
+import { sweepPeriodSeconds } from "../../definitions/settings";
 import { MAX_DELAY_SECONDS } from "../aws-limits";
 import { baseLeadSecondsOf, delaySecondsUntil, madeRunMessageOf, requestTagOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -29,7 +30,11 @@ export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): 
   if (job.nextRunAt < now || job.nextRunAt >= now + RUN_AT_CREATE_WITHIN_MS) return undefined;
   const plan = planRuns(
     job.schedule,
-    { policy: job.missedRuns, maxLatenessMs: job.maxLatenessMs, graceMs: deps.settings.tickSeconds * 1000 },
+    {
+      policy: job.missedRuns,
+      maxLatenessMs: job.maxLatenessMs,
+      graceMs: sweepPeriodSeconds(deps.settings) * 1000,
+    },
     job.nextRunAt - 1,
     now,
     now + RUN_AT_CREATE_WITHIN_MS,

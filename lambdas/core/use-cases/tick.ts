@@ -1,15 +1,16 @@
 import type { SchedulerDeps } from "../deps";
-import { SWEEP_GROUP_COUNT } from "../keys";
+import { groupsSweptAt } from "../keys";
 import type { LaneRetirement } from "../ports";
 import { type RepairStats, repairRuns } from "./repair-runs";
 import { isLaneJanitorMinute, retireIdleLanes } from "./retire-idle-lanes";
 
 /**
  * The minute tick (EventBridge in AWS, a timer locally): fans the sweep out over the shard
- * groups, one message each, so no single invocation reads all 1,024 shards and a failed group
- * is retried on its own; then runs the repair pass, which reads only 16 small partitions,
- * and counts the dead letters (the depth an alarm watches). Once an hour it also deletes idle
- * lanes; a failure there is logged and never fails the tick.
+ * groups whose turn it is (every group every `sweepEveryTicks` ticks, decision 0056), one
+ * message each, so no single invocation reads all 1,024 shards and a failed group is retried
+ * on its own; then runs the repair pass, which reads only 16 small partitions, and counts the
+ * dead letters (the depth an alarm watches). Once an hour it also deletes idle lanes; a
+ * failure there is logged and never fails the tick.
  */
 export async function runTick(
   deps: SchedulerDeps,
@@ -20,8 +21,9 @@ export async function runTick(
   readonly deadLetters: number;
   readonly lanes?: LaneRetirement | undefined;
 }> {
-  const groups = Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g);
-  await deps.sweeps.dispatch(groups, deps.clock.now());
+  const now = deps.clock.now();
+  const groups = groupsSweptAt(now, deps.settings.tickSeconds, deps.settings.sweepEveryTicks);
+  await deps.sweeps.dispatch(groups, now);
   const repair = await repairRuns(deps, options);
   const deadLetters = await deps.runs.countDeadLetters();
   const lanes = isLaneJanitorMinute(deps.clock.now())
