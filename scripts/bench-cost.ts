@@ -399,9 +399,13 @@ async function measureIdle(): Promise<{ ticks: number; twoBucketTicks: number }>
   // new table's cursors catch up on their first ticks (decision 0002), which a deployment at
   // rest has long done. One settling tick was not always enough: a run that measured the catch-up
   // read 9,600 units in 10 ticks where the others read 5,500.
+  // Each settling tick sweeps every group, not one turn's (decision 0056): the groups of the
+  // other turn would otherwise settle in the measured window, a new table's cost counted as a
+  // month's.
+  const everyGroup = { ...deps, settings: { ...deps.settings, sweepEveryTicks: 1 } };
   for (let settling = 0; settling < 5; settling++) {
     capacity.reset();
-    await runTick(deps);
+    await runTick(everyGroup);
     await sleep(20_000);
     if (capacity.writes() === 0) break;
   }
