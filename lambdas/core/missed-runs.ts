@@ -1,4 +1,5 @@
 import { MissedRunPolicy } from "@jobsched/contract";
+import { type SchedulerSettings, sweepPeriodSeconds } from "../definitions/settings";
 import { formatInstant } from "./instant";
 import { countFirings } from "./schedule/count";
 import { firingsAfter, type Schedule } from "./schedule/schedule";
@@ -31,6 +32,21 @@ export interface MissedRunOptions {
   readonly policy: MissedRunPolicy;
   readonly maxLatenessMs?: number | undefined;
   readonly graceMs: number;
+}
+
+/**
+ * A job's missed-run options as the sweep and a create judge its firings: its policy and
+ * maxLateness, and a grace of a shard group's sweep period (decision 0056).
+ */
+export function missedRunOptionsOf(
+  job: { readonly missedRuns: MissedRunPolicy; readonly maxLatenessMs?: number | undefined },
+  settings: Pick<SchedulerSettings, "tickSeconds" | "sweepEveryTicks">,
+): MissedRunOptions {
+  return {
+    policy: job.missedRuns,
+    maxLatenessMs: job.maxLatenessMs,
+    graceMs: sweepPeriodSeconds(settings) * 1000,
+  };
 }
 
 export interface MissedFiring {

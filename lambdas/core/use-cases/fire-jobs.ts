@@ -1,4 +1,3 @@
-import { sweepPeriodSeconds } from "../../definitions/settings";
 import { blockHorizon } from "../advance-block";
 import {
   baseLeadSecondsOf,
@@ -12,7 +11,7 @@ import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { missedRun, scheduledRun } from "../lifecycle/creation";
 import { isUnfinished } from "../lifecycle/transition";
-import { planRuns } from "../missed-runs";
+import { missedRunOptionsOf, planRuns } from "../missed-runs";
 import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
 import { endJobAfter } from "./end-job";
 import { markedLast } from "./unstarted-runs";
@@ -159,11 +158,7 @@ async function fireOne(deps: SchedulerDeps, job: DueJob, now: number, horizon: n
   const graceMs = deps.settings.repairGraceSeconds * 1000;
   const plan = planRuns(
     job.schedule,
-    {
-      policy: job.missedRuns,
-      maxLatenessMs: job.maxLatenessMs,
-      graceMs: sweepPeriodSeconds(deps.settings) * 1000,
-    },
+    missedRunOptionsOf(job, deps.settings),
     job.nextRunAt - 1,
     now,
     blockHorizon(job, now, horizon, deps.settings.advanceBlockSeconds),

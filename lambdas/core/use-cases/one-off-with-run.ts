@@ -1,10 +1,9 @@
-import { sweepPeriodSeconds } from "../../definitions/settings";
 import { MAX_DELAY_SECONDS } from "../aws-limits";
 import { baseLeadSecondsOf, delaySecondsUntil, madeRunMessageOf, requestTagOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import { scheduledRun } from "../lifecycle/creation";
-import { planRuns } from "../missed-runs";
+import { missedRunOptionsOf, planRuns } from "../missed-runs";
 
 /**
  * A one-off job due within SQS's longest delay has its run made when it is created (decision
@@ -30,11 +29,7 @@ export function firingMadeAtCreate(deps: SchedulerDeps, job: Job, now: number): 
   if (job.nextRunAt < now || job.nextRunAt >= now + RUN_AT_CREATE_WITHIN_MS) return undefined;
   const plan = planRuns(
     job.schedule,
-    {
-      policy: job.missedRuns,
-      maxLatenessMs: job.maxLatenessMs,
-      graceMs: sweepPeriodSeconds(deps.settings) * 1000,
-    },
+    missedRunOptionsOf(job, deps.settings),
     job.nextRunAt - 1,
     now,
     now + RUN_AT_CREATE_WITHIN_MS,
