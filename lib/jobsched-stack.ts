@@ -3,12 +3,11 @@ import {
   Aws,
   type CfnElement,
   CfnOutput,
-  Duration,
   Stack,
   type StackProps,
   Validations,
 } from "aws-cdk-lib";
-import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { Rule, RuleTargetInput, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
 import type { Construct } from "constructs";
 import { LANE_SEPARATOR } from "../lambdas/definitions/queues";
@@ -23,6 +22,7 @@ import { Observability } from "./observability";
 import { RunQueues } from "./run-queues";
 import { SchedulerFunctions, targetRoleArnPattern } from "./scheduler-functions";
 import { DEFAULT_STACK_LIMITS, type StackLimits } from "./stack-limits";
+import { tickRules } from "./tick-rules";
 
 export interface JobschedStackProps extends StackProps {
   readonly settings?: Partial<SchedulerSettings>;
@@ -124,11 +124,19 @@ export class JobschedStack extends Stack {
     });
 
     // EventBridge's finest rate is one minute; SQS delays give runs their second-level timing.
-    new Rule(this, "Tick", {
-      description: "jobsched minute tick: fan the sweep out over shard groups, repair lost deliveries",
-      schedule: Schedule.rate(Duration.seconds(settings.tickSeconds)),
-      targets: [new LambdaFunction(functions.tick, { retryAttempts: 0 })],
-    });
+    // One rule per turn of the sweep (decision 0056), each naming its turn in the tick's event.
+    for (const rule of tickRules(settings)) {
+      new Rule(this, rule.id, {
+        description: `jobsched minute tick, turn ${rule.turn}: fan the sweep out over the turn's shard groups, repair lost deliveries`,
+        schedule: Schedule.expression(rule.expression),
+        targets: [
+          new LambdaFunction(functions.tick, {
+            retryAttempts: 0,
+            event: RuleTargetInput.fromObject({ turn: rule.turn }),
+          }),
+        ],
+      });
+    }
 
     acknowledgeNagFindings(this, {
       targetRoles: targetRoleArnPattern(settings),

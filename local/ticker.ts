@@ -17,12 +17,15 @@ export function startTicker(
   let stopped = false;
   let deadLetters = 0;
   let first = true;
+  // Counts the ticks for their turns, as the cloud's rules name them (decision 0056).
+  let ticks = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
   const loop = () => {
     if (stopped) return;
-    running = runTick(deps, { queueWasReset: first })
+    const turn = ticks++ % deps.settings.sweepEveryTicks;
+    running = runTick(deps, { queueWasReset: first, turn })
       .then((result) => {
         first = false;
         // The local stand-in for the dead-letter alarm: say when the depth changes.

@@ -413,7 +413,8 @@ async function measureIdle(): Promise<{ ticks: number; twoBucketTicks: number }>
   for (const calls of [sqsCalls, pollingCalls, laneCalls])
     for (const name of Object.keys(calls)) delete calls[name];
   for (const counter of Object.values(lambdas)) Object.assign(counter, { invocations: 0, ms: 0, awsMs: 0 });
-  const tick = metered(lambdas.tick, () => runTick(deps));
+  // Each tick names its turn, as each turn's EventBridge rule does (decision 0056).
+  const tick = metered(lambdas.tick, (turn: number) => runTick(deps, { turn }));
   const ticks = Math.max(1, Math.round(minutes));
   let twoBucketTicks = 0;
   for (let i = 0; i < ticks; i++) {
@@ -421,7 +422,7 @@ async function measureIdle(): Promise<{ ticks: number; twoBucketTicks: number }>
     // Near an hour's turn a sweep reads the due index's two hourly buckets (sweep-group.ts):
     // counted, so the month can be told from the window (reportIdle).
     if (readsTwoBuckets(at, CLOUD_SETTINGS.lookaheadSeconds)) twoBucketTicks++;
-    await tick();
+    await tick(i % deps.settings.sweepEveryTicks);
     await sleep(at + CLOUD_SETTINGS.tickSeconds * 1000 - Date.now());
   }
   return { ticks, twoBucketTicks };

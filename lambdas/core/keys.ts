@@ -38,14 +38,24 @@ export function dueKeyOf(bucket: number, shard: number): string {
 }
 
 /**
- * The shard groups a tick at `now` sweeps: every group every `everyTicks` ticks, the groups
- * taking turns by the tick's number (decision 0056), so each tick sweeps about as many. A tick
- * delivered twice sweeps the same groups twice, which is harmless.
+ * The shard groups of one turn: every group every `everyTicks` ticks, the groups taking turns
+ * (decision 0056), so each tick sweeps about as many. In AWS each turn has its own EventBridge
+ * rule, which names the turn in its event; a tick delivered twice sweeps the same groups twice,
+ * which is harmless.
  */
-export function groupsSweptAt(now: number, tickSeconds: number, everyTicks: number): number[] {
+export function groupsOfTurn(turn: number, everyTicks: number): number[] {
   const every = Math.max(1, Math.floor(everyTicks));
-  const turn = Math.floor(now / (tickSeconds * 1000)) % every;
-  return Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g).filter((g) => g % every === turn);
+  const own = ((Math.floor(turn) % every) + every) % every;
+  return Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g).filter((g) => g % every === own);
+}
+
+/**
+ * The turn of the tick scheduled at `now`: its number since the epoch, modulo the turns. It is
+ * the turn the rules' minutes give (decision 0056), but taken from a clock it is only right where
+ * the tick is not delivered late: a tick that names no turn (invoked by hand) falls back on it.
+ */
+export function turnAt(now: number, tickSeconds: number, everyTicks: number): number {
+  return Math.floor(now / (tickSeconds * 1000)) % Math.max(1, Math.floor(everyTicks));
 }
 
 export function shardsOfGroup(group: number): number[] {

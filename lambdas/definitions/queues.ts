@@ -57,8 +57,8 @@ export const PUSH_QUEUE = {
  * visibility timeout is six times the sweeper's timeout, as AWS advises for a queue that feeds a
  * function (the event source may retry a batch and keep messages while it does): a message is
  * never handed to a second sweeper while the first may still run. A failed group waits for
- * this, but not for its runs: the next tick sends the group again within a minute, and a sweep
- * is idempotent (the group's cursor). After 5 failures the message is kept aside in the
+ * this, but not for its runs: the group's next turn sends it again within a sweep period (two
+ * minutes in AWS, decision 0056), and a sweep is idempotent (the group's cursor). After 5 failures the message is kept aside in the
  * dead-letter queue for an alarm.
  */
 export const SWEEP_QUEUE = {

@@ -1,3 +1,4 @@
+import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
 import { z } from "zod";
 
 /**
@@ -161,7 +162,8 @@ export const settingsSchema = z
   .object({
     tickSeconds: whole(1),
     sweepEveryTicks: whole(1, 10),
-    lookaheadSeconds: whole(1),
+    // A sweep's run is sent with a delay of up to its lookahead, and SQS delays at most 900 s.
+    lookaheadSeconds: whole(1, 900),
     advanceBlockSeconds: whole(0, 840),
     leaseSeconds: whole(1, 43_200),
     repairGraceSeconds: whole(1),
@@ -189,11 +191,21 @@ export const settingsSchema = z
     message: "must not be less than retryBaseSeconds",
     path: ["retryCapSeconds"],
   })
-  .refine((s) => s.lookaheadSeconds > sweepPeriodSeconds(s), {
-    message:
-      "must be more than a group's sweep period (tickSeconds times sweepEveryTicks), or runs fall between sweeps",
+  .refine((s) => s.lookaheadSeconds >= shortestLookaheadSeconds(s), {
+    message: `must be at least a group's sweep period (tickSeconds times sweepEveryTicks) plus the ${DELIVERY_LEAD_SECONDS} s delivery lead and a second, or runs fall between sweeps or start late`,
     path: ["lookaheadSeconds"],
   });
+
+/**
+ * The shortest lookahead that keeps every run's lead: a run due just past one sweep's horizon
+ * is found a sweep period later, and must still be sent with its delivery lead, a second more
+ * for the second SQS's delay rounds down.
+ */
+export function shortestLookaheadSeconds(
+  settings: Pick<SchedulerSettings, "tickSeconds" | "sweepEveryTicks">,
+): number {
+  return sweepPeriodSeconds(settings) + DELIVERY_LEAD_SECONDS + 1;
+}
 
 /** How often each shard group is swept: every `sweepEveryTicks` ticks (decision 0056). */
 export function sweepPeriodSeconds(

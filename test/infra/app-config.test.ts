@@ -49,7 +49,7 @@ describe("the CDK context", () => {
     );
     // A group swept every 2 x 120 s would let runs fall between sweeps that look 150 s ahead.
     expect(() => fromContext({ "jobsched:tickSeconds": 120 })).toThrow(
-      /context jobsched:lookaheadSeconds: must be more than a group's sweep period/,
+      /context jobsched:lookaheadSeconds: must be at least a group's sweep period .* plus the 5 s delivery lead/,
     );
     expect(() => fromContext({ "jobsched:tickSeconds": 30 })).toThrow(
       /context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s/,

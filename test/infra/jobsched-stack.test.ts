@@ -112,8 +112,16 @@ describe("JobschedStack", () => {
     for (const route of routes) expect(route.AuthorizationType).toBe("AWS_IAM");
   });
 
-  it("ticks every minute", () => {
-    template.hasResourceProperties("AWS::Events::Rule", { ScheduleExpression: "rate(1 minute)" });
+  it("ticks every minute, one rule per turn of the sweep, each naming its turn (decision 0056)", () => {
+    const rules = Object.values(template.findResources("AWS::Events::Rule")).map(
+      (r) => r.Properties as { ScheduleExpression: string; Targets: { Input: string }[] },
+    );
+    expect(
+      rules.map((r) => [r.ScheduleExpression, r.Targets.map((t) => JSON.parse(t.Input) as unknown)]).sort(),
+    ).toEqual([
+      ["cron(0/2 * * * ? *)", [{ turn: 0 }]],
+      ["cron(1/2 * * * ? *)", [{ turn: 1 }]],
+    ]);
   });
 
   it("feeds the dispatcher from the push queue through an event source mapping, batches of 10, partial failures", () => {

@@ -3,7 +3,7 @@ import { requestTagOf } from "../../lambdas/core/delivery";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
 import { DomainError } from "../../lambdas/core/errors";
 import { type Job, JobStatus } from "../../lambdas/core/job";
-import { groupsSweptAt, SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import { groupsOfTurn, SHARDS_PER_GROUP, shardOf, turnAt } from "../../lambdas/core/keys";
 import { seededRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
@@ -180,7 +180,10 @@ export class World {
   /** Of those, the ones a tick now sweeps (every group, or in turns: decision 0056). */
   sweepGroupsOfTick(): number[] {
     const { tickSeconds, sweepEveryTicks } = this.deps.settings;
-    const turn = new Set(groupsSweptAt(this.clock.now(), tickSeconds, sweepEveryTicks));
+    // The model's ticks come on the minute, so the clock's turn is the one the rules name.
+    const turn = new Set(
+      groupsOfTurn(turnAt(this.clock.now(), tickSeconds, sweepEveryTicks), sweepEveryTicks),
+    );
     return this.sweepGroups().filter((g) => turn.has(g));
   }
 

@@ -258,6 +258,6 @@ describe("use cases under rarer conditions", () => {
     const stats = await sweepGroup(deps, 0);
     expect(stats.failedShards).toBeGreaterThan(0);
     expect(await deps.jobs.getSweepCursor(0)).toBe(1);
-    expect(deps.warnings).toContain("sweep of a shard failed; it is retried next tick");
+    expect(deps.warnings).toContain("sweep of a shard failed; it is retried at its group's next sweep");
   });
 });

@@ -25,6 +25,24 @@ describe("the settings schema", () => {
     expect(configFromEnvironment(base).settings).toEqual(CLOUD_SETTINGS);
   });
 
+  it("keeps the lookahead long enough for a sweep period and the delivery lead, and within SQS's longest delay", () => {
+    const cloud = (values: Record<string, string>) => () =>
+      settingsFrom(
+        (key) => values[key],
+        CLOUD_SETTINGS,
+        (key) => `context jobsched:${key}`,
+      );
+    // A group swept every 120 s: a run just past one sweep's horizon is found 120 s later and
+    // needs its 5 s lead and a second for the rounding.
+    expect(cloud({ lookaheadSeconds: "126" })().lookaheadSeconds).toBe(126);
+    expect(cloud({ lookaheadSeconds: "125" })).toThrow(/context jobsched:lookaheadSeconds: must be at least/);
+    expect(cloud({ sweepEveryTicks: "1", lookaheadSeconds: "66" })().lookaheadSeconds).toBe(66);
+    expect(cloud({ lookaheadSeconds: "900" })().lookaheadSeconds).toBe(900);
+    expect(cloud({ lookaheadSeconds: "901" })).toThrow(
+      /context jobsched:lookaheadSeconds: must be at most 900/,
+    );
+  });
+
   it("takes defaults for what is not set, and refuses bad values naming them as their source does", () => {
     expect(settingsFrom(() => undefined, LOCAL_SETTINGS, envNameOf)).toEqual(LOCAL_SETTINGS);
     const values: Record<string, string> = {

@@ -1,7 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
-import { groupsSweptAt, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
+import { groupsOfTurn, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import {
@@ -14,6 +14,7 @@ import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { runTick } from "../../lambdas/core/use-cases/tick";
 import { CLOUD_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
 import { createSweepHandler } from "../../lambdas/handlers/sweep";
+import { turnOfTickEvent } from "../../lambdas/handlers/tick";
 import { localContext } from "../../local/lambda-context";
 import { memoryDeps } from "../support/memory-ports";
 
@@ -51,6 +52,36 @@ describe("the tick", () => {
     expect(swept[3]).toEqual(swept[1]);
   });
 
+  it("reads the turn from the tick rule's event, and none from anything else", () => {
+    expect(turnOfTickEvent({ turn: 1 })).toBe(1);
+    expect(turnOfTickEvent({ turn: 0 })).toBe(0);
+    for (const other of [
+      {},
+      { turn: "1" },
+      { turn: -1 },
+      { turn: 0.5 },
+      null,
+      { "detail-type": "Scheduled Event" },
+    ])
+      expect(turnOfTickEvent(other)).toBeUndefined();
+  });
+
+  it("sweeps the turn its rule names, not the clock's: a late tick and the next one in the same minute sweep both turns", async () => {
+    const deps = memoryDeps(NOW, { tickSeconds: 60, sweepEveryTicks: 2, lookaheadSeconds: 150 });
+    const everyGroup = Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g);
+    // Minute 0's tick delivered late, at 09:01:00.5, then minute 1's on time at 09:01:02.
+    const late = async (turn: number | undefined, at: number) => {
+      deps.clock.set(at);
+      await runTick(deps, { turn });
+      return [...(deps.sweeps.dispatched.at(-1) ?? [])];
+    };
+    const named = [...(await late(0, NOW + 60_500)), ...(await late(1, NOW + 62_000))];
+    expect(named.sort((a, b) => a - b)).toEqual(everyGroup);
+    // From the clock alone both would be minute 1's turn, and minute 0's groups would wait.
+    const fromClock = [await late(undefined, NOW + 60_500), await late(undefined, NOW + 62_000)];
+    expect(fromClock[0]).toEqual(fromClock[1]);
+  });
+
   it("with the cloud's timing, makes every run visible its lead before it is due, though each group is swept every other tick", async () => {
     const cloud = { tickSeconds: 60, sweepEveryTicks: 2, lookaheadSeconds: CLOUD_SETTINGS.lookaheadSeconds };
     // Where lookahead is no longer than a group's period, some run is sent too late.
@@ -64,7 +95,7 @@ describe("the tick", () => {
     for (const every of [1, 2, 3, 5]) {
       const seen = new Map<number, number>();
       for (let tick = 0; tick < every; tick++)
-        for (const g of groupsSweptAt(NOW + tick * 60_000, 60, every)) seen.set(g, (seen.get(g) ?? 0) + 1);
+        for (const g of groupsOfTurn(tick, every)) seen.set(g, (seen.get(g) ?? 0) + 1);
       expect([...seen.keys()].sort((a, b) => a - b)).toEqual(
         Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g),
       );

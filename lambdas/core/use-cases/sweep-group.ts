@@ -80,7 +80,12 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     } catch (error) {
       stats.failedShards += 1;
       firstUnfinished = Math.min(firstUnfinished, bucket);
-      deps.log.error("sweep of a shard failed; it is retried next tick", { group, bucket, shard, error });
+      deps.log.error("sweep of a shard failed; it is retried at its group's next sweep", {
+        group,
+        bucket,
+        shard,
+        error,
+      });
     }
   });
   // Every firing a sweep makes counts, a block's too (decision 0044): every-minute jobs due at
@@ -104,7 +109,11 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     } catch (error) {
       stats.failedShards += 1;
       firstUnfinished = Math.min(firstUnfinished, bucket);
-      deps.log.error("firing a shard's jobs failed; they are retried next tick", { group, bucket, error });
+      deps.log.error("firing a shard's jobs failed; they are retried at their group's next sweep", {
+        group,
+        bucket,
+        error,
+      });
     }
   });
 

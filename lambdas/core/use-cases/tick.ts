@@ -1,5 +1,5 @@
 import type { SchedulerDeps } from "../deps";
-import { groupsSweptAt } from "../keys";
+import { groupsOfTurn, turnAt } from "../keys";
 import type { LaneRetirement } from "../ports";
 import { type RepairStats, repairRuns } from "./repair-runs";
 import { isLaneJanitorMinute, retireIdleLanes } from "./retire-idle-lanes";
@@ -11,10 +11,14 @@ import { isLaneJanitorMinute, retireIdleLanes } from "./retire-idle-lanes";
  * on its own; then runs the repair pass, which reads only 16 small partitions, and counts the
  * dead letters (the depth an alarm watches). Once an hour it also deletes idle lanes; a
  * failure there is logged and never fails the tick.
+ *
+ * `turn` is the turn whose groups this tick sweeps, named by the tick's own rule (AWS) or
+ * counted by the local ticker; it is never taken from the clock where the caller knows it,
+ * because EventBridge may deliver two minutes' ticks within the same clock minute.
  */
 export async function runTick(
   deps: SchedulerDeps,
-  options: { readonly queueWasReset?: boolean } = {},
+  options: { readonly queueWasReset?: boolean; readonly turn?: number | undefined } = {},
 ): Promise<{
   readonly groups: number;
   readonly repair: RepairStats;
@@ -22,7 +26,9 @@ export async function runTick(
   readonly lanes?: LaneRetirement | undefined;
 }> {
   const now = deps.clock.now();
-  const groups = groupsSweptAt(now, deps.settings.tickSeconds, deps.settings.sweepEveryTicks);
+  const { tickSeconds, sweepEveryTicks } = deps.settings;
+  const turn = options.turn ?? turnAt(now, tickSeconds, sweepEveryTicks);
+  const groups = groupsOfTurn(turn, sweepEveryTicks);
   await deps.sweeps.dispatch(groups, now);
   const repair = await repairRuns(deps, options);
   const deadLetters = await deps.runs.countDeadLetters();
