@@ -87,7 +87,8 @@ export interface ComponentLoad {
  *   holds keys and type only, so an advance does not touch it;
  * - lease: the run's first write (1: no index entry);
  * - completion: run update (1).
- * (A one-off job's run is its job's last: it adds the job's end (1: the tenant index holds no status, decision 0047),
+ * (A one-off job's run is its job's last, and its end is its run's: no write marks the job
+ * (decision 0057; before, 1 on the job item, the tenant index holding no status: decision 0047),
  * and no repair-index entry either (decision 0045); the spike's runs are recurring jobs'
  * firings, the one-off rows say what differs.)
  * (bench-cost counts every write by these rules: scripts/bench-cost.ts, item-size.ts.)
@@ -212,7 +213,7 @@ export function capacityModel(inputs: SpikeInputs = DEFAULT_INPUTS): ComponentLo
       // A job's end changes its status: it writes the index only if the index holds it.
       load: TENANT_INDEX_HOLDS_STATUS ? completedRuns / tenants : 0,
       raise: "design change",
-      note: "were the spike's runs one-off jobs, each job's end writes its job item only: the index holds keys and type (decision 0047; it held the status, 16.7x)",
+      note: "were the spike's runs one-off jobs, their ends write nothing: a one-off's end is its run's (decision 0057); the index holds keys and type (decision 0047; it held the status, 16.7x)",
     },
     {
       component: "DynamoDB: tenant-index key, creates",

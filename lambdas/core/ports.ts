@@ -18,6 +18,11 @@ export interface JobFilter {
   readonly status?: JobStatus | undefined;
   readonly type?: string | undefined;
   readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
+  /**
+   * The jobs as shown, before the filter is matched: a one-off its run ended is completed
+   * (decision 0057), which only its run says. Without it, as stored.
+   */
+  readonly show?: ((jobs: readonly Job[]) => Promise<readonly Job[]>) | undefined;
 }
 
 export interface JobStore {

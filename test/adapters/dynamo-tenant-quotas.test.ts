@@ -21,7 +21,12 @@ const db = mockClient(DynamoDBDocumentClient);
 const client = db as unknown as DynamoDBDocumentClient;
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0, 500);
 const SECOND = Math.floor(NOW / 1000);
-const limits = { tenantCreatesPerSecond: 2, tenantMaxActiveJobs: 10, tenantMaxJobTypes: 3 };
+const limits = {
+  tenantCreatesPerSecond: 2,
+  tenantMaxActiveJobs: 10,
+  tenantMaxJobTypes: 3,
+  runRetentionDays: 90,
+};
 type UpdateInput = {
   ConditionExpression?: string;
   ExpressionAttributeValues?: Record<string, number | undefined>;
@@ -105,7 +110,12 @@ describe("DynamoTenantQuotas", () => {
 
   it("counts a busy second's creates in growing blocks, and the next second starts at what the last one used", async () => {
     db.on(UpdateCommand).resolves({});
-    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const roomy = {
+      tenantCreatesPerSecond: 200,
+      tenantMaxActiveJobs: 1_000,
+      tenantMaxJobTypes: 3,
+      runRetentionDays: 90,
+    };
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     for (let i = 0; i < 50; i++)
       expect(await quotas.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
@@ -129,7 +139,12 @@ describe("DynamoTenantQuotas", () => {
 
   it("shares one block between creates side by side: one write at a time per tenant", async () => {
     db.on(UpdateCommand).resolves({});
-    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const roomy = {
+      tenantCreatesPerSecond: 200,
+      tenantMaxActiveJobs: 1_000,
+      tenantMaxJobTypes: 3,
+      runRetentionDays: 90,
+    };
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     await quotas.admitCreate("a", "x", at(NOW)); // the type, recorded once
     db.resetHistory();
@@ -143,7 +158,12 @@ describe("DynamoTenantQuotas", () => {
   });
 
   it("takes one token when a whole block does not fit the second's rate", async () => {
-    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const roomy = {
+      tenantCreatesPerSecond: 200,
+      tenantMaxActiveJobs: 1_000,
+      tenantMaxJobTypes: 3,
+      runRetentionDays: 90,
+    };
     db.on(UpdateCommand).resolves({});
     db.on(UpdateCommand, {
       Key: { pk: "QUOTA#a", sk: "COUNTS" },
@@ -160,7 +180,12 @@ describe("DynamoTenantQuotas", () => {
   });
 
   it("counts a create that arrived in an earlier second in the stored window, not in its own (refused far below the rate before)", async () => {
-    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const roomy = {
+      tenantCreatesPerSecond: 200,
+      tenantMaxActiveJobs: 1_000,
+      tenantMaxJobTypes: 3,
+      runRetentionDays: 90,
+    };
     db.on(UpdateCommand).resolves({});
     // Another process moved the stored window to the next second, with 7 creates in it: a count
     // in this create's own second fails both ways (opening needs a later second, adding the same).
@@ -175,7 +200,12 @@ describe("DynamoTenantQuotas", () => {
   });
 
   it("counts a create that waited for a block past the second's turn in the second it is admitted in", async () => {
-    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const roomy = {
+      tenantCreatesPerSecond: 200,
+      tenantMaxActiveJobs: 1_000,
+      tenantMaxJobTypes: 3,
+      runRetentionDays: 90,
+    };
     let clock = NOW;
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     const moving = { now: () => clock };
@@ -223,7 +253,12 @@ describe("DynamoTenantQuotas", () => {
 
   it("takes a token of the block this process holds for a later second for a create that arrived before it", async () => {
     db.on(UpdateCommand).resolves({});
-    const roomy = { tenantCreatesPerSecond: 200, tenantMaxActiveJobs: 1_000, tenantMaxJobTypes: 3 };
+    const roomy = {
+      tenantCreatesPerSecond: 200,
+      tenantMaxActiveJobs: 1_000,
+      tenantMaxJobTypes: 3,
+      runRetentionDays: 90,
+    };
     const quotas = new DynamoTenantQuotas(client, "t", roomy, () => NOW);
     for (let i = 0; i < 5; i++) await quotas.admitCreate("a", "x", at(NOW + 1_000));
     db.resetHistory();
@@ -337,6 +372,7 @@ describe("DynamoTenantQuotas", () => {
       tenantCreatesPerSecond: 0,
       tenantMaxActiveJobs: 0,
       tenantMaxJobTypes: 0,
+      runRetentionDays: 90,
     });
     expect(await none.admitCreate("a", "x", at(NOW))).toEqual({ admitted: true });
     await none.releaseCreate("a");

@@ -8,8 +8,9 @@ import { type Lease, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { crashing } from "../support/crashing";
-import { oneOffJob } from "../support/jobs";
+import { oneFiringSchedule, oneOffJob } from "../support/jobs";
 import { OffsetClock } from "../support/offset-clock";
+import { shownStatus } from "../support/shown-job";
 import { createTestStack, type TestStack } from "../support/stack";
 
 /**
@@ -37,7 +38,7 @@ async function leaseDue(deps: SchedulerDeps): Promise<Lease> {
   throw new Error("nothing leased");
 }
 
-const statusOf = async (stack: TestStack, jobId: string) => (await stack.deps.jobs.getJob(jobId))?.status;
+const statusOf = (stack: TestStack, jobId: string) => shownStatus(stack.deps, jobId);
 /** The job's runs still in the repair index, whatever their check time. */
 async function inRepairIndex(stack: TestStack, jobId: string) {
   const page = await stack.deps.runs.queryRepairCandidates(repairKeyOf(jobId), Number.MAX_SAFE_INTEGER, 100);
@@ -49,6 +50,8 @@ async function tickLater(stack: TestStack, clock: OffsetClock) {
   return repairRuns(stack.deps);
 }
 
+// A one-off's end is its run's (decision 0057): these kills are of a recurring job's last run,
+// bounded to one firing, whose end is still written.
 describe("a job's last run finished, its finisher killed before the job is marked", () => {
   it.each([
     ["succeeded", "succeeded"],
@@ -56,7 +59,9 @@ describe("a job's last run finished, its finisher killed before the job is marke
   ] as const)(
     "%s: the run's message comes back and the lease step marks the job (decision 0045)",
     async (result, runStatus) => {
-      const { stack, job } = await stackWithJob(`last-${result}`, (now) => oneOffJob(now + 1_000, now));
+      const { stack, job } = await stackWithJob(`last-${result}`, (now) =>
+        oneOffJob(now + 1_000, now, { schedule: oneFiringSchedule(now + 1_000) }),
+      );
       await sweepGroup(stack.deps, groupOf(job.jobId));
       // The receipt of the message that delivers the run, to show it again without waiting out
       // its lease in real time.
@@ -106,8 +111,10 @@ describe("a job's last run finished, its finisher killed before the job is marke
 });
 
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
-  it("the run finishing before the next sweep still ends the job: the next sweep and the repair pass", async () => {
-    const { clock, stack, job } = await stackWithJob("last-unmoved", (now) => oneOffJob(now + 1_000, now));
+  it("a bounded job's run finishing before the next sweep still ends the job: the next sweep and the repair pass", async () => {
+    const { clock, stack, job } = await stackWithJob("last-unmoved", (now) =>
+      oneOffJob(now + 1_000, now, { schedule: oneFiringSchedule(now + 1_000) }),
+    );
     const killed = crashing(stack.deps, "jobs", "advanceJob", false);
     expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
     const lease = await leaseDue(stack.deps);
@@ -124,13 +131,34 @@ describe("a sweep killed after creating a job's last run, before moving the job 
     expect(await statusOf(stack, job.jobId)).toBe("completed");
     expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
   }, 30_000);
+
+  it("a one-off's run finishing before the next sweep: the next sweep moves the job past it, which ends it", async () => {
+    const { stack, job } = await stackWithJob("last-unmoved-once", (now) => oneOffJob(now + 1_000, now));
+    const killed = crashing(stack.deps, "jobs", "advanceJob", false);
+    expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
+    const lease = await leaseDue(stack.deps);
+    await completeRun(stack.deps, worker, lease.runId, {
+      fence: lease.fence,
+      result: "succeeded",
+      final: true,
+    });
+    expect(await statusOf(stack, job.jobId)).toBe("active");
+    expect(await inRepairIndex(stack, job.jobId)).toEqual([]); // the sweep comes back to it
+
+    await sweepGroup(stack.deps, groupOf(job.jobId));
+    expect(await statusOf(stack, job.jobId)).toBe("completed");
+    expect((await stack.deps.jobs.getJob(job.jobId))?.status).toBe("active"); // unwritten
+  }, 30_000);
 });
 
 describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
-  it("the tick's repair pass completes the job", async () => {
+  it("the tick's repair pass completes a bounded job", async () => {
     // Due ten minutes ago, at most a minute late: the sweeper was down.
     const { clock, stack, job } = await stackWithJob("all-missed", (now) =>
-      oneOffJob(now - 10 * 60_000, now - 20 * 60_000, { maxLatenessMs: 60_000 }),
+      oneOffJob(now - 10 * 60_000, now - 20 * 60_000, {
+        maxLatenessMs: 60_000,
+        schedule: oneFiringSchedule(now - 10 * 60_000),
+      }),
     );
     const killed = crashing(stack.deps, "jobs", "completeJob", false);
     expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
@@ -138,6 +166,15 @@ describe("a sweep killed after moving a job whose every remaining firing was mis
     expect(await inRepairIndex(stack, job.jobId)).toMatchObject([{ status: "missed" }]);
 
     expect(await tickLater(stack, clock)).toMatchObject({ settled: 1 });
+    expect(await statusOf(stack, job.jobId)).toBe("completed");
+    expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
+  }, 30_000);
+
+  it("a one-off is ended by its missed record as the sweep writes it", async () => {
+    const { stack, job } = await stackWithJob("all-missed-once", (now) =>
+      oneOffJob(now - 10 * 60_000, now - 20 * 60_000, { maxLatenessMs: 60_000 }),
+    );
+    expect((await sweepGroup(stack.deps, groupOf(job.jobId))).failedShards).toBe(0);
     expect(await statusOf(stack, job.jobId)).toBe("completed");
     expect(await inRepairIndex(stack, job.jobId)).toEqual([]);
   }, 30_000);

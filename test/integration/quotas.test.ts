@@ -2,6 +2,8 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import type { CreateJobResponse, ErrorResponse } from "@jobsched/contract";
 import { afterAll, describe, expect, it } from "vitest";
 import { RECOUNT_EVERY_MS } from "../../lambdas/adapters/dynamo/dynamo-tenant-quotas";
+import { scheduledRun } from "../../lambdas/core/lifecycle/creation";
+import { RunStatus } from "../../lambdas/core/run";
 import type { SchedulerSettings } from "../../lambdas/definitions/settings";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { OffsetClock } from "../support/offset-clock";
@@ -88,6 +90,34 @@ describe("tenant quotas", () => {
 
     // A cancelled job no longer counts, once the count is recounted (at most every 10 minutes).
     expect((await api.tenantA("DELETE", `/api/v1/jobs/${ids[0]}`)).status).toBe(200);
+    clock.advance(RECOUNT_EVERY_MS);
+    expect((await create(api)).status).toBe(201);
+    expect((await create(api)).status).toBe(429);
+  }, 30_000);
+
+  it("counts a one-off its run ended as ended, though no write marked it (decision 0057)", async () => {
+    const { clock, stack, api } = await quotaStack("quota-one-off-end", {
+      tenantCreatesPerSecond: 0,
+      tenantMaxActiveJobs: 2,
+    });
+    const soon = new Date(clock.now() + 60_000).toISOString(); // its run made at create (0048)
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const answer = await api.tenantA("POST", "/api/v1/jobs", { body: { type: "q", runAt: soon } });
+      expect(answer.status).toBe(201);
+      ids.push(String((answer.body as Body).jobId));
+    }
+    expect((await create(api)).status).toBe(429);
+    // The first one's run ran and succeeded: its job is stored active, shown completed.
+    const first = await stack.deps.jobs.getJob(String(ids[0]));
+    if (!first?.lastFiringAt) throw new Error("the one-off's run was not made at create");
+    await stack.deps.runs.createRun({
+      ...scheduledRun(first, first.lastFiringAt, clock.now(), true),
+      status: RunStatus.Succeeded,
+      finishedAt: clock.now(),
+    });
+    expect(first.status).toBe("active");
+    expect((await api.tenantA("GET", `/api/v1/jobs/${ids[0]}`)).body).toMatchObject({ status: "completed" });
     clock.advance(RECOUNT_EVERY_MS);
     expect((await create(api)).status).toBe(201);
     expect((await create(api)).status).toBe(429);

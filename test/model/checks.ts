@@ -1,5 +1,7 @@
 import { type Job, JobStatus } from "../../lambdas/core/job";
 import { neverStartsAgain } from "../../lambdas/core/lifecycle/overlap-decision";
+import { runsKeptSince } from "../../lambdas/core/made-runs";
+import { shownJob } from "../../lambdas/core/one-off-end";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { firingsAfter } from "../../lambdas/core/schedule/schedule";
 import { SUPERSEDED_REASON } from "../../lambdas/core/use-cases/runs-ahead";
@@ -19,9 +21,15 @@ function isFiringOf(job: Pick<Job, "schedule">, at: number): boolean {
 export async function checkState(world: World): Promise<void> {
   const now = world.clock.now();
   for (const modelJob of world.jobs) {
-    const job = await world.storedJob(modelJob.jobId);
-    if (!job) continue; // the create crashed before its write: no job, nothing promised
-    const runs = await world.runsOf(job.jobId);
+    const stored = await world.storedJob(modelJob.jobId);
+    if (!stored) continue; // the create crashed before its write: no job, nothing promised
+    const runs = await world.runsOf(stored.jobId);
+    // Judged as shown: a one-off its run ended is completed, unwritten (decision 0057).
+    const job = shownJob(
+      stored,
+      runs.find((r) => r.scheduledFor === stored.lastFiringAt),
+      runsKeptSince(world.deps.settings, now),
+    );
     // (h) A run made by a create that did not store the job (a keyed create retried with
     // another body: decision 0052) is never written, so never run, as the job's. Unless that
     // instant is one of the job's own firings: the two bodies' runs then share a run key (a

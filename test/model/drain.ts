@@ -48,7 +48,7 @@ export async function drain(world: World): Promise<void> {
 async function unsettled(world: World, from: number): Promise<string[]> {
   const left: string[] = [];
   for (const modelJob of world.jobs) {
-    const job = await world.storedJob(modelJob.jobId);
+    const job = await world.shownJob(modelJob.jobId);
     if (!job) continue;
     const runs = await world.runsOf(job.jobId);
     for (const run of runs.filter((r) => isUnfinished(r) && r.scheduledFor <= from))

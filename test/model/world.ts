@@ -5,6 +5,8 @@ import { DomainError } from "../../lambdas/core/errors";
 import { type Job, JobStatus } from "../../lambdas/core/job";
 import { groupsOfTurn, SHARDS_PER_GROUP, shardOf, turnAt } from "../../lambdas/core/keys";
 import { seededRun } from "../../lambdas/core/lifecycle/creation";
+import { runsKeptSince } from "../../lambdas/core/made-runs";
+import { shownJob } from "../../lambdas/core/one-off-end";
 import type { JobStore, RunStore } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
@@ -185,6 +187,17 @@ export class World {
       groupsOfTurn(turnAt(this.clock.now(), tickSeconds, sweepEveryTicks), sweepEveryTicks),
     );
     return this.sweepGroups().filter((g) => turn.has(g));
+  }
+
+  /** The job as the API shows it: a one-off its run ended is completed (decision 0057). */
+  async shownJob(jobId: string): Promise<Job | undefined> {
+    const job = await this.storedJob(jobId);
+    if (!job) return undefined;
+    return shownJob(
+      job,
+      (await this.runsOf(jobId)).find((r) => r.scheduledFor === job.lastFiringAt),
+      runsKeptSince(this.deps.settings, this.clock.now()),
+    );
   }
 
   async storedJob(jobId: string): Promise<Job | undefined> {

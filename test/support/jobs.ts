@@ -27,3 +27,11 @@ export function oneOffJob(runAt: number, now: number, overrides: Partial<Job> = 
     ...overrides,
   };
 }
+
+/**
+ * A recurring schedule with one firing, at `at`: its last run ends the job by a write (a one-off's
+ * end is its run's, unwritten: decision 0057), for tests of that write's interruptions.
+ */
+export function oneFiringSchedule(at: number): Job["schedule"] {
+  return { kind: "interval", everyMs: 3_600_000, anchor: at, endAt: at };
+}

@@ -75,8 +75,9 @@ export class MemoryJobStore implements JobStore {
   }
 
   async listJobs(tenant: string, filter: JobFilter, limit: number, cursor?: string) {
-    const all: JobSummary[] = [...this.jobs.values()]
-      .filter((j) => j.tenant === tenant)
+    const own = [...this.jobs.values()].filter((j) => j.tenant === tenant);
+    const shown = filter.show ? await filter.show(own) : own;
+    const all: JobSummary[] = shown
       .filter(
         (j) =>
           (filter.status === undefined || j.status === filter.status) &&

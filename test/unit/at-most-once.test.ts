@@ -10,6 +10,7 @@ import { LOST_RUN_REASON, leaseRuns } from "../../lambdas/core/use-cases/lease-r
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const alice = { tenant: "t-a", principal: "arn:aws:iam::1:role/alice" };
@@ -51,7 +52,7 @@ describe("at-most-once delivery", () => {
     });
     expect(counted).toEqual([1]);
     expect(deps.queue.deleted).toContain("rh-again");
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
 
     // A further copy of the message: still nothing leased.
     deps.queue.ready.push({

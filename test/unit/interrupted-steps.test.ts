@@ -13,6 +13,7 @@ import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { crashing } from "../support/crashing";
 import { knownRunsOf } from "../support/known-runs";
 import { dueRun, type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 /**
  * Every step that writes twice, killed between its writes (issue 15): the tick (its repair
@@ -29,7 +30,7 @@ async function leaseOne(deps: MemoryDeps) {
   return lease;
 }
 
-const statusOf = async (deps: MemoryDeps, jobId: string) => (await deps.jobs.getJob(jobId))?.status;
+const statusOf = (deps: MemoryDeps, jobId: string) => shownStatus(deps, jobId);
 const onlyRun = (deps: MemoryDeps) => {
   const [run, ...more] = [...deps.runs.runs.values()];
   if (!run || more.length > 0) throw new Error("expected exactly one run");
@@ -43,6 +44,28 @@ async function ticksUntilRepaired(deps: MemoryDeps) {
     settled += (await repairRuns(deps)).settled;
   }
   return settled;
+}
+
+/**
+ * A job whose last run ends it by a write (`completeJob`): a recurring job bounded to its one
+ * firing, at NOW, fired and delivered. A one-off's end is its run's, unwritten (decision 0057),
+ * so these steps' kills are a bounded recurring job's.
+ */
+async function lastRunDue(deps: MemoryDeps, extra: Record<string, unknown> = {}): Promise<string> {
+  deps.clock.set(NOW - 1_000);
+  const jobId = await dueRun(
+    deps,
+    {
+      runAt: undefined,
+      cron: "* * * * *",
+      timeZone: "UTC",
+      endAt: new Date(NOW + 30_000).toISOString(),
+      ...extra,
+    },
+    alice,
+  );
+  deps.clock.set(NOW);
+  return jobId;
 }
 
 describe("a job's last run finished, its finisher killed before the job is marked", () => {
@@ -59,7 +82,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
     ["a dead letter", "failed"],
   ] as const)("%s: its message comes back and the lease step marks the job, once", async (_name, result) => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, {}, alice);
+    const jobId = await lastRunDue(deps);
     const lease = await leaseOne(deps);
     expect(lease.final).toBe(true);
 
@@ -85,7 +108,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 
   it("killed before the job is marked, the worker's repeated completion marks it", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, {}, alice);
+    const jobId = await lastRunDue(deps);
     const lease = await leaseOne(deps);
     const body = { fence: lease.fence, result: "succeeded" as const, final: true };
     const killed = crashing(deps, "jobs", "completeJob", false);
@@ -116,7 +139,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 
   it("dead-lettered by the lease step (every lease lapsed): its message comes back and marks the job", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, { maxAttempts: 1, leaseSeconds: 30 }, alice);
+    const jobId = await lastRunDue(deps, { maxAttempts: 1, leaseSeconds: 30 });
     const lease = await leaseOne(deps);
     // The worker dies; its lease lapses and the message comes back.
     deps.clock.set(NOW + 31_000);
@@ -137,7 +160,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 
   it("missed by the lease step (later than maxLateness): its message comes back and marks the job", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, { maxLateness: "PT10S" }, alice);
+    const jobId = await lastRunDue(deps, { maxLateness: "PT10S" });
     deps.clock.set(NOW + 20_000); // delivered late
     const [message] = deps.queue.ready;
     const killed = crashing(deps, "jobs", "completeJob", false);
@@ -154,7 +177,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 
   it("under an overlap policy too: the returning message marks the job before it is dropped", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, { overlapPolicy: "skip" }, alice);
+    const jobId = await lastRunDue(deps, { overlapPolicy: "skip" });
     const lease = await leaseOne(deps);
     const killed = crashing(deps, "jobs", "completeJob", false);
     const body = { fence: lease.fence, result: "succeeded" as const, final: true };
@@ -186,7 +209,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 
   it("the local queue reset lost its message: the first repair pass's scan marks the job", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, {}, alice);
+    const jobId = await lastRunDue(deps);
     const lease = await leaseOne(deps);
     const killed = crashing(deps, "jobs", "completeJob", false);
     const body = { fence: lease.fence, result: "succeeded" as const, final: true };
@@ -198,7 +221,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 
   it("a resume landing between the finisher's two reads: the run enters the repair index, which ends the job", async () => {
     const deps = memoryDeps(NOW);
-    const jobId = await dueRun(deps, {}, alice);
+    const jobId = await lastRunDue(deps);
     const lease = await leaseOne(deps);
     const completeJob = deps.jobs.completeJob.bind(deps.jobs);
     deps.jobs.completeJob = async () => false; // paused when it wrote, active again when it reads
@@ -245,7 +268,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
   it("finishes a last run whether the completion echoes `final`, omits it, or gets it wrong", async () => {
     for (const final of [true, undefined, false]) {
       const deps = memoryDeps(NOW);
-      const jobId = await dueRun(deps, {}, alice);
+      const jobId = await lastRunDue(deps);
       const lease = await leaseOne(deps);
       const body = { fence: lease.fence, result: "succeeded", ...(final === undefined ? {} : { final }) };
       expect(await completeRun(deps, worker, lease.runId, body)).toMatchObject({ status: "succeeded" });
@@ -256,7 +279,7 @@ describe("a job's last run finished, its finisher killed before the job is marke
 });
 
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
-  it("the run finishing before the next sweep still ends the job, through the repair pass", async () => {
+  it("a one-off's run finishing before the next sweep: the sweep moves the job past it, which ends it (decision 0057)", async () => {
     const deps = memoryDeps(NOW);
     // Beyond 15 minutes ahead, so the sweep makes its run (a nearer one's is made at create: 0048).
     const runAt = NOW + 20 * 60_000;
@@ -271,6 +294,35 @@ describe("a sweep killed after creating a job's last run, before moving the job 
     const lease = await leaseOne(deps);
     await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded", final: true });
     expect(await statusOf(deps, jobId)).toBe("active"); // it still shows its next run
+    expect(onlyRun(deps).checkAt).toBeUndefined(); // nothing to track: the sweep will come back to it
+
+    deps.clock.set(runAt + 60_000);
+    await sweepGroup(deps, group); // moves the job past its last run (the run exists)
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active"); // as stored: no write ended it
+    expect(deps.queue.ready).toEqual([]); // and its run was not sent again
+  });
+
+  it("a bounded recurring job's last run finishing before the next sweep still ends the job, through the repair pass", async () => {
+    const deps = memoryDeps(NOW);
+    // Its one firing 20 minutes ahead, so the sweep makes its run.
+    const runAt = NOW + 20 * 60_000;
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      cron: "20 9 * * *",
+      timeZone: "UTC",
+      endAt: new Date(runAt + 30_000).toISOString(),
+    });
+    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+    deps.clock.set(runAt - 20_000);
+    const killed = crashing(deps, "jobs", "advanceJob", false);
+    expect((await sweepGroup(killed, group)).failedShards).toBe(1);
+    deps.clock.set(runAt);
+    deps.queue.deliverAll();
+    const lease = await leaseOne(deps);
+    expect(lease.final).toBe(true);
+    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded", final: true });
+    expect(await statusOf(deps, jobId)).toBe("active"); // it still shows its next run
     expect(onlyRun(deps).checkAt).toBeDefined(); // so the run stays where the repair pass looks
 
     deps.clock.set(runAt + 60_000);
@@ -280,19 +332,21 @@ describe("a sweep killed after creating a job's last run, before moving the job 
       await repairRuns(deps);
       deps.clock.advance(deps.settings.repairGraceSeconds * 1000);
     }
-    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed"); // written
     expect(onlyRun(deps).checkAt).toBeUndefined();
   });
 });
 
 describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
-  it("the repair pass completes the job from its final missed record", async () => {
+  it("the repair pass completes a bounded recurring job from its final missed record", async () => {
     const deps = memoryDeps(NOW);
-    // Beyond 15 minutes ahead, so the sweep handles it (a nearer one's run is made at create: 0048).
+    // Its one firing 20 minutes ahead, so the sweep handles it.
     const runAt = NOW + 20 * 60_000;
     const { jobId } = await createJob(deps, alice, {
       type: "x",
-      runAt: new Date(runAt).toISOString(),
+      cron: "20 9 * * *",
+      timeZone: "UTC",
+      endAt: new Date(runAt + 30_000).toISOString(),
       maxLateness: "PT1M",
     });
     // The sweeper was down from before the run was due until 5 minutes after.
@@ -309,6 +363,23 @@ describe("a sweep killed after moving a job whose every remaining firing was mis
     expect((await repairRuns(deps)).settled).toBe(1);
     expect(await statusOf(deps, jobId)).toBe("completed");
     expect(onlyRun(deps).checkAt).toBeUndefined();
+  });
+
+  it("a one-off's missed firing ends it as the sweep records it, with nothing written to the job (decision 0057)", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + 20 * 60_000;
+    const { jobId } = await createJob(deps, alice, {
+      type: "x",
+      runAt: new Date(runAt).toISOString(),
+      maxLateness: "PT1M",
+    });
+    deps.clock.set(runAt + 5 * 60_000);
+    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+    const completions = crashing(deps, "jobs", "completeJob", false); // a write it must not need
+    expect((await sweepGroup(completions, group)).failedShards).toBe(0);
+    expect(onlyRun(deps)).toMatchObject({ status: "missed", final: true, checkAt: undefined });
+    expect(await statusOf(deps, jobId)).toBe("completed");
+    expect((await repairRuns(deps)).settled).toBe(0);
   });
 });
 

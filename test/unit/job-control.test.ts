@@ -9,6 +9,7 @@ import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { listJobs, listRuns } from "../../lambdas/core/use-cases/list-jobs";
 import { knownRuns, knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const MINUTE = 60_000;
@@ -115,7 +116,7 @@ describe("controlJob", () => {
     const jobId = await everyMinute(deps);
     await expect(controlJob(deps, bob, jobId, "cancel")).rejects.toBeInstanceOf(NotFoundError);
     await expect(controlJob(deps, alice, "../etc", "cancel")).rejects.toBeInstanceOf(NotFoundError);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("active");
   });
 
   it("reads again when a sweep changed the job under it, and gives up after a few tries", async () => {
@@ -213,7 +214,7 @@ describe("firing recurring jobs", () => {
     deps.clock.advance(10 * MINUTE);
     const result = await fireJobs(deps, [await dueJob(deps, jobId)]);
     expect(result).toMatchObject({ created: 0, missed: 3 });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("sends what it created even when another writer holds one of the job's runs", async () => {

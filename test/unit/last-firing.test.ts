@@ -11,6 +11,7 @@ import { markedLast } from "../../lambdas/core/use-cases/unstarted-runs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 /**
  * Decision 0046: a job completes from its last run only, the run of the firing its last advance
@@ -81,11 +82,11 @@ describe("a job's last firing", () => {
     // 09:02 still carries its `final` (its message does, for its first write); its end neither
     // completes the job nor waits in the index.
     expect(await finish(deps, runAt(deps, jobId, NOW + 2 * MINUTE))).toBe(true);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("active");
     expect(runAt(deps, jobId, NOW + 2 * MINUTE).checkAt).toBeUndefined();
 
     expect(await finish(deps, runAt(deps, jobId, NOW + 3 * MINUTE))).toBe(true);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("is not missed when its run exists leased: a create killed before its advance leaves the run to end the job", async () => {
@@ -115,7 +116,7 @@ describe("a job's last firing", () => {
       lastFiringAt: NOW,
     });
     expect(await finish(deps, runAt(deps, jobId, NOW))).toBe(true);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("is the backlog's summary record when a long pause ends past the schedule's end: the job completes", async () => {
@@ -173,7 +174,7 @@ describe("a job's last firing", () => {
     expect(await settleLastRun(deps, active, stale, "resume", NOW)).toBe(true);
     expect(runAt(deps, jobId, NOW - MINUTE)).toMatchObject({ status: "missed", checkAt: undefined });
     expect(deps.queue.sent).toEqual([]);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("active");
   });
 
   describe("is one run whichever schedule's copy wrote it first (decision 0046's addendum)", () => {
@@ -225,20 +226,20 @@ describe("a job's last firing", () => {
       expect(lease?.final).toBe(true);
       expect((await deps.runs.getRun(jobId, NOW + 2 * MINUTE))?.final).toBe(true);
       expect(await finish(deps, runAt(deps, jobId, NOW + 2 * MINUTE))).toBe(true);
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("a copy marked last finding it finished not last marks it and completes the job", async () => {
       const { deps, jobId } = await collided("succeeded");
       await expectMarkedWithoutLease(deps, jobId, "succeeded");
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
     it("a copy marked last finding it held marks it at once: the holder's end, echoing not last, completes the job", async () => {
       const { deps, jobId } = await collided("leased");
       await expectMarkedWithoutLease(deps, jobId, "leased");
       const runId = runAt(deps, jobId, NOW + 2 * MINUTE).runId;
       await completeRun(deps, worker, runId, { fence: 1, result: "succeeded", final: false });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("a sweep that makes its last firing and finds that run finished, written not last, ends the job", async () => {
@@ -252,7 +253,7 @@ describe("a job's last firing", () => {
         final: true,
         status: "succeeded",
       });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("costs no write where the copies agree: a last run's own copies never mark it", async () => {
@@ -274,7 +275,7 @@ describe("a job's last firing", () => {
       await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded", final: true });
       deps.queue.ready.push({ message: copy, receiptHandle: "c" });
       expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
       expect(marks).not.toHaveBeenCalled();
     });
     it("a copy marked last finding its job paused records the run missed as the job's last, for the resume", async () => {
@@ -291,20 +292,20 @@ describe("a job's last firing", () => {
     it("a copy marked last arriving past maxLateness records the run missed as the job's last: the job completes", async () => {
       const { deps, jobId } = await collided("pending", { maxLateness: 10 }, NOW + 2 * MINUTE + 30_000);
       await expectMarkedWithoutLease(deps, jobId, "missed");
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("at most once, a copy marked last finding the run's lease lapsed records it lost as the job's last", async () => {
       const { deps, jobId } = await collided("lapsed", { delivery: "at-most-once" });
       await expectMarkedWithoutLease(deps, jobId, "lost");
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("under an overlap policy, a copy marked last finding the run finished marks it and completes the job", async () => {
       const { deps, jobId } = await collided("succeeded", { overlapPolicy: "skip" });
       expect(await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] })).toEqual([]);
       expect(await deps.runs.getRun(jobId, NOW + 2 * MINUTE)).toMatchObject({ final: true });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("a sweep that makes its last firing and finds that run pending, not last, marks it: its lease then ends the job", async () => {
@@ -316,13 +317,13 @@ describe("a job's last firing", () => {
       // Sent again as the written run it is (its message names no `final`: the lease reads it).
       const sent = deps.queue.sent.filter((s) => s.message.scheduledFor === NOW + 2 * MINUTE);
       expect(sent).toHaveLength(1);
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+      expect(await shownStatus(deps, jobId)).toBe("active");
       deps.clock.set(NOW + 2 * MINUTE);
       for (const { message } of sent) deps.queue.ready.push({ message, receiptHandle: "resent" });
       const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] });
       expect(lease?.final).toBe(true);
       await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded", final: true });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     /** A bounded cron whose one firing, 09:02, has its run written before the sweep makes it. */
@@ -351,13 +352,13 @@ describe("a job's last firing", () => {
         final: true,
         status: "pending",
       });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+      expect(await shownStatus(deps, jobId)).toBe("active");
       const sent = deps.queue.sent.filter((s) => s.message.scheduledFor === NOW + 2 * MINUTE);
       deps.clock.set(NOW + 2 * MINUTE);
       for (const { message } of sent) deps.queue.ready.push({ message, receiptHandle: "rerun" });
       const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["tick"] });
       await completeRun(deps, worker, lease?.runId ?? "", { fence: 1, result: "succeeded", final: true });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("a sweep that finds its last firing's run finished, marked last and out of the repair index (a sweep died before tracking it), ends the job", async () => {
@@ -368,7 +369,7 @@ describe("a job's last firing", () => {
         finishedAt: NOW,
         final: true,
       });
-      expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+      expect(await shownStatus(deps, jobId)).toBe("completed");
     });
 
     it("marking answers the run as it is when the mark is refused (cancelled meanwhile), or as given when it is gone", async () => {

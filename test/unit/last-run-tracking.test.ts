@@ -82,9 +82,18 @@ describe("a local queue reset", () => {
     }
     const [active, done, paused] = ids.map((id) => deps.jobs.jobs.get(id));
     if (!active || !done || !paused) throw new Error("no jobs");
-    for (const j of [active, done, paused]) deps.jobs.jobs.set(j.jobId, { ...j, nextRunAt: undefined });
-    deps.jobs.jobs.set(done.jobId, { ...done, nextRunAt: undefined, status: "completed" });
-    deps.jobs.jobs.set(paused.jobId, { ...paused, nextRunAt: undefined, status: "paused" });
+    // Recurring jobs bounded to the run's firing: a one-off's end is its run's, unwritten
+    // (decision 0057), so only these are marked.
+    const bounded = { kind: "cron", cron: "* * * * *", timeZone: "UTC", endAt: T } as const;
+    for (const j of [active, done, paused])
+      deps.jobs.jobs.set(j.jobId, { ...j, schedule: bounded, nextRunAt: undefined });
+    deps.jobs.jobs.set(done.jobId, { ...done, schedule: bounded, nextRunAt: undefined, status: "completed" });
+    deps.jobs.jobs.set(paused.jobId, {
+      ...paused,
+      schedule: bounded,
+      nextRunAt: undefined,
+      status: "paused",
+    });
     const marked: string[] = [];
     const completeJob = deps.jobs.completeJob.bind(deps.jobs);
     deps.jobs.completeJob = async (jobId, now) => {

@@ -7,6 +7,7 @@ import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { CREATE_SETTLES_MS, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { type MemoryDeps, memoryDeps, watchedRun } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const caller = { tenant: "t", principal: "p" };
@@ -267,7 +268,7 @@ describe("completeRun", () => {
       finishedAt: NOW + 2_000,
       checkAt: undefined,
     });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("leaves a recurring job active when one of its runs completes", async () => {
@@ -282,7 +283,7 @@ describe("completeRun", () => {
     const [granted] = await lease(deps);
     await completeRun(deps, worker, granted?.runId ?? "", { fence: 1, result: "succeeded" });
     expect([...deps.runs.runs.values()][0]).toMatchObject({ status: "succeeded", final: false });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("active");
   });
 
   it("dead-letters a permanent failure at once, with its error", async () => {

@@ -9,6 +9,7 @@ import { listRuns } from "../../lambdas/core/use-cases/list-jobs";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 /**
  * Runs made and not written (decision 0051): the job records which runs its advances made, so
@@ -147,7 +148,7 @@ describe("runs made and not written", () => {
     expect(knownRunsOf(deps, jobId)).toMatchObject([
       { status: RunStatus.Missed, error: STALE_SEED_REASON, attempt: 0, final: true },
     ]);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("a stale last run whose missed record was refused still ends its job before its message goes", async () => {
@@ -168,7 +169,7 @@ describe("runs made and not written", () => {
     const statusAtDelete: (string | undefined)[] = [];
     const remove = deps.queue.delete.bind(deps.queue);
     deps.queue.delete = async (handle: string) => {
-      statusAtDelete.push((await deps.jobs.getJob(jobId))?.status);
+      statusAtDelete.push(await shownStatus(deps, jobId));
       return remove(handle);
     };
     expect(await leaseAllSent(deps)).toEqual([]);

@@ -10,6 +10,7 @@ import { RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-wi
 import { crashing } from "../support/crashing";
 import { knownRuns } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 /** Decision 0048: a one-off due within 15 minutes has its run made at create, before its job. */
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -63,7 +64,7 @@ describe("a one-off due within 15 minutes", () => {
     const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"] });
     if (!lease) throw new Error("no lease");
     await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("keeps the due index's way for a one-off 15 minutes or more ahead, or already due", async () => {
@@ -74,7 +75,7 @@ describe("a one-off due within 15 minutes", () => {
     // A minute late and allowed 30 s: the sweep's plan records it missed, as before.
     const late = await createJob(deps, caller, { type: "x", runAt: at(NOW - 60_000), maxLateness: "PT30S" });
     expect(onlyRun(deps)).toEqual([expect.objectContaining({ jobId: late.jobId, status: RunStatus.Missed })]);
-    expect((await deps.jobs.getJob(late.jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, late.jobId)).toBe("completed");
   });
 
   it("a create killed after its run was made: the message waits for the job a while, then is dropped", async () => {

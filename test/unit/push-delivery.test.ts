@@ -33,6 +33,7 @@ import {
 } from "../../lambdas/core/use-cases/webhook-secrets";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 /**
  * Push delivery's core (issue 17) on the in-memory ports and a fake clock: the destination
@@ -420,7 +421,7 @@ describe("the dispatcher", () => {
     expect(targets.calls[0]?.timeoutMs).toBe(10_000);
     const run = (await deps.runs.listRecentRuns(jobId, 1))[0];
     expect(run).toMatchObject({ status: RunStatus.Succeeded, workerId: "jobsched-dispatcher" });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
     expect(deps.queue.deleted).toEqual([received[0]?.receiptHandle]);
   });
 

@@ -16,6 +16,7 @@ import { runTick } from "../../lambdas/core/use-cases/tick";
 import { RUN_QUEUE } from "../../lambdas/definitions/queues";
 import { knownRunsOf } from "../support/known-runs";
 import { dueRun as dueRunOf, type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
 const alice = { tenant: "a", principal: "arn:aws:iam::1:user/alice" };
@@ -142,7 +143,7 @@ describe("retries", () => {
     expect((await fail(permanent, await leaseOne(permanent), false)).status).toBe("dead-lettered");
     expect(theRun(permanent)).toMatchObject({ status: "dead-lettered", error: "boom", attempt: 1 });
     // Its last run is finished, so the one-off job is too: nothing more will be scheduled.
-    expect((await permanent.jobs.getJob(permanentJob))?.status).toBe("completed");
+    expect(await shownStatus(permanent, permanentJob)).toBe("completed");
   });
 
   it("dead-letters a run whose leases all lapsed instead of handing it out again", async () => {
@@ -154,7 +155,7 @@ describe("retries", () => {
       error: "1 lease(s) lapsed without a completion",
     });
     expect(deps.queue.deleted).toContain("again");
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("ends the job of a last run whose dead letter by lapses was refused, before its message goes", async () => {
@@ -171,7 +172,7 @@ describe("retries", () => {
     expect(theRun(deps)).toMatchObject({ status: "dead-lettered" });
     // The last run's message ends its job before it is deleted (decision 0045).
     expect(deps.queue.deleted).toContain("again");
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 });
 
@@ -186,7 +187,7 @@ describe("maxLateness at the lease", () => {
       attempt: 0,
       error: "more than maxLateness (5 s) late when it could start",
     });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
     expect(deps.queue.deleted).toHaveLength(1);
   });
 
@@ -252,7 +253,7 @@ describe("fences and the run state machine", () => {
     expect(theRun(deps)).toMatchObject({ status: "dead-lettered", attempt: 2 });
   });
 
-  it("finishes the job on a repeat when a crash came between recording its last run and completing it", async () => {
+  it("ends a one-off with its run's record: a crash before the job could be marked loses nothing (decision 0057)", async () => {
     const deps = memoryDeps(NOW);
     const jobId = await dueRun(deps);
     const lease = await leaseOne(deps);
@@ -263,10 +264,12 @@ describe("fences and the run state machine", () => {
       now: NOW,
       final: true,
     });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active"); // the crash: the job was never marked
+    // The crash: nothing wrote the job, which is ended all the same.
+    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
 
     await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("lets a run leased before its job was cancelled finish; the job stays cancelled", async () => {
@@ -279,9 +282,9 @@ describe("fences and the run state machine", () => {
     ).toMatchObject({
       status: "succeeded",
     });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled");
+    expect(await shownStatus(deps, jobId)).toBe("cancelled");
     await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" }); // a repeat
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("cancelled");
+    expect(await shownStatus(deps, jobId)).toBe("cancelled");
   });
 
   it("answers 404 for a failure report on a run that does not exist", async () => {
@@ -480,7 +483,7 @@ describe("resuming a job whose last run exists", () => {
     deps.queue.deliverAll();
     const lease = await leaseOne(deps);
     await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("completes it instead under missedRuns skip, and when its last run ended during the pause", async () => {
@@ -496,7 +499,7 @@ describe("resuming a job whose last run exists", () => {
     const lease = await leaseOne(ended);
     await controlJob(ended, alice, jobId, "pause");
     await completeRun(ended, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
-    expect((await ended.jobs.getJob(jobId))?.status).toBe("paused");
+    expect(await shownStatus(ended, jobId)).toBe("paused");
     expect(await controlJob(ended, alice, jobId, "resume")).toMatchObject({ status: "completed" });
   });
 
@@ -514,7 +517,7 @@ describe("resuming a job whose last run exists", () => {
     // And that run carries the job to its end.
     const lease = await leaseOne(deps);
     await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded" });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 });
 

@@ -17,6 +17,7 @@ import {
 import { crashing } from "../support/crashing";
 import { knownRuns } from "../support/known-runs";
 import { memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 30);
 const HOUR = 3_600_000;
@@ -162,7 +163,7 @@ describe("updateJob of a one-off whose run is made (at create: decision 0048)", 
     deps.clock.set(NOW + 10 * 60_000 - 3_000);
     deps.queue.deliverAll();
     expect(await leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 })).toEqual([]);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("active");
 
     // The sweep makes the new run; it runs and ends the job.
     deps.clock.set(NOW + 12 * 60_000 - 20_000);
@@ -173,7 +174,7 @@ describe("updateJob of a one-off whose run is made (at create: decision 0048)", 
     expect(more).toEqual([]);
     expect(lease?.scheduledFor).toBe(iso(NOW + 12 * 60_000));
     await completeRun(deps, worker, lease?.runId ?? "", { fence: lease?.fence ?? 0, result: "succeeded" });
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("completed");
+    expect(await shownStatus(deps, jobId)).toBe("completed");
   });
 
   it("a PATCH killed before it cancelled the made run: the run's own message cancels it, not run twice", async () => {
@@ -193,7 +194,7 @@ describe("updateJob of a one-off whose run is made (at create: decision 0048)", 
     expect([...deps.runs.runs.values()].map((r) => [r.status, r.error])).toEqual([
       [RunStatus.Cancelled, SUPERSEDED_REASON],
     ]);
-    expect((await deps.jobs.getJob(jobId))?.status).toBe("active");
+    expect(await shownStatus(deps, jobId)).toBe("active");
   });
 
   it("refuses (409) once its run is due within a minute, or was handed out", async () => {

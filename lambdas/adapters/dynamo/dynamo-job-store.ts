@@ -257,11 +257,12 @@ export class DynamoJobStore implements JobStore {
       );
       // The index holds no job id: a job's and its label pointers' partition key names it.
       const ids = (result.Items ?? []).map((item) => jobIdOfPk(item.pk));
-      const jobs = await this.getJobs(ids);
-      for (const id of ids) {
-        const job = jobs.get(id);
-        if (job && matches(job)) items.push(job);
-      }
+      const stored = await this.getJobs(ids);
+      const found = ids.flatMap((id) => {
+        const job = stored.get(id);
+        return job ? [job] : [];
+      });
+      for (const job of filter.show ? await filter.show(found) : found) if (matches(job)) items.push(job);
       startKey = result.LastEvaluatedKey;
       if (items.length >= limit || startKey === undefined) break;
     }

@@ -1,10 +1,13 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { Clock } from "../../core/clock";
+import { endingFiringOf, isEndedBy } from "../../core/one-off-end";
 import type { Admission, TenantQuotas } from "../../core/ports";
 import type { SchedulerSettings } from "../../definitions/settings";
 import { TENANT_INDEX } from "../../definitions/table";
 import { batchGetItems } from "./batch-get";
 import { applied, isConditionFailure } from "./conditions";
+import { jobIdOfPk } from "./job-item";
+import { fromRunItem, runKey } from "./run-item";
 
 /**
  * Most creates a process counts in one write (a block of this second's tokens, decision 0041).
@@ -20,7 +23,10 @@ const ACTIVE_JOBS_RETRY_SECONDS = 60;
 /** A job-type quota does not lift by itself: try again when the tenant's types have changed. */
 const JOB_TYPES_RETRY_SECONDS = 3_600;
 
-type Limits = Pick<SchedulerSettings, "tenantCreatesPerSecond" | "tenantMaxActiveJobs" | "tenantMaxJobTypes">;
+type Limits = Pick<
+  SchedulerSettings,
+  "tenantCreatesPerSecond" | "tenantMaxActiveJobs" | "tenantMaxJobTypes" | "runRetentionDays"
+>;
 
 /**
  * Tenant quotas in two items per tenant (pk QUOTA#<tenant>):
@@ -309,13 +315,34 @@ export class DynamoTenantQuotas implements TenantQuotas {
 
   /** How many of these jobs are live, read RECOUNT_PARALLEL_REQUESTS BatchGetItems at a time. */
   private async countLive(keys: readonly Record<string, unknown>[]): Promise<number> {
+    const retentionMs = this.limits.runRetentionDays * 86_400_000;
+    const keptSince = retentionMs > 0 ? this.now() - retentionMs : Number.NEGATIVE_INFINITY;
     const chunks: Record<string, unknown>[][] = [];
     for (let start = 0; start < keys.length; start += 100) chunks.push(keys.slice(start, start + 100));
     let live = 0;
     const next = async (): Promise<void> => {
       for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
-        const jobs = await batchGetItems(this.db, this.tableName, chunk, false);
-        live += jobs.filter((job) => LIVE.has(String(job.status))).length;
+        const jobs = (await batchGetItems(this.db, this.tableName, chunk, false)).map(liveFieldsOf);
+        // A one-off its run ended is not live, though stored active (decision 0057): its run says.
+        const waiting = jobs.flatMap((job) => {
+          const at = endingFiringOf(job);
+          return at === undefined ? [] : [runKey(job.jobId, at)];
+        });
+        // An unreadable run ends nothing: its job counts, on the strict side.
+        const runs = (await batchGetItems(this.db, this.tableName, waiting, false)).flatMap((item) => {
+          try {
+            return [fromRunItem(item)];
+          } catch {
+            return [];
+          }
+        });
+        const ended = (job: LiveFields) =>
+          isEndedBy(
+            job,
+            runs.find((run) => run.jobId === job.jobId),
+            keptSince,
+          );
+        live += jobs.filter((job) => LIVE.has(job.status) && !ended(job)).length;
       }
     };
     await Promise.all(Array.from({ length: Math.min(RECOUNT_PARALLEL_REQUESTS, chunks.length) }, next));
@@ -363,7 +390,7 @@ export class DynamoTenantQuotas implements TenantQuotas {
 const RECOUNT_PARALLEL_REQUESTS = 16;
 
 /** The statuses a tenant's quota counts: a job that may still fire. */
-const LIVE = new Set(["active", "paused"]);
+const LIVE = new Set<string>(["active", "paused"]);
 
 /** How long a process trusts the types it read from a tenant's TYPES set. */
 export const KNOWN_TYPES_MS = RECOUNT_EVERY_MS;
@@ -372,3 +399,24 @@ export const KNOWN_TYPES_MS = RECOUNT_EVERY_MS;
 const NAMES = { "#second": "second", "#creates": "creates" };
 const quotaPk = (tenant: string) => `QUOTA#${tenant}`;
 const countsKey = (tenant: string) => ({ pk: quotaPk(tenant), sk: "COUNTS" });
+
+/** What a recount reads of a job item: its status, and what says whether its run ended it. */
+interface LiveFields {
+  readonly jobId: string;
+  readonly status: string;
+  readonly schedule: { readonly kind: string };
+  readonly nextRunAt: number | undefined;
+  readonly lastFiringAt: number | undefined;
+}
+
+function liveFieldsOf(item: Record<string, unknown>): LiveFields {
+  const number = (value: unknown) => (typeof value === "number" ? value : undefined);
+  const schedule = item.schedule as { kind?: unknown } | undefined;
+  return {
+    jobId: jobIdOfPk(String(item.pk)),
+    status: String(item.status),
+    schedule: { kind: String(schedule?.kind) },
+    nextRunAt: number(item.nextRunAt),
+    lastFiringAt: number(item.lastFiringAt),
+  };
+}

@@ -4,11 +4,11 @@ import { ConflictError } from "../errors";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
 import { pauseRequest } from "../schemas";
 import { parseWith } from "../validation";
-import { jobView, nextRunShown } from "../views";
+import { nextRunShown } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireNearTerm } from "./create-job";
 import { settleLastRun as settleFinished } from "./end-job";
-import { callersJob, recentRunsOf } from "./get-job";
+import { callersJob, viewOf } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
 import { cancelRunsAhead, runsAhead } from "./runs-ahead";
 
@@ -131,5 +131,5 @@ async function settleLastRun(deps: SchedulerDeps, job: Job, caller: Caller, now:
 }
 
 async function view(deps: SchedulerDeps, job: Job) {
-  return jobView(job, await recentRunsOf(deps, job), deps.clock.now());
+  return viewOf(deps, job);
 }

@@ -3,6 +3,7 @@ import type { SchedulerDeps } from "../deps";
 import { type Job, JobStatus } from "../job";
 import { isUnfinished } from "../lifecycle/transition";
 import { MissedRunPolicy } from "../missed-runs";
+import { endsWithItsRun } from "../one-off-end";
 import { PAUSED_RUN_REASON, type Run, RunStatus } from "../run";
 
 /**
@@ -33,6 +34,22 @@ export async function endJobAfter(
 ): Promise<boolean> {
   if (!finished?.final) return false;
   const tracked = "tracked" in finished ? finished.tracked : finished.checkAt !== undefined;
+  // A one-off ends with its run, unwritten (decision 0057): one read instead of a write. Only a
+  // paused one keeps its run in view, for its resume (or the repair pass) to re-run or settle.
+  const job = await deps.jobs.getJob(run.jobId);
+  if (job !== undefined && endsWithItsRun(job)) {
+    if (job.status === JobStatus.Paused && job.lastFiringAt === run.scheduledFor) {
+      if (!tracked)
+        await deps.runs.trackFinalRun(
+          run.jobId,
+          run.scheduledFor,
+          now + deps.settings.repairGraceSeconds * 1000,
+        );
+      return false;
+    }
+    if (tracked) await deps.runs.settleFinalRun(run.jobId, run.scheduledFor);
+    return true;
+  }
   if (!(await deps.jobs.completeJob(run.jobId, now, run.scheduledFor))) {
     const job = await deps.jobs.getJob(run.jobId);
     // Active with no next run: a resume or the sweep wrote it since; what it wants of this run

@@ -4,20 +4,25 @@ import { NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import type { Job } from "../job";
 import { runsKeptSince, withMadeRuns } from "../made-runs";
+import { endingFiringOf, shownJob, shownJobs } from "../one-off-end";
 import type { Run } from "../run";
 import { jobView } from "../views";
 
 export const RECENT_RUNS = 20;
 
-/** One of the caller's jobs; another tenant's job is reported as not found, as a missing one is. */
+/**
+ * One of the caller's jobs, as it is shown and acted on: a one-off its run ended is completed
+ * (decision 0057). Another tenant's job is reported as not found, as a missing one is.
+ */
 export async function callersJob(
-  deps: Pick<SchedulerDeps, "jobs">,
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "settings" | "clock">,
   caller: Caller,
   jobId: string,
 ): Promise<Job> {
   const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
   if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
-  return job;
+  const [shown] = await shownJobs(deps.runs, [job], runsKeptSince(deps.settings, deps.clock.now()));
+  return shown ?? job;
 }
 
 /** A job with its most recent runs. */
@@ -26,8 +31,25 @@ export async function getJob(
   caller: Caller,
   jobId: string,
 ) {
-  const job = await callersJob(deps, caller, jobId);
-  return jobView(job, await recentRunsOf(deps, job), deps.clock.now());
+  return viewOf(deps, await callersJob(deps, caller, jobId));
+}
+
+/**
+ * A job's view with its recent runs, as shown: a one-off its run ended is completed (decision
+ * 0057), whoever read the job and whenever.
+ */
+export async function viewOf(deps: Pick<SchedulerDeps, "runs" | "clock" | "settings">, job: Job) {
+  const runs = await recentRunsOf(deps, job);
+  const last = endingFiringOf(job);
+  const shown =
+    last === undefined
+      ? job
+      : shownJob(
+          job,
+          runs.find((r) => r.scheduledFor === last) ?? (await deps.runs.getRun(job.jobId, last)),
+          runsKeptSince(deps.settings, deps.clock.now()),
+        );
+  return jobView(shown, runs, deps.clock.now());
 }
 
 /** A job's most recent runs, those made and not written yet among them (decision 0051). */

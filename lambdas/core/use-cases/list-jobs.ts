@@ -2,17 +2,29 @@ import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ValidationError } from "../errors";
 import { newestFirst, runsKeptSince, unwrittenMadeRuns } from "../made-runs";
+import { shownJobs } from "../one-off-end";
 import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
 import { callersJob } from "./get-job";
 
 /** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
-export async function listJobs(deps: Pick<SchedulerDeps, "jobs" | "clock">, caller: Caller, query: unknown) {
+export async function listJobs(
+  deps: Pick<SchedulerDeps, "jobs" | "runs" | "clock" | "settings">,
+  caller: Caller,
+  query: unknown,
+) {
   const q = parseWith(listJobsQuery, query, "query");
+  const keptSince = runsKeptSince(deps.settings, deps.clock.now());
   const page = await deps.jobs.listJobs(
     caller.tenant,
-    { status: q.status, type: q.type, labels: q.label },
+    // A one-off its run ended is listed, and filtered, as completed (decision 0057).
+    {
+      status: q.status,
+      type: q.type,
+      labels: q.label,
+      show: (jobs) => shownJobs(deps.runs, jobs, keptSince),
+    },
     q.limit,
     q.cursor,
   );

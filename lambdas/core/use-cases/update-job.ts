@@ -16,9 +16,9 @@ import { firstRunAt, nextFiring } from "../schedule/schedule";
 import { DEFAULT_TIME_ZONE } from "../schedule/schedule-input";
 import { createJobRequest, updateJobRequest } from "../schemas";
 import { parseWith } from "../validation";
-import { jobView, nextRunShown } from "../views";
+import { nextRunShown } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";
-import { callersJob, recentRunsOf } from "./get-job";
+import { callersJob, viewOf } from "./get-job";
 import { refuseWhileRunIsCreated } from "./run-in-creation";
 import { cancelRunsAhead, runsAhead, SUPERSEDED_REASON } from "./runs-ahead";
 
@@ -301,7 +301,7 @@ async function result(
 ): Promise<UpdateResult> {
   const zoneOf = (schedule: Schedule) => (schedule.kind === "cron" ? schedule.timeZone : DEFAULT_TIME_ZONE);
   return {
-    job: jobView(job, await recentRunsOf(deps, job), deps.clock.now()),
+    job: await viewOf(deps, job),
     changed,
     nextRunsBefore: previewRuns(previous, zoneOf(previous), now, PREVIEW_COUNT),
     nextRunsAfter: previewRuns(
