@@ -28,7 +28,11 @@ export interface JobFilter {
 export interface JobStore {
   /** Conditional put: "exists" (and nothing written) when a job with this id is stored. */
   createJob(job: Job): Promise<"created" | "exists">;
-  getJob(jobId: string): Promise<Job | undefined>;
+  /**
+   * The job as stored: a strongly consistent read, unless `eventual` (half the read units) where
+   * a read a second old would do.
+   */
+  getJob(jobId: string, eventual?: boolean): Promise<Job | undefined>;
   /** Several jobs in one call (the lease step reads a batch's jobs at once); missing ones are absent. */
   getJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>>;
   /**

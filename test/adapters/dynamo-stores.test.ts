@@ -61,6 +61,14 @@ describe("DynamoJobStore", () => {
   it("reads a job back from its item", async () => {
     db.on(GetCommand).resolves({ Item: { pk: "JOB#x", sk: "JOB", ...job, dueKey: "1#0001", dueAt: NOW } });
     expect(await jobs.getJob(job.jobId)).toEqual(job);
+    expect(db).toHaveReceivedCommandWith(GetCommand, { ConsistentRead: true });
+  });
+
+  it("reads it eventually consistently, at half the read units, only when asked to", async () => {
+    db.on(GetCommand).resolves({ Item: { pk: "JOB#x", sk: "JOB", ...job, dueKey: "1#0001", dueAt: NOW } });
+    expect(await jobs.getJob(job.jobId, true)).toEqual(job);
+    expect(db).toHaveReceivedCommandWith(GetCommand, { ConsistentRead: false });
+    expect(db).not.toHaveReceivedCommandWith(GetCommand, { ConsistentRead: true });
   });
 
   it("moves a job out of the index only if it is still at the expected instant", async () => {

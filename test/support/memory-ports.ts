@@ -107,7 +107,8 @@ export class MemoryJobStore implements JobStore {
     return found;
   }
 
-  async getJob(jobId: string) {
+  /** As stored: memory is always consistent, so `eventual` changes nothing here. */
+  async getJob(jobId: string, _eventual?: boolean) {
     const stored = this.jobs.get(jobId);
     if (!stored) return undefined;
     const { dueKey: _, ...job } = stored;

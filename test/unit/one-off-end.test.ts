@@ -6,6 +6,7 @@ import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { endJobAfter } from "../../lambdas/core/use-cases/end-job";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
@@ -115,5 +116,50 @@ describe("a one-off run to its end", () => {
     // Acted on as completed: it cannot be paused or cancelled any more.
     await expect(controlJob(deps, caller, jobId, "pause")).rejects.toBeInstanceOf(ConflictError);
     await expect(controlJob(deps, caller, jobId, "cancel")).rejects.toBeInstanceOf(ConflictError);
+  });
+});
+
+describe("the finisher's read of a one-off's job", () => {
+  it("is eventually consistent for a run that ran, and consistent for a missed one (a pause may have kept it)", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      runAt: new Date(NOW + 60_000).toISOString(),
+    });
+    const reads: (boolean | undefined)[] = [];
+    const read = deps.jobs.getJob.bind(deps.jobs);
+    deps.jobs.getJob = (id: string, eventual?: boolean) => {
+      if (id === jobId) reads.push(eventual);
+      return read(id, eventual);
+    };
+    const run = { jobId, scheduledFor: NOW + 60_000 };
+    expect(await endJobAfter(deps, run, { final: true, tracked: false }, NOW + 61_000)).toBe(true);
+    expect(
+      await endJobAfter(
+        deps,
+        run,
+        { final: true, checkAt: undefined, status: RunStatus.Missed },
+        NOW + 61_000,
+      ),
+    ).toBe(true);
+    expect(reads).toEqual([true, false]);
+  });
+
+  it("tracks a paused one-off's missed last run for its resume, and settles one that ran", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      runAt: new Date(NOW + 60_000).toISOString(),
+    });
+    await controlJob(deps, caller, jobId, "pause");
+    const run = { jobId, scheduledFor: NOW + 60_000 };
+    const tracked: number[] = [];
+    deps.runs.trackFinalRun = async (_id, at) => {
+      tracked.push(at);
+      return true;
+    };
+    const missed = { final: true, checkAt: undefined, status: RunStatus.Missed } as const;
+    expect(await endJobAfter(deps, run, missed, NOW + 61_000)).toBe(false);
+    expect(tracked).toEqual([NOW + 60_000]);
   });
 });

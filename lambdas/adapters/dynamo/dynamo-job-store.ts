@@ -51,12 +51,12 @@ export class DynamoJobStore implements JobStore {
     }
   }
 
-  async getJob(jobId: string): Promise<Job | undefined> {
+  async getJob(jobId: string, eventual = false): Promise<Job | undefined> {
     const { Item } = await this.db.send(
       new GetCommand({
         TableName: this.tableName,
         Key: { pk: jobPk(jobId), sk: JOB_SK },
-        ConsistentRead: true,
+        ConsistentRead: !eventual,
       }),
     );
     return Item ? fromJobItem(Item) : undefined;

@@ -35,8 +35,13 @@ export async function endJobAfter(
   if (!finished?.final) return false;
   const tracked = "tracked" in finished ? finished.tracked : finished.checkAt !== undefined;
   // A one-off ends with its run, unwritten (decision 0057): one read instead of a write. Only a
-  // paused one keeps its run in view, for its resume (or the repair pass) to re-run or settle.
-  const job = await deps.jobs.getJob(run.jobId);
+  // paused one keeps a missed run in view, for its resume (or the repair pass) to run it again.
+  // What else this read decides, a job's kind, an update rarely changes, and a stale answer
+  // either way ends the job as before (a recurring job's end is conditional): an eventually
+  // consistent read does, at half the units. A missed run's read is consistent: it may be a
+  // firing a pause kept from starting, and a pause a second old must be seen.
+  const missed = "status" in finished && finished.status === RunStatus.Missed;
+  const job = await deps.jobs.getJob(run.jobId, !missed);
   if (job !== undefined && endsWithItsRun(job)) {
     if (job.status === JobStatus.Paused && job.lastFiringAt === run.scheduledFor) {
       if (!tracked)
@@ -94,7 +99,7 @@ export async function endJobOnMessage(
  */
 export type LastRunState =
   | { readonly final: boolean; readonly tracked: boolean }
-  | Pick<Run, "final" | "checkAt">;
+  | Pick<Run, "final" | "checkAt" | "status">;
 
 /**
  * An active job with no firing left (a one-off, or a bounded job past its end) whose last run
