@@ -113,6 +113,18 @@ describe("a one-off run to its end", () => {
     );
     expect(await listed({ status: "completed" })).toEqual([[jobId, "completed"]]);
     expect(await listed({ status: "active" })).toEqual([[other.jobId, "active"]]);
+    // A listing of paused or cancelled jobs reads no run: none of them is shown otherwise.
+    let runReads = 0;
+    const getRun = deps.runs.getRun.bind(deps.runs);
+    deps.runs.getRun = (id: string, at: number) => {
+      runReads++;
+      return getRun(id, at);
+    };
+    expect(await listed({ status: "paused" })).toEqual([]);
+    expect(await listed({ status: "cancelled" })).toEqual([]);
+    expect(runReads).toBe(0);
+    await listed({});
+    expect(runReads).toBe(1);
     // Acted on as completed: it cannot be paused or cancelled any more.
     await expect(controlJob(deps, caller, jobId, "pause")).rejects.toBeInstanceOf(ConflictError);
     await expect(controlJob(deps, caller, jobId, "cancel")).rejects.toBeInstanceOf(ConflictError);
@@ -145,7 +157,7 @@ describe("the finisher's read of a one-off's job", () => {
     expect(reads).toEqual([true, false]);
   });
 
-  it("tracks a paused one-off's missed last run for its resume, and settles one that ran", async () => {
+  it("tracks a paused one-off's missed last run for its resume", async () => {
     const deps = memoryDeps(NOW);
     const { jobId } = await createJob(deps, caller, {
       type: "x",
@@ -161,5 +173,27 @@ describe("the finisher's read of a one-off's job", () => {
     const missed = { final: true, checkAt: undefined, status: RunStatus.Missed } as const;
     expect(await endJobAfter(deps, run, missed, NOW + 61_000)).toBe(false);
     expect(tracked).toEqual([NOW + 60_000]);
+  });
+
+  it("reads a job it finds paused, or missing, again consistently: a resume's settling follows its write", async () => {
+    const deps = memoryDeps(NOW);
+    const { jobId } = await createJob(deps, caller, {
+      type: "x",
+      runAt: new Date(NOW + 60_000).toISOString(),
+    });
+    const current = await deps.jobs.getJob(jobId);
+    if (!current) throw new Error("no job");
+    // An eventually consistent read still sees the pause a resume just undid.
+    const read = deps.jobs.getJob.bind(deps.jobs);
+    deps.jobs.getJob = async (id: string, eventual?: boolean) =>
+      eventual ? { ...current, status: JobStatus.Paused } : read(id);
+    const tracked: number[] = [];
+    deps.runs.trackFinalRun = async (_id, at) => {
+      tracked.push(at);
+      return true;
+    };
+    const run = { jobId, scheduledFor: NOW + 60_000 };
+    expect(await endJobAfter(deps, run, { final: true, tracked: false }, NOW + 61_000)).toBe(true);
+    expect(tracked).toEqual([]);
   });
 });

@@ -41,7 +41,12 @@ export async function endJobAfter(
   // consistent read does, at half the units. A missed run's read is consistent: it may be a
   // firing a pause kept from starting, and a pause a second old must be seen.
   const missed = "status" in finished && finished.status === RunStatus.Missed;
-  const job = await deps.jobs.getJob(run.jobId, !missed);
+  let job = await deps.jobs.getJob(run.jobId, !missed);
+  // Paused, or not there yet, in a read that may be a second old: a resume settling its job's
+  // last run (settleLastRun) comes a moment after its own write, a create's job a moment after
+  // its run. Read again, consistently, before keeping the run in view or taking the other way.
+  if (!missed && (job === undefined || job.status === JobStatus.Paused))
+    job = await deps.jobs.getJob(run.jobId);
   if (job !== undefined && endsWithItsRun(job)) {
     if (job.status === JobStatus.Paused && job.lastFiringAt === run.scheduledFor) {
       if (!tracked)

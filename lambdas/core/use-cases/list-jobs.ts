@@ -18,12 +18,13 @@ export async function listJobs(
   const keptSince = runsKeptSince(deps.settings, deps.clock.now());
   const page = await deps.jobs.listJobs(
     caller.tenant,
-    // A one-off its run ended is listed, and filtered, as completed (decision 0057).
+    // A one-off its run ended is listed, and filtered, as completed (decision 0057); a listing of
+    // paused or cancelled jobs reads no run, as no such job is shown otherwise.
     {
       status: q.status,
       type: q.type,
       labels: q.label,
-      show: (jobs) => shownJobs(deps.runs, jobs, keptSince),
+      show: showsEnded(q.status) ? (jobs) => shownJobs(deps.runs, jobs, keptSince) : undefined,
     },
     q.limit,
     q.cursor,
@@ -32,6 +33,11 @@ export async function listJobs(
     jobs: page.items.map((job) => jobSummaryView(job, deps.clock.now())),
     ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
   };
+}
+
+/** Whether a listing with this status filter can show a one-off its run ended (decision 0057). */
+function showsEnded(status: string | undefined): boolean {
+  return status === undefined || status === "active" || status === "completed";
 }
 
 /** The runs listing's cursor: the runs scheduled before this instant come next. */
