@@ -156,6 +156,13 @@ export async function grantChecks(
       world.fail(`(e) run ${lease.runId} leased with fence ${lease.fence}, ${issued} was issued before`);
     world.fencesIssued.set(lease.runId, lease.fence);
   }
+  // (c) A skipped run is one that never started: a run leased before (it may have run) waits
+  // for the run ahead of it instead (the crash loop found one skipped after a PATCH).
+  for (const run of await world.allRuns()) {
+    const was = before.runs.get(run.runId);
+    if (was && isUnfinished(was) && run.status === RunStatus.Skipped && run.fence > 0)
+      world.fail(`(c) ${world.describeRun(run)} skipped after it was leased (fence ${run.fence})`);
+  }
   // buffer-one: a run is skipped only while the buffer place is taken by another run that still
   // waits (a finished run's message, or a waiting run that ended, must not keep it). Judged on
   // the state before the step or after it: the step's leases run together, so another may have

@@ -146,3 +146,18 @@ describe("decideOverlap: an active run that will never start again holds no plac
     ).toBe("skip");
   });
 });
+
+describe("decideOverlap: a run leased before is never skipped", () => {
+  // The crash loop's case: a run leased under allow, its lease lapsed; a PATCH made the job skip,
+  // and an older run's lapsed lease was taken again first. The newer run may have run: it waits.
+  const older = { ...active, scheduledFor: T - 60_000, fence: 2 };
+  for (const policy of [OverlapPolicy.Skip, OverlapPolicy.BufferOne]) {
+    it(`${policy}: it waits for the active run; one never leased is skipped as before`, () => {
+      const buffered = policy === OverlapPolicy.BufferOne ? { wakes: T + 60_000 } : {};
+      const over = { policy, active: { ...older, ...buffered }, waiting: run(T + 60_000) };
+      expect(decideOverlap(input(over))).toEqual({ kind: "wait", until: older.leaseExpiresAt });
+      const fresh = run(T + 5_000);
+      expect(decideOverlap(input({ ...over, own: fresh })).kind).toBe("skip");
+    });
+  }
+});

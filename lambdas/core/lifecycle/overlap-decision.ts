@@ -67,6 +67,11 @@ export interface OverlapInput {
   readonly now: number;
 }
 
+/** A run leased at least once: it may have started, so it is never recorded as skipped. */
+function hasStarted(run: Pick<Run, "fence">): boolean {
+  return run.fence > 0;
+}
+
 export function decideOverlap(input: OverlapInput): OverlapDecision {
   const { policy, own, active, now } = input;
   if (policy === OverlapPolicy.Allow || input.backfill) return { kind: "lease" };
@@ -98,7 +103,8 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
       isUnfinished(waiter) &&
       !neverStartsAgain(waiter, input);
     if (!queued) return { kind: "lease" };
-    if (own.scheduledFor < waiter.scheduledFor || own.final) return { kind: "wait", until: now };
+    if (own.scheduledFor < waiter.scheduledFor || own.final || hasStarted(own))
+      return { kind: "wait", until: now };
     return {
       kind: "skip",
       reason: `the run of ${formatInstant(waiter.scheduledFor)} waits to start first (overlapPolicy buffer-one)`,
@@ -108,9 +114,12 @@ export function decideOverlap(input: OverlapInput): OverlapDecision {
   // An older run (a replay) never ends or displaces the newer one: it runs after it.
   if (own.scheduledFor < active.scheduledFor) return { kind: "wait", until };
   const running = formatInstant(active.scheduledFor);
-  // A job's last run is what ends it: it waits rather than be skipped.
+  // A job's last run is what ends it: it waits rather than be skipped. So does a run that was
+  // leased before (its lease lapsed, or it waits for a retry): it may have run, and a skipped
+  // run is one that never started (the crash loop found one skipped after a PATCH made its job
+  // skip while it ran, and an older run's lapsed lease was taken again first).
   const skip = (reason: string): OverlapDecision =>
-    own.final ? { kind: "wait", until } : { kind: "skip", reason };
+    own.final || hasStarted(own) ? { kind: "wait", until } : { kind: "skip", reason };
   switch (policy) {
     case OverlapPolicy.Skip:
       return skip(`the run of ${running} was still unfinished (overlapPolicy skip)`);
