@@ -110,20 +110,30 @@ describe("a job's last run finished, its finisher killed before the job is marke
   }, 30_000);
 });
 
+/**
+ * The job's sweep killed after it made the job's last run and before it moved the job on; the
+ * run then leased and succeeded. The job still shows that run as its next one.
+ */
+async function finishedBeforeMovedOn(name: string, makeJob: Parameters<typeof stackWithJob>[1]) {
+  const made = await stackWithJob(name, makeJob);
+  const { stack, job } = made;
+  const killed = crashing(stack.deps, "jobs", "advanceJob", false);
+  expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
+  const lease = await leaseDue(stack.deps);
+  await completeRun(stack.deps, worker, lease.runId, {
+    fence: lease.fence,
+    result: "succeeded",
+    final: true,
+  });
+  expect(await statusOf(stack, job.jobId)).toBe("active");
+  return made;
+}
+
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
   it("a bounded job's run finishing before the next sweep still ends the job: the next sweep and the repair pass", async () => {
-    const { clock, stack, job } = await stackWithJob("last-unmoved", (now) =>
+    const { clock, stack, job } = await finishedBeforeMovedOn("last-unmoved", (now) =>
       oneOffJob(now + 1_000, now, { schedule: oneFiringSchedule(now + 1_000) }),
     );
-    const killed = crashing(stack.deps, "jobs", "advanceJob", false);
-    expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
-    const lease = await leaseDue(stack.deps);
-    await completeRun(stack.deps, worker, lease.runId, {
-      fence: lease.fence,
-      result: "succeeded",
-      final: true,
-    });
-    expect(await statusOf(stack, job.jobId)).toBe("active");
     expect(await inRepairIndex(stack, job.jobId)).toMatchObject([{ status: "succeeded" }]);
 
     await sweepGroup(stack.deps, groupOf(job.jobId));
@@ -133,16 +143,9 @@ describe("a sweep killed after creating a job's last run, before moving the job 
   }, 30_000);
 
   it("a one-off's run finishing before the next sweep: the next sweep moves the job past it, which ends it", async () => {
-    const { stack, job } = await stackWithJob("last-unmoved-once", (now) => oneOffJob(now + 1_000, now));
-    const killed = crashing(stack.deps, "jobs", "advanceJob", false);
-    expect((await sweepGroup(killed, groupOf(job.jobId))).failedShards).toBe(1);
-    const lease = await leaseDue(stack.deps);
-    await completeRun(stack.deps, worker, lease.runId, {
-      fence: lease.fence,
-      result: "succeeded",
-      final: true,
-    });
-    expect(await statusOf(stack, job.jobId)).toBe("active");
+    const { stack, job } = await finishedBeforeMovedOn("last-unmoved-once", (now) =>
+      oneOffJob(now + 1_000, now),
+    );
     expect(await inRepairIndex(stack, job.jobId)).toEqual([]); // the sweep comes back to it
 
     await sweepGroup(stack.deps, groupOf(job.jobId));

@@ -278,6 +278,22 @@ describe("a job's last run finished, its finisher killed before the job is marke
   });
 });
 
+/**
+ * A recurring job bounded to one firing, 20 minutes ahead (09:20), so the sweep handles it: its
+ * end is written (a one-off's is its run's: decision 0057).
+ */
+async function oneFiringAhead(deps: MemoryDeps, extra: Record<string, unknown> = {}) {
+  const runAt = NOW + 20 * 60_000;
+  const { jobId } = await createJob(deps, alice, {
+    type: "x",
+    cron: "20 9 * * *",
+    timeZone: "UTC",
+    endAt: new Date(runAt + 30_000).toISOString(),
+    ...extra,
+  });
+  return { jobId, runAt };
+}
+
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
   it("a one-off's run finishing before the next sweep: the sweep moves the job past it, which ends it (decision 0057)", async () => {
     const deps = memoryDeps(NOW);
@@ -305,14 +321,7 @@ describe("a sweep killed after creating a job's last run, before moving the job 
 
   it("a bounded recurring job's last run finishing before the next sweep still ends the job, through the repair pass", async () => {
     const deps = memoryDeps(NOW);
-    // Its one firing 20 minutes ahead, so the sweep makes its run.
-    const runAt = NOW + 20 * 60_000;
-    const { jobId } = await createJob(deps, alice, {
-      type: "x",
-      cron: "20 9 * * *",
-      timeZone: "UTC",
-      endAt: new Date(runAt + 30_000).toISOString(),
-    });
+    const { jobId, runAt } = await oneFiringAhead(deps);
     const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
     deps.clock.set(runAt - 20_000);
     const killed = crashing(deps, "jobs", "advanceJob", false);
@@ -340,15 +349,7 @@ describe("a sweep killed after creating a job's last run, before moving the job 
 describe("a sweep killed after moving a job whose every remaining firing was missed", () => {
   it("the repair pass completes a bounded recurring job from its final missed record", async () => {
     const deps = memoryDeps(NOW);
-    // Its one firing 20 minutes ahead, so the sweep handles it.
-    const runAt = NOW + 20 * 60_000;
-    const { jobId } = await createJob(deps, alice, {
-      type: "x",
-      cron: "20 9 * * *",
-      timeZone: "UTC",
-      endAt: new Date(runAt + 30_000).toISOString(),
-      maxLateness: "PT1M",
-    });
+    const { jobId, runAt } = await oneFiringAhead(deps, { maxLateness: "PT1M" });
     // The sweeper was down from before the run was due until 5 minutes after.
     deps.clock.set(runAt + 5 * 60_000);
     const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
