@@ -294,22 +294,31 @@ async function oneFiringAhead(deps: MemoryDeps, extra: Record<string, unknown> =
   return { jobId, runAt };
 }
 
+/**
+ * The job's sweep killed after it made the run at `runAt` and before it moved the job on; the
+ * run (made and sent, not written: decision 0051) then leased and succeeded at once. The job
+ * still shows that run as its next one.
+ */
+async function finishedBeforeMovedOn(deps: MemoryDeps, jobId: string, runAt: number) {
+  const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+  deps.clock.set(runAt - 20_000);
+  const killed = crashing(deps, "jobs", "advanceJob", false);
+  expect((await sweepGroup(killed, group)).failedShards).toBe(1);
+  deps.clock.set(runAt);
+  deps.queue.deliverAll();
+  const lease = await leaseOne(deps);
+  await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded", final: true });
+  expect(await statusOf(deps, jobId)).toBe("active");
+  return { group, lease };
+}
+
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
   it("a one-off's run finishing before the next sweep: the sweep moves the job past it, which ends it (decision 0057)", async () => {
     const deps = memoryDeps(NOW);
     // Beyond 15 minutes ahead, so the sweep makes its run (a nearer one's is made at create: 0048).
     const runAt = NOW + 20 * 60_000;
     const { jobId } = await createJob(deps, alice, { type: "x", runAt: new Date(runAt).toISOString() });
-    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
-    deps.clock.set(runAt - 20_000);
-    const killed = crashing(deps, "jobs", "advanceJob", false);
-    expect((await sweepGroup(killed, group)).failedShards).toBe(1);
-    // The run was made and sent (not written: decision 0051); its worker runs it and completes it at once.
-    deps.clock.set(runAt);
-    deps.queue.deliverAll();
-    const lease = await leaseOne(deps);
-    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded", final: true });
-    expect(await statusOf(deps, jobId)).toBe("active"); // it still shows its next run
+    const { group } = await finishedBeforeMovedOn(deps, jobId, runAt);
     expect(onlyRun(deps).checkAt).toBeUndefined(); // nothing to track: the sweep will come back to it
 
     deps.clock.set(runAt + 60_000);
@@ -322,16 +331,8 @@ describe("a sweep killed after creating a job's last run, before moving the job 
   it("a bounded recurring job's last run finishing before the next sweep still ends the job, through the repair pass", async () => {
     const deps = memoryDeps(NOW);
     const { jobId, runAt } = await oneFiringAhead(deps);
-    const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
-    deps.clock.set(runAt - 20_000);
-    const killed = crashing(deps, "jobs", "advanceJob", false);
-    expect((await sweepGroup(killed, group)).failedShards).toBe(1);
-    deps.clock.set(runAt);
-    deps.queue.deliverAll();
-    const lease = await leaseOne(deps);
+    const { group, lease } = await finishedBeforeMovedOn(deps, jobId, runAt);
     expect(lease.final).toBe(true);
-    await completeRun(deps, worker, lease.runId, { fence: lease.fence, result: "succeeded", final: true });
-    expect(await statusOf(deps, jobId)).toBe("active"); // it still shows its next run
     expect(onlyRun(deps).checkAt).toBeDefined(); // so the run stays where the repair pass looks
 
     deps.clock.set(runAt + 60_000);
