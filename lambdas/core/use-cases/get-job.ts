@@ -10,6 +10,17 @@ import { jobView } from "../views";
 
 export const RECENT_RUNS = 20;
 
+/** One of the caller's jobs, as stored; another tenant's job is not found, as a missing one is. */
+async function storedCallersJob(
+  deps: Pick<SchedulerDeps, "jobs">,
+  caller: Caller,
+  jobId: string,
+): Promise<Job> {
+  const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
+  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+  return job;
+}
+
 /**
  * One of the caller's jobs, as it is shown and acted on: a one-off its run ended is completed
  * (decision 0057). Another tenant's job is reported as not found, as a missing one is.
@@ -19,19 +30,18 @@ export async function callersJob(
   caller: Caller,
   jobId: string,
 ): Promise<Job> {
-  const job = isJobId(jobId) ? await deps.jobs.getJob(jobId) : undefined;
-  if (!job || job.tenant !== caller.tenant) throw new NotFoundError(`job ${jobId} not found`, "jobId");
+  const job = await storedCallersJob(deps, caller, jobId);
   const [shown] = await shownJobs(deps.runs, [job], runsKeptSince(deps.settings, deps.clock.now()));
   return shown ?? job;
 }
 
-/** A job with its most recent runs. */
+/** A job with its most recent runs (its view reads the run that may end it among them: one read). */
 export async function getJob(
   deps: Pick<SchedulerDeps, "jobs" | "runs" | "clock" | "settings">,
   caller: Caller,
   jobId: string,
 ) {
-  return viewOf(deps, await callersJob(deps, caller, jobId));
+  return viewOf(deps, await storedCallersJob(deps, caller, jobId));
 }
 
 /**
