@@ -57,6 +57,14 @@ export interface Job {
    */
   readonly lastFiringAt?: number | undefined;
   /**
+   * A one-off created more than its sweep's reach ahead (decision 0058): its run was made at
+   * create (`lastFiringAt` is this firing, no next run), and the sweep that reaches this instant
+   * sends its message, reading it from the due index's ahead partitions and writing nothing to
+   * the job. It stays while the job does; it files the job only while it is the job's
+   * `lastFiringAt` (isFiledAhead), so a schedule change that supersedes the run unfiles it.
+   */
+  readonly madeAheadAt?: number | undefined;
+  /**
    * The runs its sweeps made under its current schedule (decision 0051): every firing of it
    * from `madeFrom` through `madeThrough` was made (its run carried by its message until its
    * lease writes it) or recorded missed. Written by the advances that make them (`madeFrom` by
@@ -97,6 +105,25 @@ export function isFiledDue(job: Pick<Job, "status" | "nextRunAt">): boolean {
   );
 }
 
+/**
+ * Whether a job sits in the due index's ahead partitions (decision 0058): a one-off made ahead
+ * at create whose run is still its last firing, active or paused (a paused one's message is
+ * sent still, and its lease records the firing missed in the pause, as for any made run).
+ */
+export function isFiledAhead(
+  job: Pick<Job, "status" | "nextRunAt" | "lastFiringAt" | "madeAheadAt"> & {
+    readonly schedule: { readonly kind: string };
+  },
+): boolean {
+  return (
+    job.schedule.kind === "once" &&
+    job.madeAheadAt !== undefined &&
+    job.madeAheadAt === job.lastFiringAt &&
+    job.nextRunAt === undefined &&
+    (job.status === JobStatus.Active || job.status === JobStatus.Paused)
+  );
+}
+
 /** What a sweep sees of a job in the due index: enough to plan its runs and move it on. */
 export type DueJob = Pick<
   Job,
@@ -109,4 +136,5 @@ export type DueJob = Pick<
 export type JobSummary = Pick<
   Job,
   "jobId" | "type" | "status" | "schedule" | "nextRunAt" | "createdAt" | "updatedAt"
->;
+> &
+  Partial<Pick<Job, "lastFiringAt" | "madeAheadAt">>;

@@ -37,6 +37,25 @@ export function dueKeyOf(bucket: number, shard: number): string {
   return `${bucket}#${String(shard).padStart(4, "0")}`;
 }
 
+/** The shard group a job is swept by. */
+export function groupOf(jobId: string): number {
+  return Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
+}
+
+/**
+ * The due index's ahead partition of a group's hour (decision 0058): one-offs made at create
+ * more than a sweep's reach ahead, read by time range from the group's ahead cursor. One key
+ * per group and hour, not per shard: a sweep queries it once, and only creates write it.
+ */
+export function aheadKeyOf(bucket: number, group: number): string {
+  return `A#${bucket}#${String(group).padStart(2, "0")}`;
+}
+
+/** The first instant of an hour bucket. */
+export function bucketStart(bucket: number): number {
+  return bucket * HOUR_MS;
+}
+
 /**
  * The shard groups of one turn: every group every `everyTicks` ticks, the groups taking turns
  * (decision 0056), so each tick sweeps about as many. In AWS each turn has its own EventBridge

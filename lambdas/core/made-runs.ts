@@ -1,6 +1,7 @@
 import { MAX_RUNS_PER_BLOCK } from "./advance-block";
+import { MAX_DELAY_SECONDS } from "./aws-limits";
 import { runIdOf } from "./ids";
-import type { Job } from "./job";
+import { isFiledAhead, type Job } from "./job";
 import { seededRun } from "./lifecycle/creation";
 import type { Run } from "./run";
 import { firingsAfter } from "./schedule/schedule";
@@ -55,6 +56,7 @@ export function unwrittenMadeRuns(
   written: readonly Run[],
   after: number,
   keptSince: number,
+  now: number,
 ): Run[] {
   const at = new Set(written.map((run) => run.scheduledFor));
   const summarised = (instant: number) =>
@@ -62,7 +64,20 @@ export function unwrittenMadeRuns(
       (run) => run.missedThrough !== undefined && run.scheduledFor < instant && instant <= run.missedThrough,
     );
   return madeRunsAfter(job, Math.max(after, keptSince - 1), Number.POSITIVE_INFINITY).filter(
-    (run) => !at.has(run.scheduledFor) && !summarised(run.scheduledFor),
+    (run) => !at.has(run.scheduledFor) && !summarised(run.scheduledFor) && shownYet(job, run, now),
+  );
+}
+
+/**
+ * A one-off's run made ahead at create (decision 0058) is shown from SQS's longest delay before
+ * its second, as one made at create would be; before that the view shows its firing as the job's
+ * next run (nextRunViewed), and no sweep has sent it.
+ */
+function shownYet(job: Job, run: Run, now: number): boolean {
+  return !(
+    isFiledAhead(job) &&
+    job.madeAheadAt === run.scheduledFor &&
+    run.scheduledFor > now + MAX_DELAY_SECONDS * 1000
   );
 }
 
@@ -71,9 +86,18 @@ export function unwrittenMadeRuns(
  * (`written`, newest first, at most `limit`) and, among them, the runs made and not written
  * (within the run retention: `keptSince`).
  */
-export function withMadeRuns(job: Job, written: readonly Run[], limit: number, keptSince: number): Run[] {
+export function withMadeRuns(
+  job: Job,
+  written: readonly Run[],
+  limit: number,
+  keptSince: number,
+  now: number,
+): Run[] {
   const oldest = written.length >= limit ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
-  return newestFirst([...written, ...unwrittenMadeRuns(job, written, oldest, keptSince)]).slice(0, limit);
+  return newestFirst([...written, ...unwrittenMadeRuns(job, written, oldest, keptSince, now)]).slice(
+    0,
+    limit,
+  );
 }
 
 /**

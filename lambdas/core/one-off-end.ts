@@ -1,3 +1,4 @@
+import { EARLY_HOLD_MS } from "./delivery";
 import { type Job, JobStatus } from "./job";
 import { isUnfinished } from "./lifecycle/transition";
 import { type Run, RunStatus } from "./run";
@@ -54,16 +55,29 @@ export function shownJob<J extends Waiting & Pick<Job, "updatedAt">>(
   return { ...job, status: JobStatus.Completed, updatedAt: Math.max(job.updatedAt, run?.finishedAt ?? 0) };
 }
 
-/** The jobs as shown: each one waiting on its run reads it (one read each), the rest as stored. */
+/**
+ * How long before its second a run can have finished: a lease hands it out at most
+ * EARLY_HOLD_MS early (decision 0014), and five seconds more for two functions' clocks. A firing
+ * further ahead than this ended nothing yet: its run is not read (a one-off made ahead at create
+ * waits days on it: decision 0058).
+ */
+export const FINISHED_BEFORE_MS = EARLY_HOLD_MS + 5_000;
+
+/**
+ * The jobs as shown: each one waiting on a run that may have finished by `now` reads it (one
+ * read each), the rest as stored.
+ */
 export async function shownJobs<J extends Waiting & Pick<Job, "jobId" | "updatedAt">>(
   runs: { getRun(jobId: string, scheduledFor: number): Promise<Run | undefined> },
   jobs: readonly J[],
   keptSince: number,
+  now: number,
 ): Promise<J[]> {
   return Promise.all(
     jobs.map(async (job) => {
       const at = endingFiringOf(job);
-      return at === undefined ? job : shownJob(job, await runs.getRun(job.jobId, at), keptSince);
+      if (at === undefined || at > now + FINISHED_BEFORE_MS) return job;
+      return shownJob(job, await runs.getRun(job.jobId, at), keptSince);
     }),
   );
 }

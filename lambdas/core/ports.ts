@@ -98,6 +98,27 @@ export interface JobStore {
   getSweepCursor(group: number): Promise<number | undefined>;
   /** Moves a group's cursor forward; never backward. */
   advanceSweepCursor(group: number, bucket: number): Promise<void>;
+  /**
+   * The one-offs made ahead filed under `aheadKey` (decision 0058) whose firing is at or after
+   * `from` and before `before`, oldest first: each job's id and firing (as the index has them,
+   * which may lag the job), with the read capacity units the query consumed.
+   */
+  queryAhead(
+    aheadKey: string,
+    from: number,
+    before: number,
+    cursor?: string,
+  ): Promise<Page<AheadEntry> & { readonly readUnits: number }>;
+  /** The instant up to which a group's sweeps sent the one-offs made ahead, if ever recorded. */
+  getAheadCursor(group: number): Promise<number | undefined>;
+  /** Moves a group's ahead cursor forward; never backward. */
+  advanceAheadCursor(group: number, through: number): Promise<void>;
+}
+
+/** An entry of the due index's ahead partitions: a one-off made ahead, and its firing. */
+export interface AheadEntry {
+  readonly jobId: string;
+  readonly at: number;
 }
 
 export interface LeaseGrant {

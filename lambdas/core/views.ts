@@ -5,9 +5,10 @@ import {
   type RunResponse,
   type ScheduleResponse,
 } from "@jobsched/contract";
+import { MAX_DELAY_SECONDS } from "./aws-limits";
 import { isoDuration } from "./duration";
 import { formatInstant } from "./instant";
-import { type Job, JobStatus, type JobSummary } from "./job";
+import { isFiledAhead, type Job, JobStatus, type JobSummary } from "./job";
 import { type Run, runKeyOf } from "./run";
 import { nextFiring, type Schedule } from "./schedule/schedule";
 
@@ -79,6 +80,18 @@ export function nextRunShown(job: JobSummary, now: number): number | undefined {
   return job.nextRunAt === undefined || first < job.nextRunAt ? first : job.nextRunAt;
 }
 
+/**
+ * The next run a view shows: nextRunShown, or a one-off's firing made ahead at create (decision
+ * 0058) while it is further ahead than SQS's longest delay, where no sweep has sent its run and a
+ * one-off made at create would still show it; nearer, its run is shown in its history instead,
+ * as for one made at create (decision 0048). An export moves a job it shows a next run of.
+ */
+export function nextRunViewed(job: JobSummary, now: number): number | undefined {
+  const shown = nextRunShown(job, now);
+  if (shown !== undefined || !isFiledAhead(job) || job.madeAheadAt === undefined) return shown;
+  return job.madeAheadAt > now + MAX_DELAY_SECONDS * 1000 ? job.madeAheadAt : undefined;
+}
+
 export function jobSummaryView(job: JobSummary, now: number): JobSummaryResponse {
   return {
     jobId: job.jobId,
@@ -86,7 +99,7 @@ export function jobSummaryView(job: JobSummary, now: number): JobSummaryResponse
     status: job.status,
     ...scheduleView(job.schedule),
     // A cancelled job runs nothing more (a nextRunAt it keeps is bookkeeping: recordCancelledFirings).
-    nextRunAt: job.status === "cancelled" ? undefined : optionalInstant(nextRunShown(job, now)),
+    nextRunAt: job.status === "cancelled" ? undefined : optionalInstant(nextRunViewed(job, now)),
     createdAt: formatInstant(job.createdAt),
     updatedAt: formatInstant(job.updatedAt),
   };

@@ -30,8 +30,9 @@ describe("a one-off job, end to end on the emulators", () => {
     invoke(api, httpEvent("GET /api/v1/jobs/{jobId}", { pathParameters: { jobId } }));
 
   it("is swept, delivered at its second, leased with a fence, completed and reported succeeded", async () => {
-    // Prepare: a job 20 minutes out, so the API leaves it to the sweep (a job due within 15
-    // minutes has its run made at create: decision 0048, the next test).
+    // Prepare: a job 20 minutes out: its run is made at create and sent by the sweep that
+    // reaches it, which writes no job (decision 0058; one due within 15 minutes has its run sent
+    // at create: decision 0048, the next test).
     clock.offsetMs = 0;
     const runAt = new Date(Math.ceil((Date.now() + 20 * 60_000) / 1000) * 1000);
     const created = await invoke(
@@ -44,11 +45,18 @@ describe("a one-off job, end to end on the emulators", () => {
     const jobId = String(created.body.jobId);
     expect(created.body.nextRunAt).toBe(runAt.toISOString().replace(".000", ""));
 
+    expect((await getJob(jobId)).body).toMatchObject({ nextRunAt: created.body.nextRunAt, runs: [] });
+    const stored = await stack.deps.jobs.getJob(jobId);
+    expect(stored).toMatchObject({ madeAheadAt: runAt.getTime(), lastFiringAt: runAt.getTime() });
+
     // Act: move the scheduler's clock to 2 s before the job is due and sweep its shard group.
     clock.offsetMs = runAt.getTime() - 2_000 - Date.now();
     const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
     const sweep = await sweepGroup(stack.deps, group);
     expect(sweep).toMatchObject({ runsCreated: 1, failedShards: 0 });
+    expect(await stack.deps.jobs.getJob(jobId)).toEqual(stored); // not written
+    expect(await stack.deps.jobs.getAheadCursor(group)).toBeGreaterThan(runAt.getTime());
+    expect((await sweepGroup(stack.deps, group)).runsCreated).toBe(0); // sent once
 
     const leased = await invoke(internal, workerEvent("POST /internal/leases", { body: WORKER }));
     const leases = leased.body as unknown as Array<Record<string, unknown>>;

@@ -1,11 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { runIdOf } from "../../lambdas/core/ids";
 import type { Job } from "../../lambdas/core/job";
-import { repairKeyOf } from "../../lambdas/core/keys";
+import { aheadKeyOf, bucketOf, dueKeyOf, groupOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
 import { newRun, scheduledRun, seededRun } from "../../lambdas/core/lifecycle/creation";
 import type { JobStore, LeaseGrant, RunStore } from "../../lambdas/core/ports";
 import { type Run, type RunSeed, RunStatus } from "../../lambdas/core/run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { oneOffJob } from "../support/jobs";
 import { MemoryJobStore, MemoryRunStore, memoryDeps } from "../support/memory-ports";
 import { createTestStack } from "../support/stack";
 
@@ -18,6 +19,7 @@ import { createTestStack } from "../support/stack";
 const T = Date.UTC(2026, 10, 2, 9, 0, 0);
 const GRACE = 30_000;
 const LEASE = 30_000;
+const HOUR_MS = 3_600_000;
 
 interface Stores {
   readonly runs: RunStore;
@@ -694,5 +696,51 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     expect(await stores.jobs.replaceJob(paused, job.updatedAt)).toBe(true);
     expect(await stores.jobs.replaceJob({ ...job, updatedAt: T + 20 }, job.updatedAt)).toBe(false);
     expect((await stores.jobs.getJob(job.jobId))?.status).toBe("paused");
+  });
+
+  it("files a one-off made ahead under its group's ahead key, finds it by firing range while it is made ahead, active or paused (decision 0058)", async () => {
+    const at = T + 2 * HOUR_MS + 7_000;
+    const job = oneOffJob(at, T, {
+      jobId: `j_ahead${String(++sequence).padStart(15, "0")}`,
+      nextRunAt: undefined,
+      lastFiringAt: at,
+      madeAheadAt: at,
+    });
+    expect(await stores.jobs.createJob(job)).toBe("created");
+    const key = aheadKeyOf(bucketOf(at), groupOf(job.jobId));
+    const found = async (from: number, before: number) =>
+      (await stores.jobs.queryAhead(key, from, before)).items.filter((e) => e.jobId === job.jobId);
+    expect(await found(at - 60_000, at + 1)).toEqual([{ jobId: job.jobId, at }]);
+    expect(await found(at, at + 1)).toHaveLength(1); // from is included
+    expect(await found(at - 60_000, at)).toEqual([]); // before is not
+    expect(await found(at + 1, at + 60_000)).toEqual([]);
+    expect(
+      (await stores.jobs.queryAhead(aheadKeyOf(bucketOf(at) + 1, groupOf(job.jobId)), 0, at + HOUR_MS)).items,
+    ).toEqual([]);
+    // Not a due-index entry the shard's sweep reads.
+    expect((await stores.jobs.queryDue(dueKeyOf(bucketOf(at), shardOf(job.jobId)), at + 1)).items).toEqual(
+      [],
+    );
+    const paused = { ...job, status: "paused" as const, updatedAt: T + 1 };
+    expect(await stores.jobs.replaceJob(paused, job.updatedAt)).toBe(true);
+    expect(await found(at - 60_000, at + 1)).toHaveLength(1);
+    // A schedule change that supersedes its run (its last firing cleared) unfiles it; so does a cancel.
+    const moved = { ...paused, status: "active" as const, lastFiringAt: undefined, updatedAt: T + 2 };
+    expect(await stores.jobs.replaceJob(moved, paused.updatedAt)).toBe(true);
+    expect(await found(at - 60_000, at + 1)).toEqual([]);
+    const cancelled = { ...job, status: "cancelled" as const, updatedAt: T + 3 };
+    expect(await stores.jobs.replaceJob(cancelled, moved.updatedAt)).toBe(true);
+    expect(await found(at - 60_000, at + 1)).toEqual([]);
+  });
+
+  it("moves a group's ahead cursor forward only, beside its due cursor", async () => {
+    const group = 31;
+    expect(await stores.jobs.getAheadCursor(group)).toBeUndefined();
+    await stores.jobs.advanceAheadCursor(group, T + 1_000);
+    await stores.jobs.advanceAheadCursor(group, T);
+    expect(await stores.jobs.getAheadCursor(group)).toBe(T + 1_000);
+    await stores.jobs.advanceSweepCursor(group, 7);
+    expect(await stores.jobs.getAheadCursor(group)).toBe(T + 1_000);
+    expect(await stores.jobs.getSweepCursor(group)).toBe(7);
   });
 });

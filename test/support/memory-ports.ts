@@ -1,8 +1,8 @@
 import type { Caller } from "../../lambdas/core/caller";
 import { type Clock, FixedClock } from "../../lambdas/core/clock";
 import type { SchedulerDeps } from "../../lambdas/core/deps";
-import { type DueJob, isFiledDue, type Job, type JobSummary } from "../../lambdas/core/job";
-import { bucketOf, dueKeyOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
+import { type DueJob, isFiledAhead, isFiledDue, type Job, type JobSummary } from "../../lambdas/core/job";
+import { aheadKeyOf, bucketOf, dueKeyOf, groupOf, repairKeyOf, shardOf } from "../../lambdas/core/keys";
 import {
   type RunEvent,
   type RunRecord,
@@ -95,7 +95,34 @@ export class MemoryJobStore implements JobStore {
   /** Like the DynamoDB adapter: only a job isFiledDue says so of is in the due index. */
   private filed(job: Job): StoredJob {
     const due = isFiledDue(job) ? job.nextRunAt : undefined;
+    if (due === undefined && isFiledAhead(job) && job.madeAheadAt !== undefined) {
+      return { ...job, dueKey: aheadKeyOf(bucketOf(job.madeAheadAt), groupOf(job.jobId)) };
+    }
     return { ...job, dueKey: this.dueKey(job.jobId, due, job.updatedAt) };
+  }
+
+  async queryAhead(aheadKey: string, from: number, before: number) {
+    const items = [...this.jobs.values()]
+      .filter(
+        (j) =>
+          j.dueKey === aheadKey &&
+          j.madeAheadAt !== undefined &&
+          from <= j.madeAheadAt &&
+          j.madeAheadAt < before,
+      )
+      .sort((a, b) => (a.madeAheadAt ?? 0) - (b.madeAheadAt ?? 0))
+      .map((j) => ({ jobId: j.jobId, at: j.madeAheadAt as number }));
+    return { items, cursor: undefined, readUnits: 0.5 };
+  }
+
+  readonly aheadCursors = new Map<number, number>();
+  async getAheadCursor(group: number) {
+    return this.aheadCursors.get(group);
+  }
+
+  async advanceAheadCursor(group: number, through: number) {
+    if ((this.aheadCursors.get(group) ?? Number.NEGATIVE_INFINITY) < through)
+      this.aheadCursors.set(group, through);
   }
 
   async getJobs(jobIds: readonly string[]) {

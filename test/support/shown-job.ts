@@ -9,7 +9,8 @@ export async function shownJobOf(
   jobId: string,
 ): Promise<Job | undefined> {
   const job = await deps.jobs.getJob(jobId);
-  return job && (await shownJobs(deps.runs, [job], runsKeptSince(deps.settings, deps.clock.now())))[0];
+  const now = deps.clock.now();
+  return job && (await shownJobs(deps.runs, [job], runsKeptSince(deps.settings, now), now))[0];
 }
 
 /** Its status as shown. */

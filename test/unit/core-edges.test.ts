@@ -20,6 +20,7 @@ import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { jobView } from "../../lambdas/core/views";
+import { dueIndexOneOff } from "../support/jobs";
 import { memoryDeps, watchedRun } from "../support/memory-ports";
 
 const NOW = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -197,10 +198,7 @@ describe("use cases under rarer conditions", () => {
 
   it("leaves a job for the next sweep when its run vanished between two reads", async () => {
     const deps = memoryDeps(NOW);
-    const { jobId } = await createJob(deps, caller, {
-      type: "x",
-      runAt: new Date(NOW + 3_600_000).toISOString(),
-    });
+    const { jobId } = await dueIndexOneOff(deps, caller, NOW + 3_600_000);
     const job = await deps.jobs.getJob(jobId);
     deps.clock.set(NOW + 3_600_000 - 10_000);
     // The sweep's one read of the block finds the firing's run written (decision 0051); by the

@@ -21,6 +21,7 @@ import {
   sweepGroup,
 } from "../../lambdas/core/use-cases/sweep-group";
 import { crashing } from "../support/crashing";
+import { dueIndexOneOff } from "../support/jobs";
 import { knownRuns, knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 
@@ -31,13 +32,13 @@ const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
 const lease = (deps: MemoryDeps) => leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
 
 /**
- * A one-off in the due index: created more than 15 minutes before it is due (a nearer one's run
- * is made at create, decision 0048), the clock then put back where it was.
+ * A one-off in the due index: created paused more than 15 minutes before it is due (an active
+ * one's run is made at create: decisions 0048, 0058) and resumed, the clock then put back.
  */
 async function dueJob(deps: MemoryDeps, runAt: number): Promise<DueJob> {
   const now = deps.clock.now();
   deps.clock.set(Math.min(now, runAt - RUN_AT_CREATE_WITHIN_MS));
-  const { jobId } = await createJob(deps, caller, { type: "x", runAt: new Date(runAt).toISOString() });
+  const { jobId } = await dueIndexOneOff(deps, caller, runAt);
   deps.clock.set(now);
   const job = await deps.jobs.getJob(jobId);
   if (!job?.nextRunAt) throw new Error("job has no next run");

@@ -11,6 +11,7 @@ import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
 import { cancelRunsAhead, SUPERSEDED_REASON } from "../../lambdas/core/use-cases/runs-ahead";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { crashing } from "../support/crashing";
+import { dueIndexOneOff } from "../support/jobs";
 import { knownRunsOf } from "../support/known-runs";
 import { dueRun, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 import { shownStatus } from "../support/shown-job";
@@ -315,9 +316,9 @@ async function finishedBeforeMovedOn(deps: MemoryDeps, jobId: string, runAt: num
 describe("a sweep killed after creating a job's last run, before moving the job on", () => {
   it("a one-off's run finishing before the next sweep: the sweep moves the job past it, which ends it (decision 0057)", async () => {
     const deps = memoryDeps(NOW);
-    // Beyond 15 minutes ahead, so the sweep makes its run (a nearer one's is made at create: 0048).
+    // Filed in the due index, so the sweep makes its run (an active one's is made at create: 0048, 0058).
     const runAt = NOW + 20 * 60_000;
-    const { jobId } = await createJob(deps, alice, { type: "x", runAt: new Date(runAt).toISOString() });
+    const { jobId } = await dueIndexOneOff(deps, alice, runAt);
     const { group } = await finishedBeforeMovedOn(deps, jobId, runAt);
     expect(onlyRun(deps).checkAt).toBeUndefined(); // nothing to track: the sweep will come back to it
 

@@ -80,12 +80,14 @@ describe("the runs a job made", () => {
       { ...run(1), status: RunStatus.Missed, missedThrough: at(4) },
     ];
     expect(
-      minutes(unwrittenMadeRuns(made, written, Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY)),
+      minutes(unwrittenMadeRuns(made, written, Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY, NOW)),
     ).toEqual([0, 5, 6, 7, 9]);
-    expect(minutes(unwrittenMadeRuns(made, written, Number.NEGATIVE_INFINITY, at(6)))).toEqual([6, 7, 9]);
+    expect(minutes(unwrittenMadeRuns(made, written, Number.NEGATIVE_INFINITY, at(6), NOW))).toEqual([
+      6, 7, 9,
+    ]);
     // A view of 2: the newest first, written or not; a full page of written ones bounds the made.
-    expect(minutes(withMadeRuns(made, written, 2, Number.NEGATIVE_INFINITY))).toEqual([9, 8]);
-    expect(minutes(withMadeRuns(made, written.slice(0, 1), 1, Number.NEGATIVE_INFINITY))).toEqual([9]);
+    expect(minutes(withMadeRuns(made, written, 2, Number.NEGATIVE_INFINITY, NOW))).toEqual([9, 8]);
+    expect(minutes(withMadeRuns(made, written.slice(0, 1), 1, Number.NEGATIVE_INFINITY, NOW))).toEqual([9]);
   });
 
   it("keeps runs for ever with no retention, for the retention otherwise", () => {

@@ -7,7 +7,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { DueJob, Job, JobSummary } from "../../core/job";
-import type { JobFilter, JobStore, Page } from "../../core/ports";
+import type { AheadEntry, JobFilter, JobStore, Page } from "../../core/ports";
 import { DUE_INDEX, TENANT_INDEX } from "../../definitions/table";
 import { batchGetItems } from "./batch-get";
 import { applied, putIfAbsent } from "./conditions";
@@ -85,6 +85,31 @@ export class DynamoJobStore implements JobStore {
     );
     return {
       items: (result.Items ?? []).map(fromDueItem),
+      cursor: encodeCursor(result.LastEvaluatedKey),
+      readUnits: result.ConsumedCapacity?.CapacityUnits ?? 0,
+    };
+  }
+
+  async queryAhead(
+    aheadKey: string,
+    from: number,
+    before: number,
+    cursor?: string,
+  ): Promise<Page<AheadEntry> & { readUnits: number }> {
+    if (before <= from) return { items: [], cursor: undefined, readUnits: 0 };
+    const result = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: DUE_INDEX.name,
+        KeyConditionExpression: "dueKey = :k AND dueAt BETWEEN :from AND :last",
+        ExpressionAttributeValues: { ":k": aheadKey, ":from": from, ":last": before - 1 },
+        ProjectionExpression: "jobId, dueAt",
+        ExclusiveStartKey: decodeCursor(cursor, keyShapeOf(DUE_INDEX)),
+        ReturnConsumedCapacity: "TOTAL",
+      }),
+    );
+    return {
+      items: (result.Items ?? []).map((item) => ({ jobId: String(item.jobId), at: Number(item.dueAt) })),
       cursor: encodeCursor(result.LastEvaluatedKey),
       readUnits: result.ConsumedCapacity?.CapacityUnits ?? 0,
     };
@@ -274,6 +299,27 @@ export class DynamoJobStore implements JobStore {
       new GetCommand({ TableName: this.tableName, Key: sweepCursorKey(group), ConsistentRead: true }),
     );
     return typeof Item?.bucket === "number" ? Item.bucket : undefined;
+  }
+
+  async getAheadCursor(group: number): Promise<number | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: sweepCursorKey(group), ConsistentRead: true }),
+    );
+    return typeof Item?.aheadThrough === "number" ? Item.aheadThrough : undefined;
+  }
+
+  async advanceAheadCursor(group: number, through: number): Promise<void> {
+    await applied(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sweepCursorKey(group),
+          UpdateExpression: "SET aheadThrough = :t",
+          ConditionExpression: "attribute_not_exists(aheadThrough) OR aheadThrough < :t",
+          ExpressionAttributeValues: { ":t": through },
+        }),
+      ),
+    );
   }
 
   async advanceSweepCursor(group: number, bucket: number): Promise<void> {

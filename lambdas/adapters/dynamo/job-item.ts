@@ -1,7 +1,7 @@
 import { targetResponse } from "@jobsched/contract";
 import { z } from "zod";
-import { type DueJob, isFiledDue, type Job } from "../../core/job";
-import { bucketOf, dueKeyOf, shardOf } from "../../core/keys";
+import { type DueJob, isFiledAhead, isFiledDue, type Job } from "../../core/job";
+import { aheadKeyOf, bucketOf, dueKeyOf, groupOf, shardOf } from "../../core/keys";
 
 /** How a job is laid out in the table (see definitions/table.ts), and back. */
 export const jobPk = (jobId: string) => `JOB#${jobId}`;
@@ -45,6 +45,7 @@ const jobItemSchema = z.object({
   overlapPolicy: z.enum(["allow", "skip", "buffer-one", "cancel-previous"]).optional(),
   activeRunAt: z.number().optional(),
   lastFiringAt: z.number().optional(),
+  madeAheadAt: z.number().optional(),
   madeFrom: z.number().optional(),
   madeThrough: z.number().optional(),
   delivery: z.literal("at-most-once").optional(),
@@ -91,16 +92,27 @@ export function dueAttributes(jobId: string, nextRunAt: number, now: number) {
   return { dueKey: dueKeyOf(bucketOf(Math.max(nextRunAt, now)), shardOf(jobId)), dueAt: nextRunAt };
 }
 
-/** The whole item. Only a job with work for the sweep (isFiledDue) sits in the due index. */
+/** The due-index attributes of a one-off made ahead at create (decision 0058): its firing's hour. */
+export function aheadAttributes(jobId: string, at: number) {
+  return { dueKey: aheadKeyOf(bucketOf(at), groupOf(jobId)), dueAt: at };
+}
+
+/**
+ * The whole item. Only a job with work for the sweep sits in the due index: one with a next run
+ * (isFiledDue) under its shard's key, one made ahead (isFiledAhead) under its group's ahead key.
+ */
 export function toJobItem(job: Job) {
-  const due = isFiledDue(job);
   return {
     pk: jobPk(job.jobId),
     sk: JOB_SK,
     ...job,
     jobTenant: job.tenant,
     shard: shardOf(job.jobId),
-    ...(due ? dueAttributes(job.jobId, job.nextRunAt as number, job.updatedAt) : {}),
+    ...(isFiledDue(job)
+      ? dueAttributes(job.jobId, job.nextRunAt as number, job.updatedAt)
+      : isFiledAhead(job)
+        ? aheadAttributes(job.jobId, job.madeAheadAt as number)
+        : {}),
   };
 }
 

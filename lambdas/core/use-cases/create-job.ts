@@ -12,9 +12,15 @@ import { requireFutureRun } from "../schedule/schedule-input";
 import { type CreateJobRequest, createJobRequest } from "../schemas";
 import { pushTypeOf } from "../target";
 import { parseWith } from "../validation";
-import { nextRunShown } from "../views";
+import { nextRunViewed } from "../views";
 import { fireJobs } from "./fire-jobs";
-import { firingMadeAtCreate, makeRunAtCreate, movedOnAtCreate } from "./one-off-with-run";
+import {
+  firingMadeAhead,
+  firingMadeAtCreate,
+  makeRunAtCreate,
+  movedAheadAtCreate,
+  movedOnAtCreate,
+} from "./one-off-with-run";
 
 /** A one-off job may name a time this far in the past (clock skew, slow clients) and still run. */
 export const MAX_PAST_RUN_AT_MS = 5 * 60_000;
@@ -62,7 +68,11 @@ export async function createJob(
   }
   // "exists" for a keyless job (its id is new) is this request's own put, retried by the SDK
   // after its answer was lost: the create stands. A keyed one is answered as a repeat.
-  if ((await deps.jobs.createJob(job)) === "exists" && job.idempotencyKey !== undefined)
+  // A one-off due well ahead is stored made (decision 0058): the sweep that reaches its firing
+  // sends its run without writing the job.
+  const aheadAt = job.status === JobStatus.Active ? firingMadeAhead(deps, job, now) : undefined;
+  const stored = aheadAt === undefined ? job : movedAheadAtCreate(job, aheadAt);
+  if ((await deps.jobs.createJob(stored)) === "exists" && job.idempotencyKey !== undefined)
     return foundStored(deps, job);
 
   const active = job.status === JobStatus.Active;
@@ -118,7 +128,7 @@ async function repeated(deps: SchedulerDeps, job: Job): Promise<CreateJobResult>
       "idempotencyKey",
     );
   }
-  const shown = original && nextRunShown(original, deps.clock.now());
+  const shown = original && nextRunViewed(original, deps.clock.now());
   return {
     created: false,
     jobId: job.jobId,

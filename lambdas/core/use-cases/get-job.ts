@@ -31,7 +31,8 @@ export async function callersJob(
   jobId: string,
 ): Promise<Job> {
   const job = await storedCallersJob(deps, caller, jobId);
-  const [shown] = await shownJobs(deps.runs, [job], runsKeptSince(deps.settings, deps.clock.now()));
+  const now = deps.clock.now();
+  const [shown] = await shownJobs(deps.runs, [job], runsKeptSince(deps.settings, now), now);
   return shown ?? job;
 }
 
@@ -68,5 +69,6 @@ export async function recentRunsOf(
   job: Job,
 ): Promise<Run[]> {
   const written = await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS);
-  return withMadeRuns(job, written, RECENT_RUNS, runsKeptSince(deps.settings, deps.clock.now()));
+  const now = deps.clock.now();
+  return withMadeRuns(job, written, RECENT_RUNS, runsKeptSince(deps.settings, now), now);
 }

@@ -15,7 +15,8 @@ export async function listJobs(
   query: unknown,
 ) {
   const q = parseWith(listJobsQuery, query, "query");
-  const keptSince = runsKeptSince(deps.settings, deps.clock.now());
+  const now = deps.clock.now();
+  const keptSince = runsKeptSince(deps.settings, now);
   const page = await deps.jobs.listJobs(
     caller.tenant,
     // A one-off its run ended is listed, and filtered, as completed (decision 0057); a listing of
@@ -24,7 +25,7 @@ export async function listJobs(
       status: q.status,
       type: q.type,
       labels: q.label,
-      show: showsEnded(q.status) ? (jobs) => shownJobs(deps.runs, jobs, keptSince) : undefined,
+      show: showsEnded(q.status) ? (jobs) => shownJobs(deps.runs, jobs, keptSince, now) : undefined,
     },
     q.limit,
     q.cursor,
@@ -66,8 +67,9 @@ export async function listRuns(
   const oldest = full ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
   // A backlog's missed record older than the page may stand for some of its firings.
   const older = full ? await deps.runs.latestRunBefore(jobId, oldest) : undefined;
-  const keptSince = runsKeptSince(deps.settings, deps.clock.now());
-  const made = unwrittenMadeRuns(job, older ? [...written, older] : written, oldest, keptSince).filter(
+  const now = deps.clock.now();
+  const keptSince = runsKeptSince(deps.settings, now);
+  const made = unwrittenMadeRuns(job, older ? [...written, older] : written, oldest, keptSince, now).filter(
     (run) => run.scheduledFor < before,
   );
   const runs = newestFirst([...written, ...made]).slice(0, q.limit);

@@ -4,6 +4,7 @@ import type { SchedulerDeps } from "../deps";
 import type { Job } from "../job";
 import { scheduledRun } from "../lifecycle/creation";
 import { missedRunOptionsOf, planRuns } from "../missed-runs";
+import { CURSOR_SAFETY_MS } from "./sweep-group";
 
 /**
  * A one-off job due within SQS's longest delay has its run made when it is created (decision
@@ -68,4 +69,33 @@ export async function makeRunAtCreate(deps: SchedulerDeps, job: Job, at: number,
  */
 export function movedOnAtCreate(job: Job, at: number): Job {
   return { ...job, nextRunAt: undefined, lastFiringAt: at };
+}
+
+/**
+ * How far ahead a one-off must be due to be made ahead at create (decision 0058): past the
+ * furthest a sweep sends (its lookahead), and the sweep cursor's margin more (decision 0054), so
+ * that no sweep has read the instant's range before this create's write shows in the index.
+ */
+export function madeAheadBeyondMs(settings: { readonly lookaheadSeconds: number }): number {
+  return settings.lookaheadSeconds * 1000 + CURSOR_SAFETY_MS;
+}
+
+/**
+ * The firing a new active one-off job's run is made for ahead at create (decision 0058): its
+ * only firing, at least madeAheadBeyondMs ahead (so never late); its message is sent by the sweep
+ * that reaches it. Undefined: the due index's way (not a one-off, too near, an upgrade's first
+ * deploy, whose runs are written when made and whose older code could not send this one).
+ */
+export function firingMadeAhead(deps: SchedulerDeps, job: Job, now: number): number | undefined {
+  if (job.schedule.kind !== "once" || job.nextRunAt === undefined) return undefined;
+  if (deps.settings.writeRunsWhenMade === 1) return undefined;
+  return job.nextRunAt >= now + madeAheadBeyondMs(deps.settings) ? job.nextRunAt : undefined;
+}
+
+/**
+ * The job stored after its run was made ahead: moved past its only firing as one made at
+ * create is (movedOnAtCreate), and filed in the due index's ahead partition of that firing.
+ */
+export function movedAheadAtCreate(job: Job, at: number): Job {
+  return { ...movedOnAtCreate(job, at), madeAheadAt: at };
 }

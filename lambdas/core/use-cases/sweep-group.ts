@@ -4,9 +4,10 @@ import { leadSecondsFor } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { JobStatus } from "../job";
-import { bucketOf, dueKeyOf, SWEEP_GROUP_COUNT, shardsOfGroup } from "../keys";
+import { bucketOf, bucketStart, dueKeyOf, SWEEP_GROUP_COUNT, shardsOfGroup } from "../keys";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireJobs } from "./fire-jobs";
+import { type AheadRead, readAhead, sendAhead } from "./sweep-ahead";
 
 /**
  * A sweep's cursor never passes the bucket of "now minus this margin". Writers file a job
@@ -71,6 +72,15 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   // dense that second is, and a dense second's runs are sent with a longer lead (decision 0014).
   const work = buckets.flatMap((bucket) => shardsOfGroup(group).map((shard) => ({ bucket, shard })));
   const read: Array<{ bucket: number; jobs: DueJob[]; cancelled: DueJob[] }> = [];
+  // The group's one-offs made ahead at create (decision 0058), beside its shards.
+  const readingAhead = readAhead(deps, group, horizon, bucketStart(settled - 1)).catch((error: unknown) => {
+    stats.failedShards += 1;
+    deps.log.error("sweep of a group's one-offs made ahead failed; it is retried at its next sweep", {
+      group,
+      error,
+    });
+    return undefined;
+  });
   await forEachLimited(work, SHARD_CONCURRENCY, async ({ bucket, shard }) => {
     try {
       const outcome = await readShard(deps, dueKeyOf(bucket, shard), horizon);
@@ -88,10 +98,18 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
       });
     }
   });
+  const ahead = await readingAhead;
+  if (ahead) {
+    stats.jobsRead += ahead.entriesRead;
+    stats.readUnits += ahead.readUnits;
+  }
   // Every firing a sweep makes counts, a block's too (decision 0044): every-minute jobs due at
   // the same second make their next ten minutes' dense seconds in this one sweep.
   const leadOf = densityLeads(
-    read.flatMap((r) => r.jobs),
+    [
+      ...read.flatMap((r) => r.jobs),
+      ...(ahead?.jobs ?? []).map((job) => ({ ...job, nextRunAt: job.madeAheadAt })),
+    ],
     SWEEP_GROUP_COUNT,
     deps.settings.leasesPerSecond,
     (job) => blockFirings(job, now, horizon, deps.settings.advanceBlockSeconds),
@@ -117,11 +135,43 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     }
   });
 
+  if (ahead) await sendAheadOfGroup(deps, group, ahead, now, leadOf, stats, lateness);
+
   const caughtUpTo = Math.min(cursor + MAX_CATCH_UP_BUCKETS, settled);
   const nextCursor = Math.min(caughtUpTo, firstUnfinished);
   if (nextCursor > cursor) await deps.jobs.advanceSweepCursor(group, nextCursor);
 
   return { group, bucketsRead: buckets.length, enqueueLatenessMs: lateness, ...stats };
+}
+
+/**
+ * Sends what the group's ahead partitions held, then moves its ahead cursor past the range read:
+ * when it sent or recorded anything (so the next sweep does not send it again) or the range
+ * reaches into another hour (so a sweep reads at most two of its hours). A failure leaves the
+ * cursor: the next sweep reads the range again, and a run sent twice is one run.
+ */
+async function sendAheadOfGroup(
+  deps: SchedulerDeps,
+  group: number,
+  ahead: AheadRead,
+  now: number,
+  leadOf: (dueAt: number) => number,
+  stats: { runsCreated: number; missedRecorded: number; failedShards: number },
+  lateness: number[],
+): Promise<void> {
+  try {
+    const outcome = await sendAhead(deps, ahead.jobs, now, leadOf);
+    stats.runsCreated += outcome.sent;
+    stats.missedRecorded += outcome.missed;
+    lateness.push(...outcome.enqueueLateness);
+    if (ahead.jobs.length > 0 || ahead.crossesHour) await deps.jobs.advanceAheadCursor(group, ahead.through);
+  } catch (error) {
+    stats.failedShards += 1;
+    deps.log.error("sending a group's one-offs made ahead failed; they are sent at its next sweep", {
+      group,
+      error,
+    });
+  }
 }
 
 /** Old buckets from the cursor (at most MAX_CATCH_UP_BUCKETS), then "settled" to the horizon. */

@@ -1,0 +1,225 @@
+import { describe, expect, it } from "vitest";
+import { leadSecondsFor, requestTagOf } from "../../lambdas/core/delivery";
+import { aheadKeyOf, bucketOf, groupOf, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
+import { PAUSED_RUN_REASON, RunStatus } from "../../lambdas/core/run";
+import { completeRun } from "../../lambdas/core/use-cases/complete-run";
+import { controlJob } from "../../lambdas/core/use-cases/control-job";
+import { createJob } from "../../lambdas/core/use-cases/create-job";
+import { getJob } from "../../lambdas/core/use-cases/get-job";
+import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { madeAheadBeyondMs, RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
+import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
+import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import { knownRunsOf } from "../support/known-runs";
+import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
+import { shownStatus } from "../support/shown-job";
+
+const NOW = Date.UTC(2026, 10, 2, 8, 30, 0);
+const HOUR = 3_600_000;
+const caller = { tenant: "t", principal: "p" };
+const worker = { principal: "arn:aws:iam::1:role/worker", tenants: ["t"] };
+const at = (ms: number) => new Date(ms).toISOString();
+const lease = (deps: MemoryDeps) => leaseRuns(deps, worker, { workerId: "w", types: ["x"], max: 10 });
+
+/** The writes a job item takes after its create (the sweep's way writes one to send its run). */
+function jobWrites(deps: MemoryDeps): string[] {
+  const writes: string[] = [];
+  for (const name of ["completeJob", "replaceJob", "advanceJob", "closeCancelledJob"] as const) {
+    const write = deps.jobs[name].bind(deps.jobs) as (...args: unknown[]) => Promise<unknown>;
+    Object.assign(deps.jobs, {
+      [name]: (...args: unknown[]) => {
+        writes.push(name);
+        return write(...args);
+      },
+    });
+  }
+  return writes;
+}
+
+/** Sweeps the job's group at every tick (the local timing: every group, each tick) from `from` to `to`. */
+async function sweepEachTick(deps: MemoryDeps, jobId: string, from: number, to: number) {
+  for (let t = from; t <= to; t += deps.settings.tickSeconds * 1000) {
+    deps.clock.set(t);
+    await sweepGroup(deps, groupOf(jobId));
+  }
+}
+
+describe("a one-off made ahead at create (decision 0058)", () => {
+  it("is stored made and filed under its group's ahead key, with nothing sent; its view shows its next run", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + 2 * HOUR;
+    const created = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    expect(Date.parse(created.nextRunAt ?? "")).toBe(runAt);
+    expect(deps.queue.sent).toEqual([]);
+    expect(deps.jobs.jobs.get(created.jobId)).toMatchObject({
+      nextRunAt: undefined,
+      lastFiringAt: runAt,
+      madeAheadAt: runAt,
+      dueKey: aheadKeyOf(bucketOf(runAt), groupOf(created.jobId)),
+    });
+    const view = await getJob(deps, caller, created.jobId);
+    expect(view).toMatchObject({ status: "active", runs: [] });
+    expect(Date.parse(String(view.nextRunAt))).toBe(runAt);
+    // Within SQS's longest delay it is shown as one made at create is: its run, pending, in its history.
+    deps.clock.set(runAt - RUN_AT_CREATE_WITHIN_MS + 1_000);
+    const near = await getJob(deps, caller, created.jobId);
+    expect(near.nextRunAt).toBeUndefined();
+    expect(near.runs).toMatchObject([{ status: "pending" }]);
+  });
+
+  it("is sent once, by the first sweep that reaches it, its job never written; it runs once and the job ends", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR + 30_000;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const writes = jobWrites(deps);
+    const reach = deps.settings.lookaheadSeconds * 1000;
+    await sweepEachTick(deps, jobId, NOW, runAt - reach - 1);
+    expect(deps.queue.sent).toEqual([]);
+    await sweepEachTick(deps, jobId, runAt - reach, runAt + 5 * 60_000);
+    expect(deps.queue.sent).toHaveLength(1);
+    const [sent] = deps.queue.sent;
+    expect(sent?.message).toMatchObject({ jobId, scheduledFor: runAt, final: true });
+    expect(sent?.message.madeAt).toBeDefined(); // made, not written (decision 0051)
+    expect(deps.jobs.aheadCursors.get(groupOf(jobId))).toBeGreaterThan(runAt);
+    expect(writes).toEqual([]);
+
+    deps.clock.set(runAt);
+    deps.queue.deliverAll();
+    const [granted] = await lease(deps);
+    if (!granted) throw new Error("not leased");
+    await completeRun(deps, worker, granted.runId, { fence: granted.fence, result: "succeeded" });
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Succeeded, attempt: 1 }]);
+    expect(await shownStatus(deps, jobId)).toBe("completed");
+    expect(writes).toEqual([]);
+  });
+
+  it("sends it with the lead of its second: a dense second's runs earlier than a lone run's", async () => {
+    const deps = memoryDeps(NOW, { leasesPerSecond: 10 });
+    const runAt = NOW + HOUR;
+    const ids: string[] = [];
+    for (let i = 0; i < 400; i++)
+      ids.push((await createJob(deps, caller, { type: "x", runAt: at(runAt) })).jobId);
+    const lone = await createJob(deps, caller, { type: "x", runAt: at(runAt + 5_000) });
+    const group = groupOf(lone.jobId);
+    expect(ids.filter((id) => groupOf(id) === group).length).toBeGreaterThan(0);
+    deps.clock.set(runAt - 20_000);
+    await sweepGroup(deps, group);
+    const delays = new Map(deps.queue.sent.map((s) => [s.message.scheduledFor, s.delaySeconds]));
+    // A lone run shows the lead of a second with one run a group; the dense second's, a longer lead.
+    const loneDelay = delays.get(runAt + 5_000) ?? Number.NaN;
+    expect(loneDelay).toBe(25 - leadSecondsFor(SWEEP_GROUP_COUNT, 10));
+    expect(delays.get(runAt)).toBeLessThan(loneDelay - 5);
+  });
+
+  it("a paused one's run is sent still, and its lease records the firing missed in the pause", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    await controlJob(deps, caller, jobId, "pause");
+    await sweepEachTick(deps, jobId, runAt - 5 * 60_000, runAt);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual([runAt]);
+    deps.queue.deliverAll();
+    expect(await lease(deps)).toEqual([]);
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Missed, error: PAUSED_RUN_REASON }]);
+  });
+
+  it("resumed before its time, it runs at its time", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    await controlJob(deps, caller, jobId, "pause");
+    deps.clock.set(NOW + 60_000);
+    await controlJob(deps, caller, jobId, "resume");
+    await sweepEachTick(deps, jobId, runAt - 5 * 60_000, runAt);
+    deps.queue.deliverAll();
+    expect((await lease(deps)).map((l) => l.jobId)).toEqual([jobId]);
+  });
+
+  it("cancelled, nothing is sent and its firing is recorded cancelled", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    await controlJob(deps, caller, jobId, "cancel");
+    await sweepEachTick(deps, jobId, runAt - 5 * 60_000, runAt);
+    expect(deps.queue.sent).toEqual([]);
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ status: RunStatus.Cancelled }]);
+    expect(await shownStatus(deps, jobId)).toBe("cancelled");
+  });
+
+  it("moved to another time, the old firing is superseded and never sent; the new one runs once", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const movedTo = NOW + 2 * HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    await updateJob(deps, caller, jobId, { runAt: at(movedTo) }, undefined);
+    await sweepEachTick(deps, jobId, runAt - 5 * 60_000, movedTo);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual([movedTo]);
+    deps.queue.deliverAll();
+    expect((await lease(deps)).map((l) => l.scheduledFor)).toEqual([at(movedTo).replace(".000", "")]);
+  });
+
+  it("a sweep whose send fails leaves the ahead cursor: the next sweep sends the run", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const group = groupOf(jobId);
+    await sweepEachTick(deps, jobId, runAt - 10 * 60_000, runAt - 3 * 60_000);
+    const before = deps.jobs.aheadCursors.get(group);
+    deps.queue.failSends = true;
+    deps.clock.set(runAt - 20_000);
+    expect((await sweepGroup(deps, group)).failedShards).toBe(1);
+    expect(deps.jobs.aheadCursors.get(group)).toBe(before);
+    deps.queue.failSends = false;
+    deps.clock.set(runAt - 10_000);
+    await sweepGroup(deps, group);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual([runAt]);
+  });
+
+  it("found late after an outage: run late by catch-up, recorded missed by skip (its job ends unwritten)", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const caught = await createJob(deps, caller, { type: "x", runAt: at(runAt), missedRuns: "catch-up" });
+    const skipped = await createJob(deps, caller, { type: "x", runAt: at(runAt), missedRuns: "skip" });
+    deps.clock.set(runAt - 10 * 60_000);
+    await sweepGroup(deps, groupOf(caught.jobId));
+    await sweepGroup(deps, groupOf(skipped.jobId));
+    // Down for half an hour past their time.
+    deps.clock.set(runAt + 30 * 60_000);
+    await sweepGroup(deps, groupOf(caught.jobId));
+    await sweepGroup(deps, groupOf(skipped.jobId));
+    expect(deps.queue.sent.map((s) => s.message.jobId)).toEqual([caught.jobId]);
+    expect(knownRunsOf(deps, skipped.jobId)).toMatchObject([{ status: RunStatus.Missed }]);
+    expect(await shownStatus(deps, skipped.jobId)).toBe("completed");
+  });
+
+  it("a keyed one's run carries its stored request's tag; a retry of the create answers the stored job", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const body = { type: "x", runAt: at(runAt), idempotencyKey: "ahead-1" };
+    const first = await createJob(deps, caller, body);
+    const again = await createJob(deps, caller, body);
+    expect(again).toMatchObject({ created: false, jobId: first.jobId });
+    expect(Date.parse(again.nextRunAt ?? "")).toBe(runAt);
+    await sweepEachTick(deps, first.jobId, runAt - 5 * 60_000, runAt);
+    const stored = await deps.jobs.getJob(first.jobId);
+    if (!stored) throw new Error("no job");
+    expect(deps.queue.sent.map((s) => s.message.request)).toEqual([requestTagOf(stored)]);
+  });
+
+  it("is made only beyond the lookahead and the cursor's margin; nearer than that the due index's way", async () => {
+    // A lookahead of 15 minutes: a one-off 16 minutes ahead is beyond the reach of a create's run
+    // (decision 0048) and within the sweep's reach and margin.
+    const deps = memoryDeps(NOW, { lookaheadSeconds: 900 });
+    const beyond = NOW + madeAheadBeyondMs(deps.settings);
+    const near = await createJob(deps, caller, { type: "x", runAt: at(NOW + 16 * 60_000) });
+    const far = await createJob(deps, caller, { type: "x", runAt: at(beyond) });
+    const nearJob = await deps.jobs.getJob(near.jobId);
+    expect(nearJob?.nextRunAt).toBe(NOW + 16 * 60_000);
+    expect(nearJob?.madeAheadAt).toBeUndefined();
+    expect(await deps.jobs.getJob(far.jobId)).toMatchObject({ nextRunAt: undefined, madeAheadAt: beyond });
+    // During an upgrade's first deploy (runs written when made), the due index's way.
+    const upgrading = memoryDeps(NOW, { writeRunsWhenMade: 1 });
+    const kept = await createJob(upgrading, caller, { type: "x", runAt: at(NOW + 2 * HOUR) });
+    expect(await upgrading.jobs.getJob(kept.jobId)).toMatchObject({ nextRunAt: NOW + 2 * HOUR });
+  });
+});
