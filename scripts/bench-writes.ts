@@ -298,8 +298,13 @@ reportVerdict([
     Number(values["max-one-off"]),
     (n) => n.toFixed(1),
   ),
-  atMost("one-off run 20 minutes ahead, WRU", oneOffSweptRun, Number(values["max-one-off"]), (n) =>
-    n.toFixed(1),
+  // Judged alone in its group's sweep, its ahead cursor's write included: at a million runs a
+  // month most runs are (decision 0058).
+  atMost(
+    "one-off run 20 minutes ahead, alone in its group's sweep, WRU",
+    oneOffSweptRun + aheadCursorOfSweptRun,
+    Number(values["max-one-off"]),
+    (n) => n.toFixed(1),
   ),
   atMost("every-minute cron run, WRU", cronRun, Number(values["max-cron"]), (n) => n.toFixed(1)),
 ]);

@@ -124,6 +124,21 @@ export function isFiledAhead(
   );
 }
 
+/**
+ * Whether a one-off made ahead at create has not been sent: filed ahead, and its group's ahead
+ * cursor (`aheadSentThrough`, undefined while the group has sent none) is not past its firing.
+ */
+export function isUnsentAhead(
+  job: Parameters<typeof isFiledAhead>[0],
+  aheadSentThrough: number | undefined,
+): boolean {
+  return (
+    isFiledAhead(job) &&
+    job.madeAheadAt !== undefined &&
+    (aheadSentThrough === undefined || job.madeAheadAt >= aheadSentThrough)
+  );
+}
+
 /** What a sweep sees of a job in the due index: enough to plan its runs and move it on. */
 export type DueJob = Pick<
   Job,

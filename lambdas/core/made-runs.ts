@@ -1,7 +1,6 @@
 import { MAX_RUNS_PER_BLOCK } from "./advance-block";
-import { MAX_DELAY_SECONDS } from "./aws-limits";
 import { runIdOf } from "./ids";
-import { isFiledAhead, type Job } from "./job";
+import { isUnsentAhead, type Job } from "./job";
 import { seededRun } from "./lifecycle/creation";
 import type { Run } from "./run";
 import { firingsAfter } from "./schedule/schedule";
@@ -56,7 +55,7 @@ export function unwrittenMadeRuns(
   written: readonly Run[],
   after: number,
   keptSince: number,
-  now: number,
+  aheadSentThrough?: number | undefined,
 ): Run[] {
   const at = new Set(written.map((run) => run.scheduledFor));
   const summarised = (instant: number) =>
@@ -64,21 +63,17 @@ export function unwrittenMadeRuns(
       (run) => run.missedThrough !== undefined && run.scheduledFor < instant && instant <= run.missedThrough,
     );
   return madeRunsAfter(job, Math.max(after, keptSince - 1), Number.POSITIVE_INFINITY).filter(
-    (run) => !at.has(run.scheduledFor) && !summarised(run.scheduledFor) && shownYet(job, run, now),
+    (run) =>
+      !at.has(run.scheduledFor) && !summarised(run.scheduledFor) && shownYet(job, run, aheadSentThrough),
   );
 }
 
 /**
- * A one-off's run made ahead at create (decision 0058) is shown from SQS's longest delay before
- * its second, as one made at create would be; before that the view shows its firing as the job's
- * next run (nextRunViewed), and no sweep has sent it.
+ * A one-off's run made ahead at create (decision 0058) is shown once a sweep sent it (its group's
+ * ahead cursor passed it); before, the view shows its firing as the job's next run (nextRunViewed).
  */
-function shownYet(job: Job, run: Run, now: number): boolean {
-  return !(
-    isFiledAhead(job) &&
-    job.madeAheadAt === run.scheduledFor &&
-    run.scheduledFor > now + MAX_DELAY_SECONDS * 1000
-  );
+function shownYet(job: Job, run: Run, aheadSentThrough: number | undefined): boolean {
+  return !(isUnsentAhead(job, aheadSentThrough) && job.madeAheadAt === run.scheduledFor);
 }
 
 /**
@@ -91,13 +86,13 @@ export function withMadeRuns(
   written: readonly Run[],
   limit: number,
   keptSince: number,
-  now: number,
+  aheadSentThrough?: number | undefined,
 ): Run[] {
   const oldest = written.length >= limit ? (written.at(-1)?.scheduledFor ?? 0) : Number.NEGATIVE_INFINITY;
-  return newestFirst([...written, ...unwrittenMadeRuns(job, written, oldest, keptSince, now)]).slice(
-    0,
-    limit,
-  );
+  return newestFirst([
+    ...written,
+    ...unwrittenMadeRuns(job, written, oldest, keptSince, aheadSentThrough),
+  ]).slice(0, limit);
 }
 
 /**

@@ -5,10 +5,9 @@ import {
   type RunResponse,
   type ScheduleResponse,
 } from "@jobsched/contract";
-import { MAX_DELAY_SECONDS } from "./aws-limits";
 import { isoDuration } from "./duration";
 import { formatInstant } from "./instant";
-import { isFiledAhead, type Job, JobStatus, type JobSummary } from "./job";
+import { isUnsentAhead, type Job, JobStatus, type JobSummary } from "./job";
 import { type Run, runKeyOf } from "./run";
 import { nextFiring, type Schedule } from "./schedule/schedule";
 
@@ -82,32 +81,47 @@ export function nextRunShown(job: JobSummary, now: number): number | undefined {
 
 /**
  * The next run a view shows: nextRunShown, or a one-off's firing made ahead at create (decision
- * 0058) while it is further ahead than SQS's longest delay, where no sweep has sent its run and a
- * one-off made at create would still show it; nearer, its run is shown in its history instead,
- * as for one made at create (decision 0048). An export moves a job it shows a next run of.
+ * 0058) while no sweep has sent its run: its group's ahead cursor (`aheadSentThrough`, undefined
+ * while the group has sent none) has not passed it. Once sent, its run is shown in its history
+ * instead, as for one made at create (decision 0048). An export moves a job it shows a next run
+ * of, so a job whose run its stack will not send (its tick stopped) is moved, not lost.
  */
-export function nextRunViewed(job: JobSummary, now: number): number | undefined {
+export function nextRunViewed(
+  job: JobSummary,
+  now: number,
+  aheadSentThrough: number | undefined,
+): number | undefined {
   const shown = nextRunShown(job, now);
-  if (shown !== undefined || !isFiledAhead(job) || job.madeAheadAt === undefined) return shown;
-  return job.madeAheadAt > now + MAX_DELAY_SECONDS * 1000 ? job.madeAheadAt : undefined;
+  if (shown !== undefined || !isUnsentAhead(job, aheadSentThrough)) return shown;
+  return job.madeAheadAt;
 }
 
-export function jobSummaryView(job: JobSummary, now: number): JobSummaryResponse {
+export function jobSummaryView(
+  job: JobSummary,
+  now: number,
+  aheadSentThrough?: number | undefined,
+): JobSummaryResponse {
   return {
     jobId: job.jobId,
     type: job.type,
     status: job.status,
     ...scheduleView(job.schedule),
     // A cancelled job runs nothing more (a nextRunAt it keeps is bookkeeping: recordCancelledFirings).
-    nextRunAt: job.status === "cancelled" ? undefined : optionalInstant(nextRunViewed(job, now)),
+    nextRunAt:
+      job.status === "cancelled" ? undefined : optionalInstant(nextRunViewed(job, now, aheadSentThrough)),
     createdAt: formatInstant(job.createdAt),
     updatedAt: formatInstant(job.updatedAt),
   };
 }
 
-export function jobView(job: Job, recentRuns: readonly Run[], now: number): JobResponse {
+export function jobView(
+  job: Job,
+  recentRuns: readonly Run[],
+  now: number,
+  aheadSentThrough?: number | undefined,
+): JobResponse {
   return {
-    ...jobSummaryView(job, now),
+    ...jobSummaryView(job, now, aheadSentThrough),
     payload: job.payload,
     missedRuns: job.missedRuns,
     overlapPolicy: job.overlapPolicy ?? "allow",

@@ -86,9 +86,10 @@ export interface SchedulerSettings {
   /**
    * 1: a run is written when it is made, as before decision 0051, as well as carried by its
    * message: for the deploy that upgrades from code that cannot read a made run's message (its
-   * old lease functions would drop one), and before a rollback to such code. 0: written first
-   * at its lease (a write unit less a run). docs/deploy.md, "Upgrading to runs written at
-   * their lease".
+   * old lease functions would drop one), and before a rollback to such code. It also makes no
+   * one-off ahead at create (decision 0058), which code from before would strand. 0: written
+   * first at its lease (a write unit less a run). docs/deploy.md, "Upgrading to runs written at
+   * their lease" and "Upgrading to one-offs made ahead at create".
    */
   readonly writeRunsWhenMade: number;
 }

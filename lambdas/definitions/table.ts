@@ -41,7 +41,9 @@ export interface TableDefinition {
  * - sweep cursor: pk = SWEEP#<group>, sk = CURSOR
  *
  * due-index (sparse): jobs that still have a run to create, keyed by `<hour bucket>#<shard>`
- * and ordered by the due time, so a sweep reads only what is due.
+ * and ordered by the due time, so a sweep reads only what is due; and one-offs made ahead at
+ * create, keyed by `A#<hour of the firing>#<group>` and ordered by it, read from the group's
+ * ahead cursor (their entries stay after the run is sent, behind the cursor: decision 0058).
  * repair-index (sparse, keys only): runs that are not finished, keyed by a repair partition and
  * ordered by the time the repair pass should look at them again; the pass reads the few it finds
  * due, so a lease, a heartbeat or a completion never rewrites the entry (decision 0041).

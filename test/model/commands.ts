@@ -505,11 +505,16 @@ export class LosingAnswer extends Faulted {
 
 const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   schedule: fc.oneof(
-    // Near (within the sweep's lookahead), and on both sides of the 15 minutes within which a
-    // one-off's run is made at create (decision 0048).
+    // Near (within the sweep's lookahead), on both sides of the 15 minutes within which a
+    // one-off's run is made at create (decision 0048), and of the 17 beyond which it is made
+    // ahead and sent by the sweep (decision 0058).
     fc.record({
       kind: fc.constant("once" as const),
-      inSeconds: fc.oneof(fc.integer({ min: 0, max: 90 }), fc.integer({ min: 880, max: 960 })),
+      inSeconds: fc.oneof(
+        fc.integer({ min: 0, max: 90 }),
+        fc.integer({ min: 880, max: 960 }),
+        fc.integer({ min: 1000, max: 1100 }),
+      ),
     }),
     fc.record({
       kind: fc.constant("cron" as const),

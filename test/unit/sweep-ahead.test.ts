@@ -7,7 +7,7 @@ import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
-import { madeAheadBeyondMs, RUN_AT_CREATE_WITHIN_MS } from "../../lambdas/core/use-cases/one-off-with-run";
+import { MADE_AHEAD_BEYOND_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { knownRunsOf } from "../support/known-runs";
@@ -60,8 +60,14 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     const view = await getJob(deps, caller, created.jobId);
     expect(view).toMatchObject({ status: "active", runs: [] });
     expect(Date.parse(String(view.nextRunAt))).toBe(runAt);
-    // Within SQS's longest delay it is shown as one made at create is: its run, pending, in its history.
-    deps.clock.set(runAt - RUN_AT_CREATE_WITHIN_MS + 1_000);
+    // Still unsent 10 minutes before (no sweep ran: its group's tick stopped, say), it is shown
+    // as a next run still, so an export moves it; sent, as one made at create: its run, pending,
+    // in its history.
+    deps.clock.set(runAt - 10 * 60_000);
+    expect(Date.parse(String((await getJob(deps, caller, created.jobId)).nextRunAt))).toBe(runAt);
+    deps.clock.set(runAt - 20_000);
+    await sweepGroup(deps, groupOf(created.jobId));
+    expect(deps.queue.sent).toHaveLength(1);
     const near = await getJob(deps, caller, created.jobId);
     expect(near.nextRunAt).toBeUndefined();
     expect(near.runs).toMatchObject([{ status: "pending" }]);
@@ -158,17 +164,17 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect((await lease(deps)).map((l) => l.scheduledFor)).toEqual([at(movedTo).replace(".000", "")]);
   });
 
-  it("a sweep whose send fails leaves the ahead cursor: the next sweep sends the run", async () => {
+  it("a sweep whose send fails stops the ahead cursor at that run: the next sweep sends it", async () => {
     const deps = memoryDeps(NOW);
     const runAt = NOW + HOUR;
     const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
     const group = groupOf(jobId);
     await sweepEachTick(deps, jobId, runAt - 10 * 60_000, runAt - 3 * 60_000);
-    const before = deps.jobs.aheadCursors.get(group);
     deps.queue.failSends = true;
     deps.clock.set(runAt - 20_000);
     expect((await sweepGroup(deps, group)).failedShards).toBe(1);
-    expect(deps.jobs.aheadCursors.get(group)).toBe(before);
+    // Up to the failed batch's first firing, not past it.
+    expect(deps.jobs.aheadCursors.get(group)).toBe(runAt);
     deps.queue.failSends = false;
     deps.clock.set(runAt - 10_000);
     await sweepGroup(deps, group);
@@ -206,20 +212,85 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect(deps.queue.sent.map((s) => s.message.request)).toEqual([requestTagOf(stored)]);
   });
 
-  it("is made only beyond the lookahead and the cursor's margin; nearer than that the due index's way", async () => {
-    // A lookahead of 15 minutes: a one-off 16 minutes ahead is beyond the reach of a create's run
-    // (decision 0048) and within the sweep's reach and margin.
-    const deps = memoryDeps(NOW, { lookaheadSeconds: 900 });
-    const beyond = NOW + madeAheadBeyondMs(deps.settings);
-    const near = await createJob(deps, caller, { type: "x", runAt: at(NOW + 16 * 60_000) });
-    const far = await createJob(deps, caller, { type: "x", runAt: at(beyond) });
-    const nearJob = await deps.jobs.getJob(near.jobId);
-    expect(nearJob?.nextRunAt).toBe(NOW + 16 * 60_000);
-    expect(nearJob?.madeAheadAt).toBeUndefined();
-    expect(await deps.jobs.getJob(far.jobId)).toMatchObject({ nextRunAt: undefined, madeAheadAt: beyond });
+  it("is made only beyond SQS's longest delay and the cursor's margin, whatever the lookahead; nearer, the due index's way", async () => {
+    for (const lookaheadSeconds of [30, 150, 900]) {
+      const deps = memoryDeps(NOW, { lookaheadSeconds });
+      const beyond = NOW + MADE_AHEAD_BEYOND_MS;
+      const near = await createJob(deps, caller, { type: "x", runAt: at(beyond - 1_000) });
+      const far = await createJob(deps, caller, { type: "x", runAt: at(beyond) });
+      const nearJob = await deps.jobs.getJob(near.jobId);
+      expect(nearJob?.nextRunAt).toBe(beyond - 1_000);
+      expect(nearJob?.madeAheadAt).toBeUndefined();
+      expect(await deps.jobs.getJob(far.jobId)).toMatchObject({ nextRunAt: undefined, madeAheadAt: beyond });
+    }
+    expect(MADE_AHEAD_BEYOND_MS).toBe(17 * 60_000);
     // During an upgrade's first deploy (runs written when made), the due index's way.
     const upgrading = memoryDeps(NOW, { writeRunsWhenMade: 1 });
     const kept = await createJob(upgrading, caller, { type: "x", runAt: at(NOW + 2 * HOUR) });
     expect(await upgrading.jobs.getJob(kept.jobId)).toMatchObject({ nextRunAt: NOW + 2 * HOUR });
+  });
+
+  it("an entry the index still shows for a job that moved is read in the table and not sent", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    await updateJob(deps, caller, jobId, { runAt: at(runAt + HOUR) }, undefined);
+    // The index lags the job's write: it still shows the old entry.
+    const query = deps.jobs.queryAhead.bind(deps.jobs);
+    deps.jobs.queryAhead = async (key, from, before) => {
+      const page = await query(key, from, before);
+      const stale = { jobId, at: runAt };
+      return from <= runAt && runAt < before && key === aheadKeyOf(bucketOf(runAt), groupOf(jobId))
+        ? { ...page, items: [...page.items, stale] }
+        : page;
+    };
+    deps.clock.set(runAt - 20_000);
+    await sweepGroup(deps, groupOf(jobId));
+    expect(deps.queue.sent).toEqual([]);
+  });
+
+  it("moves the cursor on in steps as it sends a dense hour, and stops at a batch that failed", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const group = groupOf((await createJob(deps, caller, { type: "x", runAt: at(runAt) })).jobId);
+    // Enough jobs of that group, 5 ms apart, for more than one step of the cursor.
+    let made = 1;
+    for (let i = 1; made < 1_200; i++) {
+      const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt + made * 5) });
+      if (groupOf(jobId) === group) made += 1;
+      else deps.jobs.jobs.delete(jobId);
+      if (i > 200_000) throw new Error("no jobs of the group");
+    }
+    const failFrom = runAt + 1_100 * 5;
+    const send = deps.queue.send.bind(deps.queue);
+    deps.queue.send = async (messages) => {
+      if (messages.some((m) => m.message.scheduledFor >= failFrom)) throw new Error("queue unavailable");
+      await send(messages);
+    };
+    const steps: number[] = [];
+    const advance = deps.jobs.advanceAheadCursor.bind(deps.jobs);
+    deps.jobs.advanceAheadCursor = async (g, through) => {
+      steps.push(through);
+      await advance(g, through);
+    };
+    deps.clock.set(runAt - 20_000);
+    expect((await sweepGroup(deps, group)).failedShards).toBe(1);
+    // After the first 1,000 sent, at the 1,001st's firing; then at the failed batch's first.
+    expect(steps).toEqual([runAt + 1_000 * 5, failFrom]);
+    const cursor = deps.jobs.aheadCursors.get(group) ?? 0;
+    expect(cursor).toBeGreaterThan(runAt + 1_000 * 5 - 1); // past the first step
+    expect(cursor).toBeLessThanOrEqual(failFrom); // not past the failed batch
+    expect(deps.queue.sent.every((m) => m.message.scheduledFor < failFrom)).toBe(true);
+  });
+
+  it("cancelled after its firing passed unsent (its sweeper down), the firing is recorded cancelled", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    deps.clock.set(runAt + 5 * 60_000);
+    await controlJob(deps, caller, jobId, "cancel");
+    expect(knownRunsOf(deps, jobId)).toMatchObject([{ scheduledFor: runAt, status: RunStatus.Cancelled }]);
+    await sweepGroup(deps, groupOf(jobId));
+    expect(deps.queue.sent).toEqual([]);
   });
 });

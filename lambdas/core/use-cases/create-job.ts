@@ -21,6 +21,7 @@ import {
   movedAheadAtCreate,
   movedOnAtCreate,
 } from "./one-off-with-run";
+import { aheadSentThroughOf } from "./sweep-ahead";
 
 /** A one-off job may name a time this far in the past (clock skew, slow clients) and still run. */
 export const MAX_PAST_RUN_AT_MS = 5 * 60_000;
@@ -128,7 +129,9 @@ async function repeated(deps: SchedulerDeps, job: Job): Promise<CreateJobResult>
       "idempotencyKey",
     );
   }
-  const shown = original && nextRunViewed(original, deps.clock.now());
+  const shown =
+    original &&
+    nextRunViewed(original, deps.clock.now(), (await aheadSentThroughOf(deps, [original]))(original.jobId));
   return {
     created: false,
     jobId: job.jobId,

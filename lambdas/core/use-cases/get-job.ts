@@ -4,9 +4,10 @@ import { NotFoundError } from "../errors";
 import { isJobId } from "../ids";
 import type { Job } from "../job";
 import { runsKeptSince, withMadeRuns } from "../made-runs";
-import { endingFiringOf, shownJob, shownJobs } from "../one-off-end";
+import { endingFiringOf, FINISHED_BEFORE_MS, shownJob, shownJobs } from "../one-off-end";
 import type { Run } from "../run";
 import { jobView } from "../views";
+import { aheadSentThroughOf } from "./sweep-ahead";
 
 export const RECENT_RUNS = 20;
 
@@ -49,26 +50,29 @@ export async function getJob(
  * A job's view with its recent runs, as shown: a one-off its run ended is completed (decision
  * 0057), whoever read the job and whenever.
  */
-export async function viewOf(deps: Pick<SchedulerDeps, "runs" | "clock" | "settings">, job: Job) {
-  const runs = await recentRunsOf(deps, job);
+export async function viewOf(deps: Pick<SchedulerDeps, "jobs" | "runs" | "clock" | "settings">, job: Job) {
+  const sentThrough = (await aheadSentThroughOf(deps, [job]))(job.jobId);
+  const runs = await recentRunsOf(deps, job, sentThrough);
   const last = endingFiringOf(job);
+  // A run further ahead than a lease hands it out has not finished: not read (FINISHED_BEFORE_MS).
   const shown =
-    last === undefined
+    last === undefined || last > deps.clock.now() + FINISHED_BEFORE_MS
       ? job
       : shownJob(
           job,
           runs.find((r) => r.scheduledFor === last) ?? (await deps.runs.getRun(job.jobId, last)),
           runsKeptSince(deps.settings, deps.clock.now()),
         );
-  return jobView(shown, runs, deps.clock.now());
+  return jobView(shown, runs, deps.clock.now(), sentThrough);
 }
 
 /** A job's most recent runs, those made and not written yet among them (decision 0051). */
 export async function recentRunsOf(
   deps: Pick<SchedulerDeps, "runs" | "settings" | "clock">,
   job: Job,
+  aheadSentThrough?: number | undefined,
 ): Promise<Run[]> {
   const written = await deps.runs.listRecentRuns(job.jobId, RECENT_RUNS);
   const now = deps.clock.now();
-  return withMadeRuns(job, written, RECENT_RUNS, runsKeptSince(deps.settings, now), now);
+  return withMadeRuns(job, written, RECENT_RUNS, runsKeptSince(deps.settings, now), aheadSentThrough);
 }

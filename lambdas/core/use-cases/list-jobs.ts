@@ -7,6 +7,7 @@ import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
 import { callersJob } from "./get-job";
+import { aheadSentThroughOf } from "./sweep-ahead";
 
 /** GET /api/v1/jobs: the caller's jobs, newest first, a page at a time. */
 export async function listJobs(
@@ -30,8 +31,9 @@ export async function listJobs(
     q.limit,
     q.cursor,
   );
+  const sentThrough = await aheadSentThroughOf(deps, page.items);
   return {
-    jobs: page.items.map((job) => jobSummaryView(job, deps.clock.now())),
+    jobs: page.items.map((job) => jobSummaryView(job, now, sentThrough(job.jobId))),
     ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
   };
 }
@@ -69,9 +71,14 @@ export async function listRuns(
   const older = full ? await deps.runs.latestRunBefore(jobId, oldest) : undefined;
   const now = deps.clock.now();
   const keptSince = runsKeptSince(deps.settings, now);
-  const made = unwrittenMadeRuns(job, older ? [...written, older] : written, oldest, keptSince, now).filter(
-    (run) => run.scheduledFor < before,
-  );
+  const sentThrough = (await aheadSentThroughOf(deps, [job]))(job.jobId);
+  const made = unwrittenMadeRuns(
+    job,
+    older ? [...written, older] : written,
+    oldest,
+    keptSince,
+    sentThrough,
+  ).filter((run) => run.scheduledFor < before);
   const runs = newestFirst([...written, ...made]).slice(0, q.limit);
   const more = full || written.length + made.length > q.limit;
   const last = runs.at(-1);

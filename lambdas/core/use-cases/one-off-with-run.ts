@@ -73,23 +73,23 @@ export function movedOnAtCreate(job: Job, at: number): Job {
 
 /**
  * How far ahead a one-off must be due to be made ahead at create (decision 0058): past the
- * furthest a sweep sends (its lookahead), and the sweep cursor's margin more (decision 0054), so
- * that no sweep has read the instant's range before this create's write shows in the index.
+ * furthest any sweep sends (the longest lookahead the settings allow, SQS's longest delay: a
+ * deploy may raise the lookahead after the create), and the sweep cursor's margin more (decision
+ * 0054), so that no sweep has read the instant's range before this create's write shows in the
+ * index. 17 minutes: a one-off nearer than 15 has its run sent at create (decision 0048).
  */
-export function madeAheadBeyondMs(settings: { readonly lookaheadSeconds: number }): number {
-  return settings.lookaheadSeconds * 1000 + CURSOR_SAFETY_MS;
-}
+export const MADE_AHEAD_BEYOND_MS = MAX_DELAY_SECONDS * 1000 + CURSOR_SAFETY_MS;
 
 /**
  * The firing a new active one-off job's run is made for ahead at create (decision 0058): its
- * only firing, at least madeAheadBeyondMs ahead (so never late); its message is sent by the sweep
+ * only firing, at least MADE_AHEAD_BEYOND_MS ahead (so never late); its message is sent by the sweep
  * that reaches it. Undefined: the due index's way (not a one-off, too near, an upgrade's first
  * deploy, whose runs are written when made and whose older code could not send this one).
  */
 export function firingMadeAhead(deps: SchedulerDeps, job: Job, now: number): number | undefined {
   if (job.schedule.kind !== "once" || job.nextRunAt === undefined) return undefined;
   if (deps.settings.writeRunsWhenMade === 1) return undefined;
-  return job.nextRunAt >= now + madeAheadBeyondMs(deps.settings) ? job.nextRunAt : undefined;
+  return job.nextRunAt >= now + MADE_AHEAD_BEYOND_MS ? job.nextRunAt : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { MAX_RUNS_PER_BLOCK } from "../advance-block";
 import type { SchedulerDeps } from "../deps";
-import type { Job } from "../job";
+import { isFiledAhead, type Job } from "../job";
 import { madeRunsAfter } from "../made-runs";
 import { type Run, RunStatus } from "../run";
 
@@ -14,7 +14,9 @@ export async function runsAhead(deps: Pick<SchedulerDeps, "runs">, job: Job, now
   const stored = await deps.runs.listRecentRuns(job.jobId, MAX_RUNS_PER_BLOCK + 1);
   // Runs made ahead and not written (decision 0051) count as the pending runs they are; one
   // read finds those of them that are written.
-  const made = madeRunsAfter(job, now);
+  // A one-off made ahead whose firing passed unsent (its sweeper was down: decision 0058) is
+  // one of them too, so a cancel records it.
+  const made = madeRunsAfter(job, isFiledAhead(job) ? Math.min(now, (job.madeAheadAt ?? now) - 1) : now);
   const first = made[0]?.scheduledFor;
   const last = made.at(-1)?.scheduledFor;
   const writtenAhead =

@@ -7,8 +7,9 @@ import {
 } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { isFiledAhead, type Job, JobStatus } from "../job";
-import { aheadKeyOf, bucketOf, bucketStart } from "../keys";
+import { aheadKeyOf, bucketOf, bucketStart, groupOf } from "../keys";
 import { missedRun, scheduledRun } from "../lifecycle/creation";
+import { chunksOf, forEachLimited } from "../limited";
 import { missedRunOptionsOf, planRuns } from "../missed-runs";
 import type { AheadEntry } from "../ports";
 import { endJobAfter } from "./end-job";
@@ -60,6 +61,8 @@ export async function readAhead(
   }
   const stored =
     entries.length === 0 ? new Map<string, Job>() : await deps.jobs.getJobs(entries.map((e) => e.jobId));
+  // In their firings' order (each query's is; the buckets are read in order): the cursor moves
+  // up to what is sent.
   const jobs = entries.flatMap((entry) => {
     const job = stored.get(entry.jobId);
     return job && isFiledAhead(job) && job.madeAheadAt === entry.at
@@ -80,22 +83,94 @@ export interface AheadSent {
   readonly sent: number;
   readonly missed: number;
   readonly enqueueLateness: number[];
+  /** A batch failed: the cursor stopped at its first firing, and the next sweep sends from there. */
+  readonly failed: boolean;
+}
+
+/** One SQS batch. */
+const SEND_BATCH = 10;
+/** Batches sent at once (as the shards' firing does). */
+const SEND_CONCURRENCY = 8;
+/**
+ * The cursor moves on after each this many runs sent, so a sweep stopped by its timeout in a
+ * dense hour does not send them all again: a write for so many runs.
+ */
+const CURSOR_STEP = 1_000;
+
+/**
+ * Sends the runs of the one-offs read, in their firings' order, and moves the group's ahead cursor
+ * up to what is sent: after each CURSOR_STEP runs, and to the range's end once all are, when it
+ * sent or recorded anything (so the next sweep does not send it again) or the range reaches into
+ * another hour (so a sweep reads at most two of its hours). A failed batch stops it at that
+ * batch's first firing: the next sweep reads from there again, and a run sent twice is one run.
+ */
+export async function sendAheadOfGroup(
+  deps: SchedulerDeps,
+  group: number,
+  ahead: AheadRead,
+  leadOf: (dueAt: number) => number = () => DELIVERY_LEAD_SECONDS,
+): Promise<AheadSent> {
+  const totals = { sent: 0, missed: 0, enqueueLateness: [] as number[], failed: false };
+  const steps = chunksOf(ahead.jobs, CURSOR_STEP);
+  for (const [index, step] of steps.entries()) {
+    let firstFailed: number | undefined;
+    await forEachLimited(chunksOf(step, SEND_BATCH), SEND_CONCURRENCY, async (batch) => {
+      try {
+        const outcome = await sendAhead(deps, batch, leadOf);
+        totals.sent += outcome.sent;
+        totals.missed += outcome.missed;
+        totals.enqueueLateness.push(...outcome.enqueueLateness);
+      } catch (error) {
+        const at = batch[0]?.madeAheadAt ?? ahead.from;
+        firstFailed = Math.min(firstFailed ?? at, at);
+        deps.log.error("sending one-offs made ahead failed; they are sent at the group's next sweep", {
+          group,
+          error,
+        });
+      }
+    });
+    const next = steps[index + 1]?.[0]?.madeAheadAt;
+    try {
+      if (firstFailed !== undefined) {
+        if (firstFailed > ahead.from) await deps.jobs.advanceAheadCursor(group, firstFailed);
+        return { ...totals, failed: true };
+      }
+      if (next !== undefined) await deps.jobs.advanceAheadCursor(group, next);
+    } catch (error) {
+      deps.log.error("moving the group's ahead cursor failed; its next sweep sends the runs again", {
+        group,
+        error,
+      });
+      return { ...totals, failed: true };
+    }
+  }
+  try {
+    if (ahead.jobs.length > 0 || ahead.crossesHour) await deps.jobs.advanceAheadCursor(group, ahead.through);
+  } catch (error) {
+    deps.log.error("moving the group's ahead cursor failed; its next sweep sends the runs again", {
+      group,
+      error,
+    });
+    return { ...totals, failed: true };
+  }
+  return totals;
 }
 
 /**
- * Sends the runs of the one-offs read (made at create: their messages carry them, decision
- * 0051), each with the lead of its second (`leadOf`). A paused job's is sent too: its lease
- * records the firing missed in the pause, as for any made run, and its resume looks at it. A
- * firing already late for its missed-run policy (the sweep was down) is recorded missed, the
- * job's end as the due index's way records it, without writing the job (decision 0057).
- * Safe to repeat: a run sent twice is one run (the lease step writes it once).
+ * Sends the runs of one batch of one-offs read (made at create: their messages carry them,
+ * decision 0051), each with the lead of its second (`leadOf`), its delay counted from the clock
+ * as it is at the send. A paused job's is sent too: its lease records the firing missed in the
+ * pause, as for any made run, and its resume looks at it. A firing already late for its
+ * missed-run policy (the sweep was down) is recorded missed, the job's end as the due index's
+ * way records it, without writing the job (decision 0057). Safe to repeat: a run sent twice is
+ * one run (the lease step writes it once).
  */
-export async function sendAhead(
+async function sendAhead(
   deps: SchedulerDeps,
   jobs: ReadonlyArray<Job & { readonly madeAheadAt: number }>,
-  now: number,
-  leadOf: (dueAt: number) => number = () => DELIVERY_LEAD_SECONDS,
-): Promise<AheadSent> {
+  leadOf: (dueAt: number) => number,
+): Promise<Omit<AheadSent, "failed">> {
+  const now = deps.clock.now();
   const graceMs = deps.settings.repairGraceSeconds * 1000;
   const toSend: Array<{ job: Job; at: number }> = [];
   let missed = 0;
@@ -114,13 +189,9 @@ export async function sendAhead(
     }),
   );
   if (toSend.length > 0) {
-    await Promise.all(
-      toSend.map(async ({ job, at }) => {
-        // Written as well during an upgrade from code that cannot read a made run's message.
-        if (deps.settings.writeRunsWhenMade === 1)
-          await deps.runs.createRun(scheduledRun(job, at, now, true));
-      }),
-    );
+    // Written as well during an upgrade from code that cannot read a made run's message.
+    if (deps.settings.writeRunsWhenMade === 1)
+      await Promise.all(toSend.map(({ job, at }) => deps.runs.createRun(scheduledRun(job, at, now, true))));
     await deps.queue.send(
       toSend.map(({ job, at }) => ({
         message: madeRunMessageOf(
@@ -136,9 +207,20 @@ export async function sendAhead(
       })),
     );
   }
-  return {
-    sent: toSend.length,
-    missed,
-    enqueueLateness: toSend.map(({ at }) => Math.max(0, now - at)),
-  };
+  return { sent: toSend.length, missed, enqueueLateness: toSend.map(({ at }) => Math.max(0, now - at)) };
+}
+
+/**
+ * How far the group of each job filed ahead has sent (its ahead cursor), for the views: a job's
+ * firing its cursor has not passed is shown as its next run (nextRunViewed). One read a group.
+ */
+export async function aheadSentThroughOf(
+  deps: Pick<SchedulerDeps, "jobs">,
+  jobs: ReadonlyArray<Parameters<typeof isFiledAhead>[0] & { readonly jobId: string }>,
+): Promise<(jobId: string) => number | undefined> {
+  const groups = [...new Set(jobs.filter(isFiledAhead).map((job) => groupOf(job.jobId)))];
+  const cursors = new Map(
+    await Promise.all(groups.map(async (group) => [group, await deps.jobs.getAheadCursor(group)] as const)),
+  );
+  return (jobId) => cursors.get(groupOf(jobId));
 }

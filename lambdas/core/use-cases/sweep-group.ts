@@ -5,9 +5,10 @@ import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { JobStatus } from "../job";
 import { bucketOf, bucketStart, dueKeyOf, SWEEP_GROUP_COUNT, shardsOfGroup } from "../keys";
+import { chunksOf, forEachLimited } from "../limited";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireJobs } from "./fire-jobs";
-import { type AheadRead, readAhead, sendAhead } from "./sweep-ahead";
+import { readAhead, sendAheadOfGroup } from "./sweep-ahead";
 
 /**
  * A sweep's cursor never passes the bucket of "now minus this margin". Writers file a job
@@ -114,6 +115,16 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     deps.settings.leasesPerSecond,
     (job) => blockFirings(job, now, horizon, deps.settings.advanceBlockSeconds),
   );
+  // The one-offs made ahead are sent beside the shards' firing, not after it: each waits on
+  // its own lead alone.
+  const sendingAhead = ahead
+    ? sendAheadOfGroup(deps, group, ahead, leadOf).then((outcome) => {
+        stats.runsCreated += outcome.sent;
+        stats.missedRecorded += outcome.missed;
+        stats.failedShards += outcome.failed ? 1 : 0;
+        lateness.push(...outcome.enqueueLateness);
+      })
+    : Promise.resolve();
   await forEachLimited(read, SHARD_CONCURRENCY, async ({ bucket, jobs, cancelled }) => {
     try {
       await Promise.all(cancelled.map((job) => closeCancelled(deps, job.jobId, now)));
@@ -135,43 +146,13 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     }
   });
 
-  if (ahead) await sendAheadOfGroup(deps, group, ahead, now, leadOf, stats, lateness);
+  await sendingAhead;
 
   const caughtUpTo = Math.min(cursor + MAX_CATCH_UP_BUCKETS, settled);
   const nextCursor = Math.min(caughtUpTo, firstUnfinished);
   if (nextCursor > cursor) await deps.jobs.advanceSweepCursor(group, nextCursor);
 
   return { group, bucketsRead: buckets.length, enqueueLatenessMs: lateness, ...stats };
-}
-
-/**
- * Sends what the group's ahead partitions held, then moves its ahead cursor past the range read:
- * when it sent or recorded anything (so the next sweep does not send it again) or the range
- * reaches into another hour (so a sweep reads at most two of its hours). A failure leaves the
- * cursor: the next sweep reads the range again, and a run sent twice is one run.
- */
-async function sendAheadOfGroup(
-  deps: SchedulerDeps,
-  group: number,
-  ahead: AheadRead,
-  now: number,
-  leadOf: (dueAt: number) => number,
-  stats: { runsCreated: number; missedRecorded: number; failedShards: number },
-  lateness: number[],
-): Promise<void> {
-  try {
-    const outcome = await sendAhead(deps, ahead.jobs, now, leadOf);
-    stats.runsCreated += outcome.sent;
-    stats.missedRecorded += outcome.missed;
-    lateness.push(...outcome.enqueueLateness);
-    if (ahead.jobs.length > 0 || ahead.crossesHour) await deps.jobs.advanceAheadCursor(group, ahead.through);
-  } catch (error) {
-    stats.failedShards += 1;
-    deps.log.error("sending a group's one-offs made ahead failed; they are sent at its next sweep", {
-      group,
-      error,
-    });
-  }
 }
 
 /** Old buckets from the cursor (at most MAX_CATCH_UP_BUCKETS), then "settled" to the horizon. */
@@ -231,7 +212,7 @@ async function fireShard(
   leadOf: (dueAt: number) => number,
 ) {
   const totals = { created: 0, duplicates: 0, missed: 0, deferred: 0, enqueueLateness: [] as number[] };
-  for (const batch of chunks(jobs, FIRE_BATCH)) {
+  for (const batch of chunksOf(jobs, FIRE_BATCH)) {
     const fired = await fireJobs(deps, batch, horizon, leadOf);
     totals.created += fired.created;
     totals.duplicates += fired.duplicates;
@@ -240,21 +221,4 @@ async function fireShard(
     totals.enqueueLateness.push(...fired.enqueueLateness);
   }
   return totals;
-}
-
-function chunks(items: readonly DueJob[], size: number): DueJob[][] {
-  const out: DueJob[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(workers);
 }

@@ -115,7 +115,9 @@ export async function updateJob(
       nextRunAt,
       // The new schedule has made nothing yet (decision 0051): the runs it keeps are written,
       // before the job, so that no view loses them should this die in between.
-      ...(scheduleChanged ? { madeFrom: undefined, madeThrough: undefined } : {}),
+      // A one-off made ahead (decision 0058) is filed ahead no more: its new firing takes the
+      // due index's way.
+      ...(scheduleChanged ? { madeFrom: undefined, madeThrough: undefined, madeAheadAt: undefined } : {}),
       // A one-off's made run superseded: its firing is not the job's last any more.
       ...(superseded.some((run) => run.final && run.scheduledFor === job.lastFiringAt)
         ? { lastFiringAt: undefined }
