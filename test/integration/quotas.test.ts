@@ -111,6 +111,8 @@ describe("tenant quotas", () => {
     // The first one's run ran and succeeded: its job is stored active, shown completed.
     const first = await stack.deps.jobs.getJob(String(ids[0]));
     if (!first?.lastFiringAt) throw new Error("the one-off's run was not made at create");
+    // At its second: a run is handed out at most EARLY_HOLD_MS before it (one-off-end.ts).
+    clock.advance(first.lastFiringAt - clock.now());
     await stack.deps.runs.createRun({
       ...scheduledRun(first, first.lastFiringAt, clock.now(), true),
       status: RunStatus.Succeeded,

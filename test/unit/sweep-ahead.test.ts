@@ -7,6 +7,7 @@ import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
 import { MADE_AHEAD_BEYOND_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
@@ -292,5 +293,20 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect(knownRunsOf(deps, jobId)).toMatchObject([{ scheduledFor: runAt, status: RunStatus.Cancelled }]);
     await sweepGroup(deps, groupOf(jobId));
     expect(deps.queue.sent).toEqual([]);
+  });
+
+  it("listed (as an export reads jobs), its firing is the job's next run until its group's sweep sends it", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const listed = async () =>
+      (await listJobs(deps, caller, {})).jobs.find((j) => j.jobId === jobId)?.nextRunAt;
+    // Its stack's ticks stopped an hour before (a move to another stack): ten minutes before its
+    // time it is still unsent, so it is listed with its next run and an import recreates it.
+    deps.clock.set(runAt - 10 * 60_000);
+    expect(Date.parse(String(await listed()))).toBe(runAt);
+    deps.clock.set(runAt - 20_000);
+    await sweepGroup(deps, groupOf(jobId));
+    expect(await listed()).toBeUndefined(); // sent: it runs where it is
   });
 });
