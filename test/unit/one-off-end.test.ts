@@ -10,6 +10,7 @@ import { endJobAfter } from "../../lambdas/core/use-cases/end-job";
 import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
+import { watchJobWrites } from "../support/job-writes";
 import { oneOffJob } from "../support/jobs";
 import { memoryDeps } from "../support/memory-ports";
 
@@ -81,16 +82,7 @@ describe("a one-off run to its end", () => {
       type: "x",
       runAt: new Date(NOW + 3_600_000).toISOString(),
     });
-    const writes: string[] = [];
-    for (const name of ["completeJob", "replaceJob", "advanceJob", "createJob"] as const) {
-      const write = deps.jobs[name].bind(deps.jobs) as (...args: unknown[]) => Promise<unknown>;
-      Object.assign(deps.jobs, {
-        [name]: (...args: unknown[]) => {
-          writes.push(name);
-          return write(...args);
-        },
-      });
-    }
+    const writes = watchJobWrites(deps.jobs, ["completeJob", "replaceJob", "advanceJob", "createJob"]);
     deps.clock.set(NOW + 55_000);
     deps.queue.deliverAll();
     const [lease] = await leaseRuns(deps, worker, { workerId: "w", types: ["x"] });

@@ -11,6 +11,7 @@ import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
 import { MADE_AHEAD_BEYOND_MS } from "../../lambdas/core/use-cases/one-off-with-run";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
+import { watchJobWrites } from "../support/job-writes";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 import { shownStatus } from "../support/shown-job";
@@ -24,17 +25,7 @@ const lease = (deps: MemoryDeps) => leaseRuns(deps, worker, { workerId: "w", typ
 
 /** The writes a job item takes after its create (the sweep's way writes one to send its run). */
 function jobWrites(deps: MemoryDeps): string[] {
-  const writes: string[] = [];
-  for (const name of ["completeJob", "replaceJob", "advanceJob", "closeCancelledJob"] as const) {
-    const write = deps.jobs[name].bind(deps.jobs) as (...args: unknown[]) => Promise<unknown>;
-    Object.assign(deps.jobs, {
-      [name]: (...args: unknown[]) => {
-        writes.push(name);
-        return write(...args);
-      },
-    });
-  }
-  return writes;
+  return watchJobWrites(deps.jobs, ["completeJob", "replaceJob", "advanceJob", "closeCancelledJob"]);
 }
 
 /** Sweeps the job's group at every tick (the local timing: every group, each tick) from `from` to `to`. */
