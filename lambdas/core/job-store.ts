@@ -1,0 +1,113 @@
+import type { DueJob, Job, JobStatus, JobSummary } from "./job";
+import type { Page } from "./ports";
+
+// The job store's port: jobs, their due index (the shards' and the ahead partitions) and the
+// sweeps' cursors. Re-exported by ports.ts, where the other ports are.
+
+/** What a job listing may be narrowed to: a status, a type, and labels every job must carry. */
+export interface JobFilter {
+  readonly status?: JobStatus | undefined;
+  readonly type?: string | undefined;
+  readonly labels?: ReadonlyArray<readonly [string, string]> | undefined;
+  /**
+   * The jobs as shown, before the filter is matched: a one-off its run ended is completed
+   * (decision 0057), which only its run says. Without it, as stored.
+   */
+  readonly show?: ((jobs: readonly Job[]) => Promise<readonly Job[]>) | undefined;
+}
+
+export interface JobStore {
+  /** Conditional put: "exists" (and nothing written) when a job with this id is stored. */
+  createJob(job: Job): Promise<"created" | "exists">;
+  /**
+   * The job as stored: a strongly consistent read, unless `eventual` (half the read units) where
+   * a read a second old would do.
+   */
+  getJob(jobId: string, eventual?: boolean): Promise<Job | undefined>;
+  /** Several jobs in one call (the lease step reads a batch's jobs at once); missing ones are absent. */
+  getJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, Job>>;
+  /**
+   * Jobs filed under `dueKey` whose next run is before `before`, oldest first, with the read
+   * capacity units the query consumed (for the sweep's metrics).
+   */
+  queryDue(
+    dueKey: string,
+    before: number,
+    cursor?: string,
+  ): Promise<Page<DueJob> & { readonly readUnits: number }>;
+  /**
+   * Moves a job past `from` once its run exists: to `next`, or out of the due index when there
+   * is no next run, then recording `last` (the firing of its last run, if one was made or
+   * recorded) as its lastFiringAt. Conditional on the job still being at `from`; false when it
+   * was not (another sweeper moved it first, or the tenant changed it).
+   */
+  advanceJob(
+    jobId: string,
+    from: number,
+    next: number | undefined,
+    now: number,
+    last?: number,
+    /** The runs this advance made (decision 0051): `through` is recorded, `from` if none is. */
+    made?: { readonly from: number; readonly through: number },
+  ): Promise<boolean>;
+  /**
+   * Takes a cancelled job out of the due index once its overdue firings are recorded;
+   * conditional on it still being cancelled at `from`. Its updatedAt (the cancel) is kept.
+   */
+  closeCancelledJob(jobId: string, from: number): Promise<boolean>;
+  /**
+   * Marks an active job with no next run as completed; false when it was not in that state. With
+   * `last` (the firing of the run that ended): only if that is the job's lastFiringAt, or it
+   * has none.
+   */
+  completeJob(jobId: string, now: number, last?: number): Promise<boolean>;
+  /**
+   * Writes a changed job (pause, resume, cancel) if nobody changed it since it was read, i.e.
+   * its updatedAt is still `expectedUpdatedAt`; false otherwise. Files it in the due index
+   * exactly when isFiledDue says so.
+   */
+  replaceJob(job: Job, expectedUpdatedAt: number): Promise<boolean>;
+  /**
+   * overlapPolicy: records `runAt` as the job's active run, if the active run is still
+   * `expected` (undefined: none recorded). False when another lease step claimed it first.
+   * Moves updatedAt on by a millisecond, so a replaceJob that read the job before fails and
+   * reads again instead of writing the old active run back.
+   */
+  claimRunSlot(jobId: string, expected: number | undefined, runAt: number): Promise<boolean>;
+  /**
+   * Files the job's labels for label listings, and unfiles the label keys in `removed`. Called
+   * before an update writes new labels (the job item is the truth; a filing it no longer carries
+   * matches nothing) and after it removed some.
+   */
+  fileLabels(
+    job: Pick<Job, "jobId" | "tenant" | "createdAt" | "labels">,
+    removed: readonly string[],
+  ): Promise<void>;
+  /** A tenant's jobs, newest first, optionally only of one status and type and with labels. */
+  listJobs(tenant: string, filter: JobFilter, limit: number, cursor?: string): Promise<Page<JobSummary>>;
+  /** The oldest hour bucket a shard group may still hold due jobs in, if ever recorded. */
+  getSweepCursor(group: number): Promise<number | undefined>;
+  /** Moves a group's cursor forward; never backward. */
+  advanceSweepCursor(group: number, bucket: number): Promise<void>;
+  /**
+   * The one-offs made ahead filed under `aheadKey` (decision 0058) whose firing is at or after
+   * `from` and before `before`, oldest first: each job's id and firing (as the index has them,
+   * which may lag the job), with the read capacity units the query consumed.
+   */
+  queryAhead(
+    aheadKey: string,
+    from: number,
+    before: number,
+    cursor?: string,
+  ): Promise<Page<AheadEntry> & { readonly readUnits: number }>;
+  /** The instant up to which a group's sweeps sent the one-offs made ahead, if ever recorded. */
+  getAheadCursor(group: number): Promise<number | undefined>;
+  /** Moves a group's ahead cursor forward; never backward. */
+  advanceAheadCursor(group: number, through: number): Promise<void>;
+}
+
+/** An entry of the due index's ahead partitions: a one-off made ahead, and its firing. */
+export interface AheadEntry {
+  readonly jobId: string;
+  readonly at: number;
+}
