@@ -8,8 +8,10 @@ import type { WorkerCaller } from "../lambdas/core/caller";
 import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
+import type { SweepMessage } from "../lambdas/core/ports";
 import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
-import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
+import { dispatchSweeps } from "../lambdas/core/use-cases/sweep-dispatch";
+import { type SweepStats, sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { JOBS_TABLE } from "../lambdas/definitions/table";
 import { bootstrapStack } from "../local/bootstrap";
@@ -61,11 +63,24 @@ export async function tickAhead(deps: SchedulerDeps, dueAt: number): Promise<voi
   const ahead = (deps.settings.lookaheadSeconds - 5) * 1000;
   await new Promise((done) => setTimeout(done, Math.max(0, dueAt - ahead - Date.now())));
   const started = Date.now();
-  const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
+  const sweeps = await sweepEveryGroup(deps);
   const created = sweeps.reduce((sum, sweep) => sum + sweep.runsCreated, 0);
   console.log(
     `tick ${((dueAt - started) / 1000).toFixed(0)} s ahead: ${created} runs created and enqueued in ${Date.now() - started} ms (${((dueAt - Date.now()) / 1000).toFixed(1)} s before the second)`,
   );
+}
+
+/**
+ * A tick of every group, as the deployment's ticks and sweepers make it: the slices of the
+ * one-offs made ahead handed out and recorded (decision 0059), then every group swept at once,
+ * as 32 sweeper Lambdas sweep side by side.
+ */
+export async function sweepEveryGroup(deps: SchedulerDeps): Promise<SweepStats[]> {
+  const messages: SweepMessage[] = [];
+  const capture = { dispatch: async (sent: readonly SweepMessage[]) => void messages.push(...sent) };
+  const groups = Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g);
+  await dispatchSweeps({ ...deps, sweeps: capture }, groups, deps.clock.now());
+  return Promise.all(messages.map((m) => sweepGroup(deps, m.group, m.ahead)));
 }
 
 /**

@@ -19,12 +19,10 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { createDynamoClient } from "../lambdas/adapters/clients";
 import { meterCapacity } from "../lambdas/adapters/dynamo/capacity-meter";
 import { createSchedulerDeps } from "../lambdas/adapters/scheduler-deps";
-import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
-import { sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS } from "../lambdas/definitions/settings";
 import { bootstrapStack } from "../local/bootstrap";
 import { startDynamo, startSqs } from "../local/emulators";
-import { oneOffJob, putJobs } from "./bench-support";
+import { oneOffJob, putJobs, sweepEveryGroup } from "./bench-support";
 import { atMost, exactly, reportVerdict } from "./bench-verdict";
 
 const { values } = parseArgs({
@@ -73,7 +71,7 @@ async function tickReadUnits(name: string, extra: number) {
   const meter = meterCapacity(raw);
   const deps = createSchedulerDeps(config, db);
   const started = Date.now();
-  const sweeps = await Promise.all(Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => sweepGroup(deps, g)));
+  const sweeps = await sweepEveryGroup(deps);
   const tickMs = Date.now() - started;
   const created = sweeps.reduce((sum, s) => sum + s.runsCreated, 0);
   const queries = (meter.calls().QueryCommand ?? 0) + (meter.calls().ScanCommand ?? 0);

@@ -100,10 +100,38 @@ export interface JobStore {
     before: number,
     cursor?: string,
   ): Promise<Page<AheadEntry> & { readonly readUnits: number }>;
-  /** The instant up to which a group's sweeps sent the one-offs made ahead, if ever recorded. */
+  /**
+   * Decision 0058's per-group ahead cursor, as code before decision 0059 left it: read only for a
+   * group the ahead ledger has never recorded (the first tick after an upgrade).
+   */
   getAheadCursor(group: number): Promise<number | undefined>;
-  /** Moves a group's ahead cursor forward; never backward. */
-  advanceAheadCursor(group: number, through: number): Promise<void>;
+  /** The ahead ledger (decision 0059): per group, how far ticks have handed out its slices. */
+  getAheadLedger(): Promise<AheadLedger>;
+  /**
+   * Records the slices a tick handed out, in one write: each group's `through`, if its entry is
+   * still as the tick read it (`read`). False, and nothing written, when any of them changed.
+   * Recording a group consumes its rewind (the slice handed out began there).
+   */
+  moveAheadLedger(moves: readonly AheadLedgerMove[]): Promise<boolean>;
+  /** A sweep could not send its slice from `from` on: the group's next tick hands it out again. */
+  rewindAheadLedger(group: number, from: number): Promise<void>;
+}
+
+/** A group's entry in the ahead ledger (decision 0059). */
+export interface AheadLedgerEntry {
+  /** The end of the last slice a tick handed out: firings before it were given to a sweep. */
+  readonly through: number;
+  /** The earliest firing a sweep failed to send since, if one did: handed out again from there. */
+  readonly rewoundTo?: number | undefined;
+}
+
+export type AheadLedger = ReadonlyMap<number, AheadLedgerEntry>;
+
+/** One group's move in a tick's write of the ahead ledger. */
+export interface AheadLedgerMove {
+  readonly group: number;
+  readonly read: AheadLedgerEntry | undefined;
+  readonly through: number;
 }
 
 /** An entry of the due index's ahead partitions: a one-off made ahead, and its firing. */

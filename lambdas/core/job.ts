@@ -125,8 +125,9 @@ export function isFiledAhead(
 }
 
 /**
- * Whether a one-off made ahead at create has not been sent: filed ahead, and its group's ahead
- * cursor (`aheadSentThrough`, undefined while the group has sent none) is not past its firing.
+ * Whether a one-off made ahead at create has not been sent: filed ahead, and its group's place
+ * in the ahead ledger (`aheadSentThrough`, decision 0059; undefined while none was recorded) is
+ * not past its firing.
  */
 export function isUnsentAhead(
   job: Parameters<typeof isFiledAhead>[0],

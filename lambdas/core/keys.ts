@@ -44,7 +44,7 @@ export function groupOf(jobId: string): number {
 
 /**
  * The due index's ahead partition of a group's hour (decision 0058): one-offs made at create
- * more than a sweep's reach ahead, read by time range from the group's ahead cursor. One key
+ * more than a sweep's reach ahead, read by the time ranges the tick hands out (decision 0059). One key
  * per group and hour, not per shard: a sweep queries it once, and only creates write it.
  */
 export function aheadKeyOf(bucket: number, group: number): string {

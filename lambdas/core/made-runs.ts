@@ -69,8 +69,8 @@ export function unwrittenMadeRuns(
 }
 
 /**
- * A one-off's run made ahead at create (decision 0058) is shown once a sweep sent it (its group's
- * ahead cursor passed it); before, the view shows its firing as the job's next run (nextRunViewed).
+ * A one-off's run made ahead at create (decision 0058) is shown once a tick handed it out to a
+ * sweep (its group's place in the ahead ledger passed it, decision 0059); before, the view shows its firing as the job's next run (nextRunViewed).
  */
 function shownYet(job: Job, run: Run, aheadSentThrough: number | undefined): boolean {
   return !(isUnsentAhead(job, aheadSentThrough) && job.madeAheadAt === run.scheduledFor);

@@ -12,7 +12,14 @@ export interface Page<T> {
 }
 
 /** Job definitions, the due index and the sweep cursors. */
-export type { AheadEntry, JobFilter, JobStore } from "./job-store";
+export type {
+  AheadEntry,
+  AheadLedger,
+  AheadLedgerEntry,
+  AheadLedgerMove,
+  JobFilter,
+  JobStore,
+} from "./job-store";
 
 export interface LeaseGrant {
   readonly workerId: string;
@@ -299,7 +306,24 @@ export interface WebhookSecretStore {
 
 /** The tick's fan-out of sweep work, one message per group of shards. */
 export interface SweepQueue {
-  dispatch(groups: readonly number[], tickAt: number): Promise<void>;
+  /** Sends one message a group; throws when any is refused (the tick then records nothing). */
+  dispatch(messages: readonly SweepMessage[]): Promise<void>;
+}
+
+/** A group's sweep, as a tick hands it out. */
+export interface SweepMessage {
+  readonly group: number;
+  readonly tickAt: number;
+  /**
+   * The slice of the group's one-offs made ahead this sweep sends: firings at or after `from`
+   * and before `to` (decision 0059). None in a message from code before it.
+   */
+  readonly ahead?: AheadSlice | undefined;
+}
+
+export interface AheadSlice {
+  readonly from: number;
+  readonly to: number;
 }
 
 /** What a run message carries: enough to find the run; everything else is read at lease time. */

@@ -81,8 +81,8 @@ export function nextRunShown(job: JobSummary, now: number): number | undefined {
 
 /**
  * The next run a view shows: nextRunShown, or a one-off's firing made ahead at create (decision
- * 0058) while no sweep has sent its run: its group's ahead cursor (`aheadSentThrough`, undefined
- * while the group has sent none) has not passed it. Once sent, its run is shown in its history
+ * 0058) while no tick has handed its firing out to a sweep: its group's place in the ahead ledger
+ * (`aheadSentThrough`, decision 0059; undefined while none was recorded) has not passed it. Once sent, its run is shown in its history
  * instead, as for one made at create (decision 0048). An export moves a job it shows a next run
  * of, so a job whose run its stack will not send (its tick stopped) is moved, not lost.
  */

@@ -39,11 +39,14 @@ export interface TableDefinition {
  * - job:  pk = JOB#<jobId>, sk = JOB
  * - run:  pk = JOB#<jobId>, sk = RUN#<scheduledFor epoch ms, zero-padded>
  * - sweep cursor: pk = SWEEP#<group>, sk = CURSOR
+ * - ahead ledger: pk = SWEEP#AHEAD, sk = LEDGER (per group, the end of the last slice of one-offs
+ *   made ahead a tick handed out, and a failed sweep's rewind: decision 0059)
  *
  * due-index (sparse): jobs that still have a run to create, keyed by `<hour bucket>#<shard>`
  * and ordered by the due time, so a sweep reads only what is due; and one-offs made ahead at
- * create, keyed by `A#<hour of the firing>#<group>` and ordered by it, read from the group's
- * ahead cursor (their entries stay after the run is sent, behind the cursor: decision 0058).
+ * create, keyed by `A#<hour of the firing>#<group>` and ordered by it, read by the slices the
+ * tick hands out (their entries stay after the run is sent, behind the ledger: decisions 0058,
+ * 0059).
  * repair-index (sparse, keys only): runs that are not finished, keyed by a repair partition and
  * ordered by the time the repair pass should look at them again; the pass reads the few it finds
  * due, so a lease, a heartbeat or a completion never rewrites the entry (decision 0041).

@@ -43,7 +43,7 @@ export function createSweepHandler(deps: SchedulerDeps) {
       deps.log.warn("ignoring a malformed sweep message", { messageId: record.messageId });
       return; // retrying it would not help
     }
-    const stats = await sweepGroup(deps, message.group);
+    const stats = await sweepGroup(deps, message.group, message.ahead);
     recordSweep(stats);
     if (stats.failedShards > 0)
       throw new Error(`group ${message.group}: ${stats.failedShards} shards failed`);

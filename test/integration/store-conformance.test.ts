@@ -733,14 +733,48 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     expect(await found(at - 60_000, at + 1)).toEqual([]);
   });
 
-  it("moves a group's ahead cursor forward only, beside its due cursor", async () => {
-    const group = 31;
-    expect(await stores.jobs.getAheadCursor(group)).toBeUndefined();
-    await stores.jobs.advanceAheadCursor(group, T + 1_000);
-    await stores.jobs.advanceAheadCursor(group, T);
-    expect(await stores.jobs.getAheadCursor(group)).toBe(T + 1_000);
-    await stores.jobs.advanceSweepCursor(group, 7);
-    expect(await stores.jobs.getAheadCursor(group)).toBe(T + 1_000);
-    expect(await stores.jobs.getSweepCursor(group)).toBe(7);
+  it("keeps the ahead ledger in one item: a tick's moves on the entries it read, rewinds never forward (decision 0059)", async () => {
+    // Decision 0058's cursor is read, never written now: none on a new table.
+    expect(await stores.jobs.getAheadCursor(31)).toBeUndefined();
+    const before = await stores.jobs.getAheadLedger();
+    const read = (group: number) => before.get(group);
+    expect(
+      await stores.jobs.moveAheadLedger([
+        { group: 30, read: read(30), through: T + 1_000 },
+        { group: 31, read: read(31), through: T + 1_000 },
+      ]),
+    ).toBe(true);
+    let ledger = await stores.jobs.getAheadLedger();
+    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: undefined });
+    // A move on a stale read changes nothing, for any of its groups.
+    expect(
+      await stores.jobs.moveAheadLedger([
+        { group: 29, read: undefined, through: T + 9_000 },
+        { group: 30, read: read(30), through: T + 9_000 },
+      ]),
+    ).toBe(false);
+    expect((await stores.jobs.getAheadLedger()).get(29)).toBeUndefined();
+    // A rewind goes back only; the next move on what it read consumes it.
+    await stores.jobs.rewindAheadLedger(30, T + 500);
+    await stores.jobs.rewindAheadLedger(30, T + 800);
+    ledger = await stores.jobs.getAheadLedger();
+    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: T + 500 });
+    expect(await stores.jobs.moveAheadLedger([{ group: 30, read: ledger.get(31), through: T + 2_000 }])).toBe(
+      false,
+    );
+    expect(await stores.jobs.moveAheadLedger([{ group: 30, read: ledger.get(30), through: T + 2_000 }])).toBe(
+      true,
+    );
+    expect((await stores.jobs.getAheadLedger()).get(30)).toEqual({
+      through: T + 2_000,
+      rewoundTo: undefined,
+    });
+    // A rewind of a group never recorded records it there.
+    await stores.jobs.rewindAheadLedger(28, T + 300);
+    expect((await stores.jobs.getAheadLedger()).get(28)).toEqual({ through: T + 300, rewoundTo: T + 300 });
+    // Beside the group's due cursor, not in it.
+    await stores.jobs.advanceSweepCursor(30, 7);
+    expect(await stores.jobs.getSweepCursor(30)).toBe(7);
+    expect((await stores.jobs.getAheadLedger()).get(30)?.through).toBe(T + 2_000);
   });
 });

@@ -2,11 +2,14 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { FixedClock } from "../../lambdas/core/clock";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
+import type { SweepMessage } from "../../lambdas/core/ports";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { type Lease, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
+import { dispatchSweeps } from "../../lambdas/core/use-cases/sweep-dispatch";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { createTestStack, laneMessageCount, laneMessageStates, type TestStack } from "../support/stack";
+import { tickSweep } from "../support/tick-sweeps";
 
 const worker = { principal: "p", tenants: ["t"] };
 
@@ -66,8 +69,16 @@ describe("two sweepers racing on the same due job", () => {
     clock.set(runAt - 10_000);
     const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
 
-    // Act: two sweeps of the group at the same moment, through the real adapters.
-    const [a, b] = await Promise.all([sweepGroup(stack.deps, group), sweepGroup(stack.deps, group)]);
+    // Act: two sweeps of the group's message at the same moment (SQS delivered it twice), through
+    // the real adapters: the one-off is made ahead, and the tick's slice holds it (decision 0059).
+    const messages: SweepMessage[] = [];
+    const capture = { dispatch: async (sent: readonly SweepMessage[]) => void messages.push(...sent) };
+    await dispatchSweeps({ ...stack.deps, sweeps: capture }, [group], clock.now());
+    const slice = messages[0]?.ahead;
+    const [a, b] = await Promise.all([
+      sweepGroup(stack.deps, group, slice),
+      sweepGroup(stack.deps, group, slice),
+    ]);
 
     // Assess: one run, made once or twice (one message, delayed, for each making); no item yet.
     const made = a.runsCreated + b.runsCreated;
@@ -77,7 +88,7 @@ describe("two sweepers racing on the same due job", () => {
     expect(await runRows(stack, jobId)).toEqual([]);
 
     // And a later sweep, once the job has moved on, changes nothing.
-    const again = await sweepGroup(stack.deps, group);
+    const again = await tickSweep(stack.deps, group);
     expect(again).toMatchObject({ jobsRead: 0, runsCreated: 0 });
     expect(await laneMessageCount(stack, "x")).toBe(made);
 

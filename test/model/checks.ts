@@ -6,6 +6,7 @@ import { shownJob } from "../../lambdas/core/one-off-end";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import { firingsAfter } from "../../lambdas/core/schedule/schedule";
 import { SUPERSEDED_REASON } from "../../lambdas/core/use-cases/runs-ahead";
+import { fromOf } from "../../lambdas/core/use-cases/sweep-ahead";
 import { isUnfinished, type World } from "./world";
 
 /** Whether `at` is one of the job's own firings under its schedule (its jitter included). */
@@ -58,13 +59,21 @@ export async function checkState(world: World): Promise<void> {
           (isUnfinished(r) || lastOfJob(r)) &&
           (r.checkAt !== undefined || world.queue.carries(r.jobId, r.scheduledFor)),
       );
-      // A one-off made ahead at create (decision 0058) is sent by the sweep that reaches its
-      // entry: one its group's ahead cursor has not passed.
-      const aheadCursor = await world.stores.jobs.getAheadCursor(groupOf(job.jobId));
+      // A one-off made ahead at create (decision 0058) is sent by the sweep of the slice that
+      // holds its firing: one a tick will hand out (its group's ledger has not passed it), or
+      // one a sweep message waiting in the queue carries (decision 0059).
+      const group = groupOf(job.jobId);
+      const entry = (await world.stores.jobs.getAheadLedger()).get(group);
+      const handedOutTo = entry ? fromOf(entry) : await world.stores.jobs.getAheadCursor(group);
+      const at = job.madeAheadAt;
       const filedAhead =
         isFiledAhead(job) &&
-        job.madeAheadAt !== undefined &&
-        (aheadCursor === undefined || job.madeAheadAt >= aheadCursor);
+        at !== undefined &&
+        (handedOutTo === undefined ||
+          at >= handedOutTo ||
+          world.sweeps.pending.some(
+            (m) => m.group === group && m.ahead && m.ahead.from <= at && at < m.ahead.to,
+          ));
       if (!driven && !filedAhead)
         world.fail(
           `(a) active job ${job.jobId} has no next run and nothing that will run or end it: ${runs.map((r) => world.describeRun(r)).join("; ")}`,

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { parseRunId } from "../../lambdas/core/ids";
+import type { SweepMessage } from "../../lambdas/core/ports";
 import { RunStatus } from "../../lambdas/core/run";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
@@ -9,6 +10,7 @@ import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { backfillJob, triggerJob } from "../../lambdas/core/use-cases/manual-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
+import { dispatchSweeps } from "../../lambdas/core/use-cases/sweep-dispatch";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { beforeLease, checkState, grantChecks } from "./checks";
@@ -265,18 +267,43 @@ export class Replay extends Step {
   }
 }
 
-async function sweepGroups(world: World, groups: readonly number[]) {
-  for (const group of groups) {
-    const stats = await world.step("sweep", () => sweepGroup(world.deps, group));
-    if (stats && stats.runsCreated + stats.missedRecorded > 0)
-      world.note(`sweep group ${group}: ${stats.runsCreated} created, ${stats.missedRecorded} missed`);
+/**
+ * A tick of `groups` as the deployment runs one (decision 0059): their messages handed out with
+ * their slices of the one-offs made ahead (the ledger moved after), then every message waiting
+ * swept. A sweep killed, or one that reports failed shards, leaves its message for SQS to
+ * deliver again at the next tick.
+ */
+export async function tick(world: World, groups: readonly number[]) {
+  await world.step("tick", () => dispatchSweeps(world.deps, groups, world.clock.now()));
+  for (const message of world.sweeps.takeAll()) await sweepMessage(world, message);
+}
+
+async function sweepMessage(world: World, message: SweepMessage) {
+  const stats = await world.step("sweep", () => sweepGroup(world.deps, message.group, message.ahead));
+  if (stats === undefined || stats.failedShards > 0) world.sweeps.pending.push(message);
+  else world.swept.push(message);
+  if (stats && stats.runsCreated + stats.missedRecorded > 0)
+    world.note(`sweep group ${message.group}: ${stats.runsCreated} created, ${stats.missedRecorded} missed`);
+}
+
+/** SQS delivers a sweep message again, long after its first sweep: its slice sent twice. */
+export class SweepAgain extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  async act(world: World) {
+    const message = world.swept[world.swept.length - 1 - (this.index % Math.max(1, world.swept.length))];
+    if (message) await sweepMessage(world, message);
+  }
+  toString() {
+    return `SweepAgain(${this.index})`;
   }
 }
 
-/** A sweep of every group that holds the model's jobs, at any moment (a tick, a retried group). */
+/** A tick of every group that holds the model's jobs, at any moment (a tick delivered late, or twice). */
 export class Sweep extends Step {
   async act(world: World) {
-    await sweepGroups(world, world.sweepGroups());
+    await tick(world, world.sweepGroups());
   }
   toString() {
     return "Sweep";
@@ -437,6 +464,30 @@ export class Advance extends Step {
 }
 
 /**
+ * Time passing to just before the next firing of a one-off made ahead (decision 0058), where
+ * generated sequences rarely get by Advance alone: the sweeps, faults and crashes that follow
+ * meet its slice. No such job: no move.
+ */
+export class ApproachAhead extends Step {
+  constructor(readonly beforeMs: number) {
+    super();
+  }
+  async act(world: World) {
+    const now = world.clock.now();
+    const firings: number[] = [];
+    for (const { jobId } of world.jobs) {
+      const job = await world.storedJob(jobId);
+      if (job?.madeAheadAt !== undefined && job.madeAheadAt - this.beforeMs > now)
+        firings.push(job.madeAheadAt);
+    }
+    if (firings.length > 0) world.clock.set(Math.min(...firings) - this.beforeMs);
+  }
+  toString() {
+    return `ApproachAhead(${this.beforeMs})`;
+  }
+}
+
+/**
  * Time passing as it does in a deployment: each second a worker asks for runs; at each tick
  * (every 15 s locally, every minute in the cloud's timing) the sweep of the groups whose turn it
  * is and the repair pass run. The worker holds what it gets, or completes
@@ -453,7 +504,7 @@ export class Live extends Step {
     for (let s = 1; s <= this.seconds; s++) {
       world.clock.advance(1_000);
       if (Math.floor(world.clock.now() / 1000) % world.deps.settings.tickSeconds === 0) {
-        await sweepGroups(world, world.sweepGroupsOfTick());
+        await tick(world, world.sweepGroupsOfTick());
         await new Repair().act(world);
       }
       const before = world.held.length;
@@ -493,6 +544,34 @@ abstract class Faulted extends Step {
 export class Crashing extends Faulted {
   protected arm(world: World) {
     world.crash.arm(this.call);
+  }
+}
+
+/** The inner step's k-th call to a store or a queue is refused by the service; the step goes on. */
+export class Refused extends Faulted {
+  protected arm(world: World) {
+    world.crash.armRefusal(this.call);
+  }
+}
+
+/** Every call the inner step makes to one port method is refused (that part of a service down). */
+export class Outage extends Step {
+  constructor(
+    readonly method: string,
+    readonly inner: Step,
+  ) {
+    super();
+  }
+  async act(world: World) {
+    world.crash.armOutage(this.method);
+    try {
+      await this.inner.act(world);
+    } finally {
+      world.crash.disarm();
+    }
+  }
+  toString() {
+    return `Outage(${this.method}, ${this.inner.toString()})`;
   }
 }
 
@@ -572,6 +651,7 @@ const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number 
   },
   { weight: 1, arbitrary: index.map((i) => new Replay(i)) },
   { weight: 4, arbitrary: fc.constant(new Sweep()) },
+  { weight: 1, arbitrary: fc.nat({ max: 7 }).map((i) => new SweepAgain(i)) },
   { weight: 2, arbitrary: fc.constant(new Repair()) },
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 3 }).map((max) => new LeaseRuns(max)) },
   { weight: 2, arbitrary: index.map((i) => new Heartbeat(i)) },
@@ -603,20 +683,50 @@ const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number 
       .constantFrom(500, 2_000, 5_000, 10_000, 20_000, 31_000, 45_000, 61_000, 300_000)
       .map((ms) => new Advance(ms)),
   },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(5_000, 20_000, 100_000, 170_000).map((ms) => new ApproachAhead(ms)),
+  },
 ];
 
-/** Every command, and each of the system's own steps killed between two of its calls. */
+/**
+ * Every command, and each of the system's own steps killed between two of its calls, answered
+ * twice, or refused one call.
+ */
 export function commandArbitraries(): fc.Arbitrary<Command>[] {
   const step = fc.oneof(...plainSteps);
-  const crashing = fc.tuple(fc.integer({ min: 1, max: 8 }), step).map(([k, inner]) => new Crashing(k, inner));
-  const losing = fc
-    .tuple(fc.integer({ min: 1, max: 8 }), step)
-    .map(([k, inner]) => new LosingAnswer(k, inner));
+  // Mostly among a step's first calls; now and then deep in a long one (a sweep makes a call a
+  // shard, and its sends come after them all).
+  const k = fc.oneof(
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 8 }) },
+    fc.integer({ min: 9, max: 160 }),
+  );
+  const crashing = fc.tuple(k, step).map(([call, inner]) => new Crashing(call, inner));
+  const losing = fc.tuple(k, step).map(([call, inner]) => new LosingAnswer(call, inner));
+  const refused = fc.tuple(k, step).map(([call, inner]) => new Refused(call, inner));
+  // The calls a run's way depends on most: SQS's sends, the due index's reads, the jobs' reads,
+  // the runs' writes, the ledger's.
+  const outage = fc
+    .tuple(
+      fc.constantFrom(
+        "send",
+        "queryAhead",
+        "queryDue",
+        "getJobs",
+        "createRun",
+        "moveAheadLedger",
+        "rewindAheadLedger",
+      ),
+      step,
+    )
+    .map(([method, inner]) => new Outage(method, inner));
   return [
     fc.oneof(
       { weight: 12, arbitrary: step },
       { weight: 1, arbitrary: crashing },
       { weight: 1, arbitrary: losing },
+      { weight: 1, arbitrary: refused },
+      { weight: 1, arbitrary: outage },
     ),
   ];
 }

@@ -12,8 +12,23 @@ export class Crash extends Error {
   }
 }
 
+/**
+ * A call the service refused (a throttle, a 5xx after the SDK's retries): the caller sees an
+ * error and goes on; nothing was done.
+ */
+export class Refusal extends Error {
+  constructor() {
+    super("refused by the service (injected by the model)");
+    this.name = "ServiceUnavailable";
+  }
+}
+
 export class CrashSwitch {
   private left: number | undefined;
+  /** The call the service refuses (its count since the last arm), or undefined. */
+  private refusing: number | undefined;
+  /** A port method every call of which is refused (that part of a service down), or undefined. */
+  private down: string | undefined;
   private dead = false;
   /** The call whose answer is lost (its count since the last arm), or undefined. */
   private losing: number | undefined;
@@ -38,9 +53,25 @@ export class CrashSwitch {
     this.calls = 0;
   }
 
+  /** The k-th call from now is refused, and nothing else: the process lives on. */
+  armRefusal(call: number): void {
+    this.refusing = call;
+    this.dead = false;
+    this.calls = 0;
+  }
+
+  /** Every call to `method` (a port's, by name) is refused until disarmed; the rest go through. */
+  armOutage(method: string): void {
+    this.down = method;
+    this.dead = false;
+    this.calls = 0;
+  }
+
   disarm(): void {
     this.left = undefined;
     this.losing = undefined;
+    this.refusing = undefined;
+    this.down = undefined;
     this.dead = false;
   }
 
@@ -49,9 +80,10 @@ export class CrashSwitch {
     return this.dead;
   }
 
-  private pass(): void {
+  private pass(method: string): void {
     this.calls += 1;
     if (this.dead) throw new Crash();
+    if (this.calls === this.refusing || method === this.down) throw new Refusal();
     if (this.left === undefined) return;
     this.left -= 1;
     if (this.left <= 0) {
@@ -67,7 +99,7 @@ export class CrashSwitch {
         const value: unknown = Reflect.get(target, property, receiver);
         if (typeof value !== "function") return value;
         return (...args: unknown[]) => {
-          this.pass();
+          this.pass(String(property));
           const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
           if (this.calls !== this.losing) return call();
           const first = call();

@@ -1,9 +1,8 @@
 import { JobStatus } from "../../lambdas/core/job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { repairRuns } from "../../lambdas/core/use-cases/repair-runs";
-import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { checkState } from "./checks";
-import { complete } from "./commands";
+import { complete, tick } from "./commands";
 import { isUnfinished, TYPE, WORKER, type World } from "./world";
 
 /** How long, in the model's time, well-behaved workers get to bring everything to an end. */
@@ -23,7 +22,7 @@ export async function drain(world: World): Promise<void> {
   const from = world.clock.now();
   for (const held of [...world.held]) await complete(world, held, "succeed");
   while (world.clock.now() - from <= DRAIN_LIMIT_MS) {
-    for (const group of world.sweepGroups()) await world.step("sweep", () => sweepGroup(world.deps, group));
+    await tick(world, world.sweepGroups());
     await world.step("repair", () => repairRuns(world.deps));
     const leases =
       (await world.step("lease", () =>

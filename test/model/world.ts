@@ -7,7 +7,7 @@ import { groupsOfTurn, SHARDS_PER_GROUP, shardOf, turnAt } from "../../lambdas/c
 import { seededRun } from "../../lambdas/core/lifecycle/creation";
 import { runsKeptSince } from "../../lambdas/core/made-runs";
 import { shownJob } from "../../lambdas/core/one-off-end";
-import type { JobStore, RunStore } from "../../lambdas/core/ports";
+import type { JobStore, RunStore, SweepMessage } from "../../lambdas/core/ports";
 import { type Run, RunStatus } from "../../lambdas/core/run";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../../lambdas/definitions/settings";
@@ -19,7 +19,7 @@ import {
   MemoryTenantQuotas,
   MemoryWebhookSecretStore,
 } from "../support/memory-ports";
-import { Crash, CrashSwitch } from "./crash-switch";
+import { Crash, CrashSwitch, Refusal } from "./crash-switch";
 import { SimRunQueue } from "./sim-queue";
 
 /** The model's one tenant, its caller and its worker, and the one job type its workers serve. */
@@ -110,6 +110,10 @@ export class World {
    * of one is a second execution, whatever its attempt says (another replay resets attempt too).
    */
   readonly leasedSinceReplay = new Set<string>();
+  /** The tick's fan-out: messages waiting for the sweeper (SQS's sweep queue). */
+  readonly sweeps = new MemorySweepQueue();
+  /** Sweep messages already swept, the latest last: SQS may deliver one again. */
+  readonly swept: SweepMessage[] = [];
   private seed = 1;
 
   constructor(
@@ -122,7 +126,7 @@ export class World {
       jobs: this.crash.wrap(stores.jobs),
       runs: this.crash.wrap(stores.runs),
       queue: this.crash.wrap(this.queue),
-      sweeps: new MemorySweepQueue(),
+      sweeps: this.crash.wrap(this.sweeps),
       clock: this.clock,
       settings,
       rateLimiter: new MemoryRateLimiter(() => 0),
@@ -156,6 +160,12 @@ export class World {
     } catch (error) {
       if (error instanceof Crash) {
         this.note(`${name}: crashed after ${this.crash.calls - 1} call(s)`);
+        return undefined;
+      }
+      // A refused call the step did not handle: its request or invocation failed (a 5xx, SQS's
+      // retry of a message), nothing more.
+      if (error instanceof Refusal) {
+        this.note(`${name}: failed on a refused call`);
         return undefined;
       }
       if (error instanceof DomainError) {

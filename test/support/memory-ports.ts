@@ -11,6 +11,9 @@ import {
 } from "../../lambdas/core/lifecycle/transition";
 import type {
   Admission,
+  AheadLedger,
+  AheadLedgerEntry,
+  AheadLedgerMove,
   JobFilter,
   JobStore,
   LaneRetirement,
@@ -25,6 +28,7 @@ import type {
   RunOutcome,
   RunQueue,
   RunStore,
+  SweepMessage,
   SweepQueue,
   TenantQuotas,
   WebhookSecret,
@@ -120,9 +124,26 @@ export class MemoryJobStore implements JobStore {
     return this.aheadCursors.get(group);
   }
 
-  async advanceAheadCursor(group: number, through: number) {
-    if ((this.aheadCursors.get(group) ?? Number.NEGATIVE_INFINITY) < through)
-      this.aheadCursors.set(group, through);
+  /** The ahead ledger (decision 0059), as the DynamoDB item holds it. */
+  readonly aheadLedger = new Map<number, AheadLedgerEntry>();
+  async getAheadLedger(): Promise<AheadLedger> {
+    return new Map(this.aheadLedger);
+  }
+
+  async moveAheadLedger(moves: readonly AheadLedgerMove[]) {
+    const unchanged = moves.every(({ group, read }) => {
+      const entry = this.aheadLedger.get(group);
+      return entry?.through === read?.through && entry?.rewoundTo === read?.rewoundTo;
+    });
+    if (!unchanged) return false;
+    for (const { group, through } of moves) this.aheadLedger.set(group, { through });
+    return true;
+  }
+
+  async rewindAheadLedger(group: number, from: number) {
+    const entry = this.aheadLedger.get(group);
+    if (entry?.rewoundTo !== undefined && entry.rewoundTo <= from) return;
+    this.aheadLedger.set(group, { through: entry?.through ?? from, rewoundTo: from });
   }
 
   async getJobs(jobIds: readonly string[]) {
@@ -664,12 +685,22 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-/** Records the groups a tick fanned out. */
+/** Records the groups a tick fanned out, and keeps its messages until a sweep takes them. */
 export class MemorySweepQueue implements SweepQueue {
   readonly dispatched: number[][] = [];
+  /** Messages sent and not yet taken (takeAll), oldest first. */
+  pending: SweepMessage[] = [];
 
-  async dispatch(groups: readonly number[]) {
-    this.dispatched.push([...groups]);
+  async dispatch(messages: readonly SweepMessage[]) {
+    this.dispatched.push(messages.map((m) => m.group));
+    this.pending.push(...messages);
+  }
+
+  /** The messages waiting, handed over and forgotten here. */
+  takeAll(): SweepMessage[] {
+    const taken = this.pending;
+    this.pending = [];
+    return taken;
   }
 }
 

@@ -15,6 +15,7 @@ import { dueIndexOneOff } from "../support/jobs";
 import { knownRunsOf } from "../support/known-runs";
 import { dueRun, type MemoryDeps, memoryDeps } from "../support/memory-ports";
 import { shownStatus } from "../support/shown-job";
+import { tickSweep } from "../support/tick-sweeps";
 
 /**
  * Every step that writes twice, killed between its writes (issue 15): the tick (its repair
@@ -379,7 +380,7 @@ describe("a sweep killed after moving a job whose every remaining firing was mis
     deps.clock.set(runAt + 5 * 60_000);
     const group = Math.floor(shardOf(jobId) / SHARDS_PER_GROUP);
     const completions = crashing(deps, "jobs", "completeJob", false); // a write it must not need
-    expect((await sweepGroup(completions, group)).failedShards).toBe(0);
+    expect((await tickSweep(completions, group)).failedShards).toBe(0);
     expect(onlyRun(deps)).toMatchObject({ status: "missed", final: true, checkAt: undefined });
     expect(await statusOf(deps, jobId)).toBe("completed");
     expect((await repairRuns(deps)).settled).toBe(0);

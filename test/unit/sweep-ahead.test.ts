@@ -9,12 +9,14 @@ import { getJob } from "../../lambdas/core/use-cases/get-job";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
 import { listJobs } from "../../lambdas/core/use-cases/list-jobs";
 import { MADE_AHEAD_BEYOND_MS } from "../../lambdas/core/use-cases/one-off-with-run";
+import { dispatchSweeps } from "../../lambdas/core/use-cases/sweep-dispatch";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { watchJobWrites } from "../support/job-writes";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 import { shownStatus } from "../support/shown-job";
+import { tickSweep } from "../support/tick-sweeps";
 
 const NOW = Date.UTC(2026, 10, 2, 8, 30, 0);
 const HOUR = 3_600_000;
@@ -32,7 +34,7 @@ function jobWrites(deps: MemoryDeps): string[] {
 async function sweepEachTick(deps: MemoryDeps, jobId: string, from: number, to: number) {
   for (let t = from; t <= to; t += deps.settings.tickSeconds * 1000) {
     deps.clock.set(t);
-    await sweepGroup(deps, groupOf(jobId));
+    await tickSweep(deps, groupOf(jobId));
   }
 }
 
@@ -58,7 +60,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     deps.clock.set(runAt - 10 * 60_000);
     expect(Date.parse(String((await getJob(deps, caller, created.jobId)).nextRunAt))).toBe(runAt);
     deps.clock.set(runAt - 20_000);
-    await sweepGroup(deps, groupOf(created.jobId));
+    await tickSweep(deps, groupOf(created.jobId));
     expect(deps.queue.sent).toHaveLength(1);
     const near = await getJob(deps, caller, created.jobId);
     expect(near.nextRunAt).toBeUndefined();
@@ -78,7 +80,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     const [sent] = deps.queue.sent;
     expect(sent?.message).toMatchObject({ jobId, scheduledFor: runAt, final: true });
     expect(sent?.message.madeAt).toBeDefined(); // made, not written (decision 0051)
-    expect(deps.jobs.aheadCursors.get(groupOf(jobId))).toBeGreaterThan(runAt);
+    expect(deps.jobs.aheadLedger.get(groupOf(jobId))?.through).toBeGreaterThan(runAt);
     expect(writes).toEqual([]);
 
     deps.clock.set(runAt);
@@ -101,7 +103,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     const group = groupOf(lone.jobId);
     expect(ids.filter((id) => groupOf(id) === group).length).toBeGreaterThan(0);
     deps.clock.set(runAt - 20_000);
-    await sweepGroup(deps, group);
+    await tickSweep(deps, group);
     const delays = new Map(deps.queue.sent.map((s) => [s.message.scheduledFor, s.delaySeconds]));
     // A lone run shows the lead of a second with one run a group; the dense second's, a longer lead.
     const loneDelay = delays.get(runAt + 5_000) ?? Number.NaN;
@@ -156,7 +158,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect((await lease(deps)).map((l) => l.scheduledFor)).toEqual([at(movedTo).replace(".000", "")]);
   });
 
-  it("a sweep whose send fails stops the ahead cursor at that run: the next sweep sends it", async () => {
+  it("a sweep whose send fails rewinds its group to that run: the next tick hands it out again", async () => {
     const deps = memoryDeps(NOW);
     const runAt = NOW + HOUR;
     const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
@@ -164,12 +166,38 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     await sweepEachTick(deps, jobId, runAt - 10 * 60_000, runAt - 3 * 60_000);
     deps.queue.failSends = true;
     deps.clock.set(runAt - 20_000);
-    expect((await sweepGroup(deps, group)).failedShards).toBe(1);
-    // Up to the failed batch's first firing, not past it.
-    expect(deps.jobs.aheadCursors.get(group)).toBe(runAt);
+    // The message is done with (SQS does not retry it): the ledger says where to start again.
+    expect((await tickSweep(deps, group)).failedShards).toBe(0);
+    expect(deps.jobs.aheadLedger.get(group)).toEqual({
+      through: runAt - 20_000 + deps.settings.lookaheadSeconds * 1000,
+      rewoundTo: runAt,
+    });
+    // Listed with its next run again until it goes (an export taken now carries it).
+    expect(Date.parse(String((await getJob(deps, caller, jobId)).nextRunAt))).toBe(runAt);
     deps.queue.failSends = false;
     deps.clock.set(runAt - 10_000);
-    await sweepGroup(deps, group);
+    await tickSweep(deps, group);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual([runAt]);
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBeUndefined();
+  });
+
+  it("a rewind that cannot be written fails the sweep's message, so SQS hands the whole slice out again", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const group = groupOf(jobId);
+    deps.queue.failSends = true;
+    deps.jobs.rewindAheadLedger = async () => {
+      throw new Error("throttled");
+    };
+    deps.clock.set(runAt - 20_000);
+    await dispatchSweeps(deps, [group], deps.clock.now());
+    const [message] = deps.sweeps.takeAll();
+    if (!message?.ahead) throw new Error("no slice");
+    expect((await sweepGroup(deps, group, message.ahead)).failedShards).toBe(1);
+    // SQS redelivers the same message: the same slice, sent this time.
+    deps.queue.failSends = false;
+    await sweepGroup(deps, group, message.ahead);
     expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual([runAt]);
   });
 
@@ -179,12 +207,12 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     const caught = await createJob(deps, caller, { type: "x", runAt: at(runAt), missedRuns: "catch-up" });
     const skipped = await createJob(deps, caller, { type: "x", runAt: at(runAt), missedRuns: "skip" });
     deps.clock.set(runAt - 10 * 60_000);
-    await sweepGroup(deps, groupOf(caught.jobId));
-    await sweepGroup(deps, groupOf(skipped.jobId));
+    await tickSweep(deps, groupOf(caught.jobId));
+    await tickSweep(deps, groupOf(skipped.jobId));
     // Down for half an hour past their time.
     deps.clock.set(runAt + 30 * 60_000);
-    await sweepGroup(deps, groupOf(caught.jobId));
-    await sweepGroup(deps, groupOf(skipped.jobId));
+    await tickSweep(deps, groupOf(caught.jobId));
+    await tickSweep(deps, groupOf(skipped.jobId));
     expect(deps.queue.sent.map((s) => s.message.jobId)).toEqual([caught.jobId]);
     expect(knownRunsOf(deps, skipped.jobId)).toMatchObject([{ status: RunStatus.Missed }]);
     expect(await shownStatus(deps, skipped.jobId)).toBe("completed");
@@ -237,42 +265,82 @@ describe("a one-off made ahead at create (decision 0058)", () => {
         : page;
     };
     deps.clock.set(runAt - 20_000);
-    await sweepGroup(deps, groupOf(jobId));
+    await tickSweep(deps, groupOf(jobId));
     expect(deps.queue.sent).toEqual([]);
   });
 
-  it("moves the cursor on in steps as it sends a dense hour, and stops at a batch that failed", async () => {
+  it("a batch that fails in a dense slice rewinds the group to that batch's first firing, and the next tick sends from there", async () => {
     const deps = memoryDeps(NOW);
     const runAt = NOW + HOUR;
     const group = groupOf((await createJob(deps, caller, { type: "x", runAt: at(runAt) })).jobId);
-    // Enough jobs of that group, 5 ms apart, for more than one step of the cursor.
+    // Jobs of that group, 5 ms apart: many batches.
     let made = 1;
-    for (let i = 1; made < 1_200; i++) {
+    for (let i = 1; made < 300; i++) {
       const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt + made * 5) });
       if (groupOf(jobId) === group) made += 1;
       else deps.jobs.jobs.delete(jobId);
-      if (i > 200_000) throw new Error("no jobs of the group");
+      if (i > 100_000) throw new Error("no jobs of the group");
     }
-    const failFrom = runAt + 1_100 * 5;
+    const failFrom = runAt + 200 * 5;
     const send = deps.queue.send.bind(deps.queue);
+    let failing = true;
     deps.queue.send = async (messages) => {
-      if (messages.some((m) => m.message.scheduledFor >= failFrom)) throw new Error("queue unavailable");
+      if (failing && messages[0]?.message.scheduledFor === failFrom) throw new Error("queue unavailable");
       await send(messages);
     };
-    const steps: number[] = [];
-    const advance = deps.jobs.advanceAheadCursor.bind(deps.jobs);
-    deps.jobs.advanceAheadCursor = async (g, through) => {
-      steps.push(through);
-      await advance(g, through);
-    };
     deps.clock.set(runAt - 20_000);
-    expect((await sweepGroup(deps, group)).failedShards).toBe(1);
-    // After the first 1,000 sent, at the 1,001st's firing; then at the failed batch's first.
-    expect(steps).toEqual([runAt + 1_000 * 5, failFrom]);
-    const cursor = deps.jobs.aheadCursors.get(group) ?? 0;
-    expect(cursor).toBeGreaterThan(runAt + 1_000 * 5 - 1); // past the first step
-    expect(cursor).toBeLessThanOrEqual(failFrom); // not past the failed batch
-    expect(deps.queue.sent.every((m) => m.message.scheduledFor < failFrom)).toBe(true);
+    await tickSweep(deps, group);
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(failFrom);
+    expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(290);
+    failing = false;
+    deps.clock.set(runAt - 10_000);
+    await tickSweep(deps, group);
+    // Every firing sent; those after the failed batch twice (a run sent twice is one run).
+    const sent = deps.queue.sent.map((m) => m.message.scheduledFor);
+    expect(new Set(sent).size).toBe(300);
+    expect(sent.filter((t) => t < failFrom)).toHaveLength(200);
+  });
+
+  it("a slice denser than a sweep reads is sent in parts: the rest, from a whole firing, with the next slice", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const first = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const group = groupOf(first.jobId);
+    // 30 of the group's one-offs: 10 at each of three instants.
+    const firings = [runAt, runAt + 1_000, runAt + 2_000];
+    let made = 1;
+    for (let i = 0; made < 30; i++) {
+      const { jobId } = await createJob(deps, caller, {
+        type: "x",
+        runAt: at(firings[Math.floor(made / 10)] ?? 0),
+      });
+      if (groupOf(jobId) === group) made += 1;
+      else deps.jobs.jobs.delete(jobId);
+      if (i > 20_000) throw new Error("no jobs of the group");
+    }
+    deps.clock.set(runAt - 20_000);
+    await dispatchSweeps(deps, [group], deps.clock.now());
+    const [message] = deps.sweeps.takeAll();
+    // A limit of 15 cuts inside the second instant: its 5 taken are left for the next slice.
+    await sweepGroup(deps, group, message?.ahead, 15);
+    expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual(Array(10).fill(runAt));
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(runAt + 1_000);
+    // One instant denser than the limit: that instant whole, the rest from the next millisecond.
+    deps.clock.set(runAt - 15_000);
+    await dispatchSweeps(deps, [group], deps.clock.now());
+    const [next] = deps.sweeps.takeAll();
+    expect(next?.ahead?.from).toBe(runAt + 1_000);
+    await sweepGroup(deps, group, next?.ahead, 5);
+    expect(deps.queue.sent.slice(10).map((s) => s.message.scheduledFor)).toEqual(
+      Array(10).fill(runAt + 1_000),
+    );
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(runAt + 1_001);
+    deps.clock.set(runAt - 10_000);
+    await tickSweep(deps, group);
+    const sent = deps.queue.sent.map((s) => `${s.message.jobId}@${s.message.scheduledFor}`);
+    expect(sent).toHaveLength(30);
+    expect(new Set(sent).size).toBe(30);
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBeUndefined();
   });
 
   it("cancelled after its firing passed unsent (its sweeper down), the firing is recorded cancelled", async () => {
@@ -282,7 +350,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     deps.clock.set(runAt + 5 * 60_000);
     await controlJob(deps, caller, jobId, "cancel");
     expect(knownRunsOf(deps, jobId)).toMatchObject([{ scheduledFor: runAt, status: RunStatus.Cancelled }]);
-    await sweepGroup(deps, groupOf(jobId));
+    await tickSweep(deps, groupOf(jobId));
     expect(deps.queue.sent).toEqual([]);
   });
 
@@ -297,7 +365,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     deps.clock.set(runAt - 10 * 60_000);
     expect(Date.parse(String(await listed()))).toBe(runAt);
     deps.clock.set(runAt - 20_000);
-    await sweepGroup(deps, groupOf(jobId));
+    await tickSweep(deps, groupOf(jobId));
     expect(await listed()).toBeUndefined(); // sent: it runs where it is
   });
 });

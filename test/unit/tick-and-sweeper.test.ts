@@ -122,7 +122,7 @@ async function latestVisibility(timing: Partial<SchedulerSettings>): Promise<num
     deps.clock.set(NOW + minute * 60_000 + 4_000);
     const before = deps.queue.sent.length;
     await runTick(deps);
-    for (const group of deps.sweeps.dispatched.at(-1) ?? []) await sweepGroup(deps, group);
+    for (const message of deps.sweeps.takeAll()) await sweepGroup(deps, message.group, message.ahead);
     for (const { message, delaySeconds } of deps.queue.sent.slice(before))
       latest = Math.max(latest, deps.clock.now() + delaySeconds * 1000 - message.scheduledFor);
   }

@@ -7,8 +7,9 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { DueJob, Job, JobSummary } from "../../core/job";
-import type { AheadEntry, JobFilter, JobStore, Page } from "../../core/ports";
+import type { AheadEntry, AheadLedger, AheadLedgerMove, JobFilter, JobStore, Page } from "../../core/ports";
 import { DUE_INDEX, TENANT_INDEX } from "../../definitions/table";
+import { AHEAD_LEDGER_KEY, ledgerOfItem, moveExpression, rewindExpression } from "./ahead-ledger";
 import { batchGetItems } from "./batch-get";
 import { applied, putIfAbsent } from "./conditions";
 import { dueAttributes, fromDueItem, fromJobItem, JOB_SK, jobIdOfPk, jobPk, toJobItem } from "./job-item";
@@ -308,15 +309,29 @@ export class DynamoJobStore implements JobStore {
     return typeof Item?.aheadThrough === "number" ? Item.aheadThrough : undefined;
   }
 
-  async advanceAheadCursor(group: number, through: number): Promise<void> {
+  async getAheadLedger(): Promise<AheadLedger> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: AHEAD_LEDGER_KEY, ConsistentRead: true }),
+    );
+    return ledgerOfItem(Item);
+  }
+
+  async moveAheadLedger(moves: readonly AheadLedgerMove[]): Promise<boolean> {
+    if (moves.length === 0) return true;
+    return applied(() =>
+      this.db.send(
+        new UpdateCommand({ TableName: this.tableName, Key: AHEAD_LEDGER_KEY, ...moveExpression(moves) }),
+      ),
+    );
+  }
+
+  async rewindAheadLedger(group: number, from: number): Promise<void> {
     await applied(() =>
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: sweepCursorKey(group),
-          UpdateExpression: "SET aheadThrough = :t",
-          ConditionExpression: "attribute_not_exists(aheadThrough) OR aheadThrough < :t",
-          ExpressionAttributeValues: { ":t": through },
+          Key: AHEAD_LEDGER_KEY,
+          ...rewindExpression(group, from),
         }),
       ),
     );

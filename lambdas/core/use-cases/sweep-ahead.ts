@@ -7,102 +7,119 @@ import {
 } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import { isFiledAhead, type Job, JobStatus } from "../job";
-import { aheadKeyOf, bucketOf, bucketStart, groupOf } from "../keys";
+import { aheadKeyOf, bucketOf, groupOf } from "../keys";
 import { missedRun, scheduledRun } from "../lifecycle/creation";
 import { chunksOf, forEachLimited } from "../limited";
 import { missedRunOptionsOf, planRuns } from "../missed-runs";
-import type { AheadEntry } from "../ports";
+import type { AheadEntry, AheadLedgerEntry, AheadSlice } from "../ports";
 import { endJobAfter } from "./end-job";
 
-/** How many hours of a group's ahead partitions one sweep catches up on after an outage. */
-export const MAX_AHEAD_CATCH_UP_BUCKETS = 48;
+/**
+ * The most entries one sweep reads from its slice: more than a group's share of a million-run
+ * second (31,250), and few enough to send well within the sweeper's timeout. A denser slice (an
+ * outage's catch-up) is sent in parts: the rest goes out with the group's next slice.
+ */
+export const MAX_AHEAD_ENTRIES_A_SWEEP = 40_000;
 
-/** What one group's sweep found in the due index's ahead partitions (decision 0058). */
+/** What one group's sweep found in the due index's ahead partitions (decisions 0058, 0059). */
 export interface AheadRead {
-  /** The range read: from the group's ahead cursor to `through` (the horizon, or short of it). */
-  readonly from: number;
-  readonly through: number;
+  /** The slice read, as its tick handed it out. */
+  readonly slice: AheadSlice;
   /** The jobs still made ahead at their entry's firing, read from the table (not the index). */
   readonly jobs: ReadonlyArray<Job & { readonly madeAheadAt: number }>;
   readonly entriesRead: number;
   readonly readUnits: number;
-  /** Whether the cursor should be written after the sends: it moves into another hour. */
-  readonly crossesHour: boolean;
+  /** Where the entries left for the next slice begin, when the slice held more than one sweep reads. */
+  readonly restFrom?: number | undefined;
 }
 
 /**
- * Reads a group's one-offs made ahead whose firing is from its ahead cursor to the horizon. A
- * create files one at least the lookahead and the cursor margin ahead of its own clock
- * (madeAheadBeyondMs), so no entry lands in a range a sweep has read: the cursor is the whole
- * bookkeeping, and a sent one-off's job is never written. A group never swept this way starts an
- * hour back, as the due cursor does. Entries the index shows but whose job has moved (a schedule
- * change superseded the run, a cancel) are read in the table and left.
+ * Reads a group's one-offs made ahead whose firing is in the slice its tick handed out, up to
+ * MAX_AHEAD_ENTRIES_A_SWEEP of them. A create files one at least the lookahead and the cursor
+ * margin ahead of its own clock (MADE_AHEAD_BEYOND_MS), so no entry lands in a slice a tick has
+ * handed out: the ahead ledger is the whole bookkeeping, and a sent one-off's job is never
+ * written. Entries the index shows but whose job has moved (a schedule change superseded the
+ * run, a cancel) are read in the table and left.
  */
 export async function readAhead(
   deps: SchedulerDeps,
   group: number,
-  horizon: number,
-  firstSweepFrom: number,
+  slice: AheadSlice,
+  limit = MAX_AHEAD_ENTRIES_A_SWEEP,
 ): Promise<AheadRead> {
-  const from = (await deps.jobs.getAheadCursor(group)) ?? firstSweepFrom;
-  const firstBucket = bucketOf(from);
-  const lastBucket = Math.min(bucketOf(horizon - 1), firstBucket + MAX_AHEAD_CATCH_UP_BUCKETS);
-  const through = lastBucket === bucketOf(horizon - 1) ? horizon : bucketStart(lastBucket + 1);
-  const entries: AheadEntry[] = [];
-  let readUnits = 0;
-  for (let bucket = firstBucket; bucket <= lastBucket; bucket++) {
-    let cursor: string | undefined;
-    do {
-      const page = await deps.jobs.queryAhead(aheadKeyOf(bucket, group), from, through, cursor);
-      entries.push(...page.items);
-      readUnits += page.readUnits;
-      cursor = page.cursor;
-    } while (cursor !== undefined);
+  const read = await readEntries(deps, group, slice, limit);
+  let readUnits = read.readUnits;
+  let entriesRead = read.entries.length;
+  // The rest start at a whole firing: entries of that instant already read are left to the
+  // next slice too, so none is sent twice.
+  const next = read.entries[limit];
+  let taken = next ? read.entries.slice(0, limit).filter((e) => e.at < next.at) : read.entries;
+  let restFrom = next?.at;
+  if (next && taken.length === 0) {
+    // One instant holds more than a sweep reads: that instant whole, or it would never pass.
+    const instant = await readEntries(
+      deps,
+      group,
+      { from: next.at, to: next.at + 1 },
+      Number.POSITIVE_INFINITY,
+    );
+    taken = instant.entries;
+    readUnits += instant.readUnits;
+    entriesRead += instant.entries.length;
+    restFrom = next.at + 1 < slice.to ? next.at + 1 : undefined;
   }
   const stored =
-    entries.length === 0 ? new Map<string, Job>() : await deps.jobs.getJobs(entries.map((e) => e.jobId));
-  // In their firings' order (each query's is; the buckets are read in order): the cursor moves
-  // up to what is sent.
-  const jobs = entries.flatMap((entry) => {
+    taken.length === 0 ? new Map<string, Job>() : await deps.jobs.getJobs(taken.map((e) => e.jobId));
+  // In their firings' order (each query's is; the buckets are read in order): a failed send
+  // rewinds the group to the earliest firing of a batch that failed.
+  const jobs = taken.flatMap((entry) => {
     const job = stored.get(entry.jobId);
     return job && isFiledAhead(job) && job.madeAheadAt === entry.at
       ? [job as Job & { readonly madeAheadAt: number }]
       : [];
   });
-  return {
-    from,
-    through,
-    jobs,
-    entriesRead: entries.length,
-    readUnits,
-    crossesHour: lastBucket > firstBucket,
-  };
+  return { slice, jobs, entriesRead, readUnits, restFrom };
+}
+
+/** The slice's entries in their firings' order, one past `limit` at most (to see where the rest begins). */
+async function readEntries(deps: SchedulerDeps, group: number, slice: AheadSlice, limit: number) {
+  const entries: AheadEntry[] = [];
+  let readUnits = 0;
+  if (slice.to <= slice.from) return { entries, readUnits };
+  for (
+    let bucket = bucketOf(slice.from);
+    bucket <= bucketOf(slice.to - 1) && entries.length <= limit;
+    bucket++
+  ) {
+    let cursor: string | undefined;
+    do {
+      const page = await deps.jobs.queryAhead(aheadKeyOf(bucket, group), slice.from, slice.to, cursor);
+      entries.push(...page.items);
+      readUnits += page.readUnits;
+      cursor = page.cursor;
+    } while (cursor !== undefined && entries.length <= limit);
+  }
+  return { entries, readUnits };
 }
 
 export interface AheadSent {
   readonly sent: number;
   readonly missed: number;
   readonly enqueueLateness: number[];
-  /** A batch failed: the cursor stopped at its first firing, and the next sweep sends from there. */
-  readonly failed: boolean;
+  /** The earliest firing of a batch that failed: the group's next tick hands it out again. */
+  readonly failedFrom?: number | undefined;
 }
 
 /** One SQS batch. */
 const SEND_BATCH = 10;
 /** Batches sent at once (as the shards' firing does). */
 const SEND_CONCURRENCY = 8;
-/**
- * The cursor moves on after each this many runs sent, so a sweep stopped by its timeout in a
- * dense hour does not send them all again: a write for so many runs.
- */
-const CURSOR_STEP = 1_000;
 
 /**
- * Sends the runs of the one-offs read, in their firings' order, and moves the group's ahead cursor
- * up to what is sent: after each CURSOR_STEP runs, and to the range's end once all are, when it
- * sent or recorded anything (so the next sweep does not send it again) or the range reaches into
- * another hour (so a sweep reads at most two of its hours). A failed batch stops it at that
- * batch's first firing: the next sweep reads from there again, and a run sent twice is one run.
+ * Sends the runs of the one-offs read, in batches, beside the shards' firing. Nothing is written
+ * when all go: the tick recorded the slice as handed out. A batch that fails is reported by its
+ * first firing (failedFrom), which the sweep rewinds its group's ledger entry to; the batches
+ * after it that went are sent again with the next slice, and a run sent twice is one run.
  */
 export async function sendAheadOfGroup(
   deps: SchedulerDeps,
@@ -110,50 +127,24 @@ export async function sendAheadOfGroup(
   ahead: AheadRead,
   leadOf: (dueAt: number) => number = () => DELIVERY_LEAD_SECONDS,
 ): Promise<AheadSent> {
-  const totals = { sent: 0, missed: 0, enqueueLateness: [] as number[], failed: false };
-  const steps = chunksOf(ahead.jobs, CURSOR_STEP);
-  for (const [index, step] of steps.entries()) {
-    let firstFailed: number | undefined;
-    await forEachLimited(chunksOf(step, SEND_BATCH), SEND_CONCURRENCY, async (batch) => {
-      try {
-        const outcome = await sendAhead(deps, batch, leadOf);
-        totals.sent += outcome.sent;
-        totals.missed += outcome.missed;
-        totals.enqueueLateness.push(...outcome.enqueueLateness);
-      } catch (error) {
-        const at = batch[0]?.madeAheadAt ?? ahead.from;
-        firstFailed = Math.min(firstFailed ?? at, at);
-        deps.log.error("sending one-offs made ahead failed; they are sent at the group's next sweep", {
-          group,
-          error,
-        });
-      }
-    });
-    const next = steps[index + 1]?.[0]?.madeAheadAt;
+  const totals = { sent: 0, missed: 0, enqueueLateness: [] as number[] };
+  let failedFrom: number | undefined;
+  await forEachLimited(chunksOf(ahead.jobs, SEND_BATCH), SEND_CONCURRENCY, async (batch) => {
     try {
-      if (firstFailed !== undefined) {
-        if (firstFailed > ahead.from) await deps.jobs.advanceAheadCursor(group, firstFailed);
-        return { ...totals, failed: true };
-      }
-      if (next !== undefined) await deps.jobs.advanceAheadCursor(group, next);
+      const outcome = await sendAhead(deps, batch, leadOf);
+      totals.sent += outcome.sent;
+      totals.missed += outcome.missed;
+      totals.enqueueLateness.push(...outcome.enqueueLateness);
     } catch (error) {
-      deps.log.error("moving the group's ahead cursor failed; its next sweep sends the runs again", {
+      const at = batch[0]?.madeAheadAt ?? ahead.slice.from;
+      failedFrom = Math.min(failedFrom ?? at, at);
+      deps.log.error("sending one-offs made ahead failed; they go out again with the group's next slice", {
         group,
         error,
       });
-      return { ...totals, failed: true };
     }
-  }
-  try {
-    if (ahead.jobs.length > 0 || ahead.crossesHour) await deps.jobs.advanceAheadCursor(group, ahead.through);
-  } catch (error) {
-    deps.log.error("moving the group's ahead cursor failed; its next sweep sends the runs again", {
-      group,
-      error,
-    });
-    return { ...totals, failed: true };
-  }
-  return totals;
+  });
+  return { ...totals, failedFrom };
 }
 
 /**
@@ -211,16 +202,30 @@ async function sendAhead(
 }
 
 /**
- * How far the group of each job filed ahead has sent (its ahead cursor), for the views: a job's
- * firing its cursor has not passed is shown as its next run (nextRunViewed). One read a group.
+ * How far the group of each job filed ahead has handed its slices out (the ahead ledger, decision
+ * 0059; a group never recorded there, decision 0058's cursor), for the views: a job's firing not
+ * yet handed out is shown as its next run (nextRunViewed). One read of the ledger, and one a
+ * group it has never recorded.
  */
 export async function aheadSentThroughOf(
   deps: Pick<SchedulerDeps, "jobs">,
   jobs: ReadonlyArray<Parameters<typeof isFiledAhead>[0] & { readonly jobId: string }>,
 ): Promise<(jobId: string) => number | undefined> {
   const groups = [...new Set(jobs.filter(isFiledAhead).map((job) => groupOf(job.jobId)))];
+  if (groups.length === 0) return () => undefined;
+  const ledger = await deps.jobs.getAheadLedger();
   const cursors = new Map(
-    await Promise.all(groups.map(async (group) => [group, await deps.jobs.getAheadCursor(group)] as const)),
+    await Promise.all(
+      groups.map(async (group) => {
+        const entry = ledger.get(group);
+        return [group, entry ? fromOf(entry) : await deps.jobs.getAheadCursor(group)] as const;
+      }),
+    ),
   );
   return (jobId) => cursors.get(groupOf(jobId));
+}
+
+/** Where a group's next slice starts: its last slice's end, or earlier where a sweep failed. */
+export function fromOf(entry: AheadLedgerEntry): number {
+  return Math.min(entry.through, entry.rewoundTo ?? entry.through);
 }

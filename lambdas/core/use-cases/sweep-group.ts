@@ -4,11 +4,12 @@ import { leadSecondsFor } from "../delivery";
 import type { SchedulerDeps } from "../deps";
 import type { DueJob } from "../job";
 import { JobStatus } from "../job";
-import { bucketOf, bucketStart, dueKeyOf, SWEEP_GROUP_COUNT, shardsOfGroup } from "../keys";
+import { bucketOf, dueKeyOf, SWEEP_GROUP_COUNT, shardsOfGroup } from "../keys";
 import { chunksOf, forEachLimited } from "../limited";
+import type { AheadSlice } from "../ports";
 import { recordCancelledFirings } from "./cancelled-firings";
 import { fireJobs } from "./fire-jobs";
-import { readAhead, sendAheadOfGroup } from "./sweep-ahead";
+import { MAX_AHEAD_ENTRIES_A_SWEEP, readAhead, sendAheadOfGroup } from "./sweep-ahead";
 
 /**
  * A sweep's cursor never passes the bucket of "now minus this margin". Writers file a job
@@ -46,9 +47,16 @@ export interface SweepStats {
  * Sweeps one group of shards: reads the jobs due before now + lookahead from every bucket
  * between the group's cursor and the horizon, fires them, then moves the cursor past the
  * buckets that are now empty of due work. A cancelled job found there is one whose cancel died
- * before it recorded the job's overdue firings: they are recorded now.
+ * before it recorded the job's overdue firings: they are recorded now. Beside them, it sends the
+ * one-offs made ahead in `aheadSlice`, the slice its tick handed out (decision 0059); a message
+ * without one (from a tick before it) sends none, and the ledger it never moved hands them out.
  */
-export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<SweepStats> {
+export async function sweepGroup(
+  deps: SchedulerDeps,
+  group: number,
+  aheadSlice?: AheadSlice | undefined,
+  aheadLimit = MAX_AHEAD_ENTRIES_A_SWEEP,
+): Promise<SweepStats> {
   const now = deps.clock.now();
   const horizon = now + deps.settings.lookaheadSeconds * 1000;
   const settled = bucketOf(now - CURSOR_SAFETY_MS);
@@ -73,15 +81,20 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   // dense that second is, and a dense second's runs are sent with a longer lead (decision 0014).
   const work = buckets.flatMap((bucket) => shardsOfGroup(group).map((shard) => ({ bucket, shard })));
   const read: Array<{ bucket: number; jobs: DueJob[]; cancelled: DueJob[] }> = [];
-  // The group's one-offs made ahead at create (decision 0058), beside its shards.
-  const readingAhead = readAhead(deps, group, horizon, bucketStart(settled - 1)).catch((error: unknown) => {
-    stats.failedShards += 1;
-    deps.log.error("sweep of a group's one-offs made ahead failed; it is retried at its next sweep", {
-      group,
-      error,
-    });
-    return undefined;
-  });
+  // The group's one-offs made ahead at create (decision 0058) in the slice its tick handed out
+  // (decision 0059), beside its shards. A failure rewinds the group's ledger entry: its next
+  // tick hands those firings out again.
+  let aheadRewindTo: number | undefined;
+  const readingAhead = aheadSlice
+    ? readAhead(deps, group, aheadSlice, aheadLimit).catch((error: unknown) => {
+        aheadRewindTo = aheadSlice.from;
+        deps.log.error("reading a group's one-offs made ahead failed; its next tick hands them out again", {
+          group,
+          error,
+        });
+        return undefined;
+      })
+    : Promise.resolve(undefined);
   await forEachLimited(work, SHARD_CONCURRENCY, async ({ bucket, shard }) => {
     try {
       const outcome = await readShard(deps, dueKeyOf(bucket, shard), horizon);
@@ -100,6 +113,8 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
     }
   });
   const ahead = await readingAhead;
+  // A slice denser than one sweep reads: the rest goes out with the next (a rewind to it).
+  if (ahead?.restFrom !== undefined) aheadRewindTo = ahead.restFrom;
   if (ahead) {
     stats.jobsRead += ahead.entriesRead;
     stats.readUnits += ahead.readUnits;
@@ -118,12 +133,18 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   // The one-offs made ahead are sent beside the shards' firing, not after it: each waits on
   // its own lead alone.
   const sendingAhead = ahead
-    ? sendAheadOfGroup(deps, group, ahead, leadOf).then((outcome) => {
-        stats.runsCreated += outcome.sent;
-        stats.missedRecorded += outcome.missed;
-        stats.failedShards += outcome.failed ? 1 : 0;
-        lateness.push(...outcome.enqueueLateness);
-      })
+    ? sendAheadOfGroup(deps, group, ahead, leadOf).then(
+        (outcome) => {
+          stats.runsCreated += outcome.sent;
+          stats.missedRecorded += outcome.missed;
+          if (outcome.failedFrom !== undefined)
+            aheadRewindTo = Math.min(aheadRewindTo ?? outcome.failedFrom, outcome.failedFrom);
+          lateness.push(...outcome.enqueueLateness);
+        },
+        () => {
+          aheadRewindTo = ahead.slice.from;
+        },
+      )
     : Promise.resolve();
   await forEachLimited(read, SHARD_CONCURRENCY, async ({ bucket, jobs, cancelled }) => {
     try {
@@ -147,6 +168,13 @@ export async function sweepGroup(deps: SchedulerDeps, group: number): Promise<Sw
   });
 
   await sendingAhead;
+  if (aheadRewindTo !== undefined) {
+    // Only this write's failure fails the message: SQS then hands the whole slice out again.
+    await deps.jobs.rewindAheadLedger(group, aheadRewindTo).catch((error: unknown) => {
+      stats.failedShards += 1;
+      deps.log.error("rewinding a group's ahead ledger failed; SQS retries its sweep", { group, error });
+    });
+  }
 
   const caughtUpTo = Math.min(cursor + MAX_CATCH_UP_BUCKETS, settled);
   const nextCursor = Math.min(caughtUpTo, firstUnfinished);

@@ -3,12 +3,14 @@ import { groupsOfTurn, turnAt } from "../keys";
 import type { LaneRetirement } from "../ports";
 import { type RepairStats, repairRuns } from "./repair-runs";
 import { isLaneJanitorMinute, retireIdleLanes } from "./retire-idle-lanes";
+import { dispatchSweeps } from "./sweep-dispatch";
 
 /**
  * The minute tick (EventBridge in AWS, a timer locally): fans the sweep out over the shard
  * groups whose turn it is (every group every `sweepEveryTicks` ticks, decision 0056), one
  * message each, so no single invocation reads all 1,024 shards and a failed group is retried
- * on its own; then runs the repair pass, which reads only 16 small partitions, and counts the
+ * on its own; each message carries the slice of its group's one-offs made ahead to send
+ * (decision 0059); then runs the repair pass, which reads only 16 small partitions, and counts the
  * dead letters (the depth an alarm watches). Once an hour it also deletes idle lanes; a
  * failure there is logged and never fails the tick.
  *
@@ -29,7 +31,7 @@ export async function runTick(
   const { tickSeconds, sweepEveryTicks } = deps.settings;
   const turn = options.turn ?? turnAt(now, tickSeconds, sweepEveryTicks);
   const groups = groupsOfTurn(turn, sweepEveryTicks);
-  await deps.sweeps.dispatch(groups, now);
+  await dispatchSweeps(deps, groups, now);
   const repair = await repairRuns(deps, options);
   const deadLetters = await deps.runs.countDeadLetters();
   const lanes = isLaneJanitorMinute(deps.clock.now())
