@@ -108,7 +108,7 @@ export class Observability extends Construct {
     );
     alarm(
       "TickErrors",
-      "The tick Lambda failed: no sweep of that turn's shard groups and no repair pass for that minute",
+      "The tick Lambda failed: that turn's shard groups may not have been swept, nor the repair pass run, that minute",
       props.tick.metricErrors({ period: Duration.minutes(5) }),
       1,
       2,

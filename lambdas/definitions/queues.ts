@@ -57,14 +57,18 @@ export const PUSH_QUEUE = {
  * visibility timeout is six times the sweeper's timeout, as AWS advises for a queue that feeds a
  * function (the event source may retry a batch and keep messages while it does): a message is
  * never handed to a second sweeper while the first may still run. A failed group waits for
- * this, but not for its runs: the group's next turn sends it again within a sweep period (two
- * minutes in AWS, decision 0056), and a sweep is idempotent (the group's cursor). After 5 failures the message is kept aside in the
- * dead-letter queue for an alarm.
+ * this, but not for its due jobs: the group's next turn sweeps them again within a sweep period
+ * (two minutes in AWS, decision 0056; a sweep is idempotent, the group's cursor). Its slice of
+ * one-offs made ahead is the message's own (decision 0059): a sweep that fails rewinds the
+ * ledger so the next tick hands it out again, and one killed (its rewind not written) waits for
+ * this timeout, up to six minutes. After 5 failures the message is kept aside in the dead-letter
+ * queue for an alarm. Kept 14 days, like the others: the message is the only record of a slice
+ * it holds, so it must never expire unread (nor be purged).
  */
 export const SWEEP_QUEUE = {
   logicalName: "sweeps",
   visibilityTimeoutSeconds: 6 * FUNCTION_TIMEOUT_SECONDS.sweeper,
-  retentionSeconds: 3600,
+  retentionSeconds: FOURTEEN_DAYS,
   deadLetter: { logicalName: "sweeps-dlq", maxReceiveCount: 5 },
 } as const satisfies QueueDefinition;
 

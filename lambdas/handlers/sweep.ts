@@ -35,15 +35,23 @@ export function recordSweep(stats: SweepStats): void {
   metrics.addMetric("EnqueueLatenessP99", MetricUnit.Milliseconds, percentile(stats.enqueueLatenessMs, 99));
 }
 
+/**
+ * A sweep starts no batch of one-offs made ahead in its function's last seconds (the rest go
+ * with the group's next slice, decision 0059): time for its due jobs' end, its rewind and its
+ * answer.
+ */
+const SEND_MARGIN_MS = 10_000;
+
 export function createSweepHandler(deps: SchedulerDeps) {
   const processor = new BatchProcessor(EventType.SQS);
-  const sweepRecord = async (record: SQSRecord) => {
+  const sweepRecord = async (record: SQSRecord, context: Context) => {
     const message = parseSweepMessage(record.body);
     if (!message || message.group >= SWEEP_GROUP_COUNT) {
       deps.log.warn("ignoring a malformed sweep message", { messageId: record.messageId });
       return; // retrying it would not help
     }
-    const stats = await sweepGroup(deps, message.group, message.ahead);
+    const sendUntil = deps.clock.now() + context.getRemainingTimeInMillis() - SEND_MARGIN_MS;
+    const stats = await sweepGroup(deps, message.group, message.ahead, { sendUntil });
     recordSweep(stats);
     if (stats.failedShards > 0)
       throw new Error(`group ${message.group}: ${stats.failedShards} shards failed`);
@@ -51,7 +59,7 @@ export function createSweepHandler(deps: SchedulerDeps) {
   return middy<SQSEvent, SQSBatchResponse>()
     .use(logMetrics(metrics))
     .handler((event: SQSEvent, context: Context) =>
-      processPartialResponse(event, sweepRecord, processor, {
+      processPartialResponse(event, (record: SQSRecord) => sweepRecord(record, context), processor, {
         context,
         // One group at a time, as before: a sweep reads many shards, and groups in parallel
         // would only compete for the same table.

@@ -3,13 +3,12 @@ import { describe, expect, it } from "vitest";
 import {
   AHEAD_LEDGER_KEY,
   ledgerOfItem,
-  MAX_EXPRESSION_BYTES,
   moveExpression,
   rewindExpression,
 } from "../../lambdas/adapters/dynamo/ahead-ledger";
 import { itemSize } from "../../lambdas/adapters/dynamo/item-size";
 import { SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
-import { placeholderProblems } from "../support/expression-rules";
+import { MAX_EXPRESSION_BYTES, placeholderProblems } from "../support/expression-rules";
 
 const T = Date.UTC(2026, 11, 6, 2, 0, 0);
 const groups = Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g);
@@ -27,6 +26,12 @@ describe("the ahead ledger's item and expressions (decision 0059), by DynamoDB's
     for (const text of [input.UpdateExpression, input.ConditionExpression])
       expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(MAX_EXPRESSION_BYTES);
     expect(placeholderProblems(rewindExpression(31, T))).toEqual([]);
+    // Back only, and an end set where the group had none.
+    expect(rewindExpression(31, T)).toMatchObject({
+      UpdateExpression: "SET #r = :from, #t = if_not_exists(#t, :from)",
+      ConditionExpression: "attribute_not_exists(#r) OR #r > :from",
+      ExpressionAttributeNames: { "#r": "r31", "#t": "t31" },
+    });
   });
 
   it("holds every group's end and rewind in one write unit (under 1 KB)", () => {

@@ -755,8 +755,9 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     ).toBe(false);
     expect((await stores.jobs.getAheadLedger()).get(29)).toBeUndefined();
     // A rewind goes back only; the next move on what it read consumes it.
-    await stores.jobs.rewindAheadLedger(30, T + 500);
     await stores.jobs.rewindAheadLedger(30, T + 800);
+    await stores.jobs.rewindAheadLedger(30, T + 500); // further back: taken
+    await stores.jobs.rewindAheadLedger(30, T + 900); // forward: not
     ledger = await stores.jobs.getAheadLedger();
     expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: T + 500 });
     expect(await stores.jobs.moveAheadLedger([{ group: 30, read: ledger.get(31), through: T + 2_000 }])).toBe(

@@ -107,13 +107,16 @@ export async function checkState(world: World): Promise<void> {
         );
     }
     // (c) Under skip, buffer-one and cancel-previous, at most one run leased since the job has
-    // had that policy holds a live lease; backfilled runs run beside the others by design.
+    // had that policy holds a live lease a worker was handed; backfilled runs run beside the
+    // others by design. A lease written by a step that failed before it answered (a refused or
+    // killed call after it) reached no worker: nothing runs under it, and it lapses.
     const leasedBefore = modelJob.leasedBeforePolicy;
     if (leasedBefore !== undefined) {
       const live = runs.filter(
         (r) =>
           r.status === RunStatus.Leased &&
           (r.leaseExpiresAt ?? 0) > now &&
+          world.fencesIssued.get(r.runId) === r.fence &&
           leasedBefore.get(r.runId) !== r.fence &&
           r.origin !== "backfill",
       );

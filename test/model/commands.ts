@@ -710,6 +710,8 @@ export function commandArbitraries(): fc.Arbitrary<Command>[] {
     .tuple(
       fc.constantFrom(
         "send",
+        "dispatch",
+        "getAheadLedger",
         "queryAhead",
         "queryDue",
         "getJobs",

@@ -1,3 +1,6 @@
+/** DynamoDB's limit on any one expression string (ConditionExpression, UpdateExpression). */
+export const MAX_EXPRESSION_BYTES = 4_096;
+
 /**
  * DynamoDB refuses an expression that uses a #name or :value it was not given, and a request
  * that gives one its expressions do not use ("unused in expressions").

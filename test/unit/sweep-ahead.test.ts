@@ -181,6 +181,26 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBeUndefined();
   });
 
+  it("a sweep that cannot read its slice rewinds its group to the slice's start: the next tick hands it all out again", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const group = groupOf(jobId);
+    const query = deps.jobs.queryAhead.bind(deps.jobs);
+    deps.jobs.queryAhead = async () => {
+      throw new Error("throttled");
+    };
+    deps.clock.set(runAt - 20_000);
+    await dispatchSweeps(deps, [group], deps.clock.now());
+    const [message] = deps.sweeps.takeAll();
+    expect((await sweepGroup(deps, group, message?.ahead)).failedShards).toBe(0);
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(message?.ahead?.from);
+    deps.jobs.queryAhead = query;
+    deps.clock.set(runAt - 10_000);
+    await tickSweep(deps, group);
+    expect(deps.queue.sent.map((s) => s.message.jobId)).toEqual([jobId]);
+  });
+
   it("a rewind that cannot be written fails the sweep's message, so SQS hands the whole slice out again", async () => {
     const deps = memoryDeps(NOW);
     const runAt = NOW + HOUR;
@@ -322,7 +342,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     await dispatchSweeps(deps, [group], deps.clock.now());
     const [message] = deps.sweeps.takeAll();
     // A limit of 15 cuts inside the second instant: its 5 taken are left for the next slice.
-    await sweepGroup(deps, group, message?.ahead, 15);
+    await sweepGroup(deps, group, message?.ahead, { limit: 15 });
     expect(deps.queue.sent.map((s) => s.message.scheduledFor)).toEqual(Array(10).fill(runAt));
     expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(runAt + 1_000);
     // One instant denser than the limit: that instant whole, the rest from the next millisecond.
@@ -330,7 +350,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     await dispatchSweeps(deps, [group], deps.clock.now());
     const [next] = deps.sweeps.takeAll();
     expect(next?.ahead?.from).toBe(runAt + 1_000);
-    await sweepGroup(deps, group, next?.ahead, 5);
+    await sweepGroup(deps, group, next?.ahead, { limit: 5 });
     expect(deps.queue.sent.slice(10).map((s) => s.message.scheduledFor)).toEqual(
       Array(10).fill(runAt + 1_000),
     );

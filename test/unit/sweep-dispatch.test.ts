@@ -66,7 +66,7 @@ describe("the tick's ahead ledger (decision 0059)", () => {
     expect(late?.ahead).toEqual({ from: NOW + lookahead, to: NOW + 10 * 60_000 + lookahead });
   });
 
-  it("a tick that dies after sending (its ledger write lost) has its firings handed out again by the next", async () => {
+  it("a tick whose ledger write is lost after sending has its firings handed out again by the next", async () => {
     const deps = memoryDeps(NOW);
     const lookahead = deps.settings.lookaheadSeconds * 1000;
     await tickAt(deps, NOW, [4]);
@@ -75,7 +75,7 @@ describe("the tick's ahead ledger (decision 0059)", () => {
       throw new Error("killed");
     };
     deps.clock.set(NOW + 60_000);
-    await expect(dispatchSweeps(deps, [4], NOW + 60_000)).rejects.toThrow("killed");
+    await dispatchSweeps(deps, [4], NOW + 60_000);
     expect(deps.sweeps.takeAll().map((m) => m.ahead)).toEqual([
       { from: NOW + lookahead, to: NOW + 60_000 + lookahead },
     ]);
@@ -114,6 +114,49 @@ describe("the tick's ahead ledger (decision 0059)", () => {
     const [one] = await tickAt(deps, NOW + 120_000, [1]);
     expect(one?.ahead).toEqual({ from: NOW + 10_000, to: NOW + 120_000 + lookahead });
     expect(deps.jobs.aheadLedger.get(1)).toEqual({ through: NOW + 120_000 + lookahead });
+  });
+
+  it("a ledger it cannot read still sends every group's sweep, without slices, and records nothing", async () => {
+    const deps = memoryDeps(NOW);
+    const writes = ledgerWrites(deps);
+    deps.jobs.getAheadLedger = async () => {
+      throw new Error("throttled");
+    };
+    await runTick(deps, { turn: 0 });
+    const messages = deps.sweeps.takeAll();
+    expect(messages.length).toBeGreaterThan(0);
+    expect(messages.every((m) => m.ahead === undefined)).toBe(true);
+    expect(writes.moves).toEqual([]);
+  });
+
+  it("a ledger write that fails does not fail the tick: the repair pass runs, and the next tick hands the firings out again", async () => {
+    const deps = memoryDeps(NOW);
+    const lookahead = deps.settings.lookaheadSeconds * 1000;
+    await tickAt(deps, NOW, [4]);
+    const move = deps.jobs.moveAheadLedger.bind(deps.jobs);
+    deps.jobs.moveAheadLedger = async () => {
+      throw new Error("throttled");
+    };
+    deps.clock.set(NOW + 60_000);
+    await expect(runTick(deps, { turn: 0 })).resolves.toMatchObject({ repair: expect.anything() });
+    deps.jobs.moveAheadLedger = move;
+    deps.sweeps.takeAll();
+    const [again] = await tickAt(deps, NOW + 120_000, [4]);
+    expect(again?.ahead?.from).toBe(NOW + lookahead);
+  });
+
+  it("an entry that never matches holds back only its own group: after two tries, each group is written alone", async () => {
+    const deps = memoryDeps(NOW);
+    const lookahead = deps.settings.lookaheadSeconds * 1000;
+    await tickAt(deps, NOW, [1, 2]);
+    // Group 1's stored entry is not what it reads as (malformed): its condition never holds.
+    const move = deps.jobs.moveAheadLedger.bind(deps.jobs);
+    deps.jobs.moveAheadLedger = async (moves) => (moves.some((m) => m.group === 1) ? false : move(moves));
+    const writes = ledgerWrites(deps);
+    await tickAt(deps, NOW + 60_000, [1, 2]);
+    expect(writes.moves.map((moves) => moves.map((m) => m.group))).toEqual([[1, 2], [1, 2], [1], [2]]);
+    expect(deps.jobs.aheadLedger.get(2)).toEqual({ through: NOW + 60_000 + lookahead });
+    expect(deps.jobs.aheadLedger.get(1)?.through).toBe(NOW + lookahead);
   });
 
   it("a rewind never moves a group forward, and one before the tick's first write is kept", async () => {

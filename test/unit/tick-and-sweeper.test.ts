@@ -1,7 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
 import { describe, expect, it } from "vitest";
 import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
-import { groupsOfTurn, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
+import { groupOf, groupsOfTurn, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
 import { controlJob } from "../../lambdas/core/use-cases/control-job";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import {
@@ -144,6 +144,33 @@ describe("the sweeper", () => {
       localContext("sweeper"),
     );
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: "m1" }] });
+  });
+
+  it("starts no batch of one-offs made ahead in its function's last seconds: the group is rewound to them, the message answered", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + 3_600_000;
+    const { jobId } = await createJob(
+      deps,
+      { tenant: "t1", principal: "p" },
+      {
+        type: "x",
+        runAt: new Date(runAt).toISOString(),
+      },
+    );
+    const group = groupOf(jobId);
+    deps.clock.set(runAt - 20_000);
+    await runTick(deps, { turn: 0 });
+    const message = deps.sweeps.takeAll().find((m) => m.group === group);
+    const handler = createSweepHandler(deps);
+    const lastSeconds = { ...localContext("sweeper"), getRemainingTimeInMillis: () => 9_000 };
+    expect(await handler(event(JSON.stringify(message)), lastSeconds)).toEqual({ batchItemFailures: [] });
+    expect(deps.queue.sent).toEqual([]);
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(runAt);
+    // With its time, the same message sends it.
+    expect(await handler(event(JSON.stringify(message)), localContext("sweeper"))).toEqual({
+      batchItemFailures: [],
+    });
+    expect(deps.queue.sent.map((s) => s.message.jobId)).toEqual([jobId]);
   });
 
   it("drops malformed messages instead of retrying them forever", async () => {

@@ -9,9 +9,6 @@ import type { AheadLedger, AheadLedgerEntry, AheadLedgerMove } from "../../core/
  */
 export const AHEAD_LEDGER_KEY = { pk: "SWEEP#AHEAD", sk: "LEDGER" } as const;
 
-/** DynamoDB's limit on any one expression string (ConditionExpression, UpdateExpression). */
-export const MAX_EXPRESSION_BYTES = 4_096;
-
 const through = (group: number) => `t${String(group).padStart(2, "0")}`;
 const rewound = (group: number) => `r${String(group).padStart(2, "0")}`;
 

@@ -75,8 +75,8 @@ export function movedOnAtCreate(job: Job, at: number): Job {
  * How far ahead a one-off must be due to be made ahead at create (decision 0058): past the
  * furthest any sweep sends (the longest lookahead the settings allow, SQS's longest delay: a
  * deploy may raise the lookahead after the create), and the sweep cursor's margin more (decision
- * 0054), so that no sweep has read the instant's range before this create's write shows in the
- * index. 17 minutes: a one-off nearer than 15 has its run sent at create (decision 0048).
+ * 0054), so that no tick has handed the instant out to a sweep (decision 0059) before this
+ * create's write shows in the index. 17 minutes: a one-off nearer than 15 has its run sent at create (decision 0048).
  */
 export const MADE_AHEAD_BEYOND_MS = MAX_DELAY_SECONDS * 1000 + CURSOR_SAFETY_MS;
 

@@ -106,8 +106,11 @@ export interface AheadSent {
   readonly sent: number;
   readonly missed: number;
   readonly enqueueLateness: number[];
-  /** The earliest firing of a batch that failed: the group's next tick hands it out again. */
-  readonly failedFrom?: number | undefined;
+  /**
+   * The earliest firing of a batch that failed or was not started (its sweep's time ran out):
+   * the group's next tick hands it out again from there.
+   */
+  readonly unsentFrom?: number | undefined;
 }
 
 /** One SQS batch. */
@@ -117,34 +120,48 @@ const SEND_CONCURRENCY = 8;
 
 /**
  * Sends the runs of the one-offs read, in batches, beside the shards' firing. Nothing is written
- * when all go: the tick recorded the slice as handed out. A batch that fails is reported by its
- * first firing (failedFrom), which the sweep rewinds its group's ledger entry to; the batches
- * after it that went are sent again with the next slice, and a run sent twice is one run.
+ * when all go: the tick recorded the slice as handed out. A batch that fails, or that would
+ * start after `sendUntil`, is reported by its first firing (unsentFrom), which the sweep rewinds
+ * its group's ledger entry to; the batches after it that went are sent again with the next
+ * slice, and a run sent twice is one run.
  */
 export async function sendAheadOfGroup(
   deps: SchedulerDeps,
   group: number,
   ahead: AheadRead,
   leadOf: (dueAt: number) => number = () => DELIVERY_LEAD_SECONDS,
+  sendUntil = Number.POSITIVE_INFINITY,
 ): Promise<AheadSent> {
   const totals = { sent: 0, missed: 0, enqueueLateness: [] as number[] };
-  let failedFrom: number | undefined;
+  let unsentFrom: number | undefined;
+  const unsent = (batch: ReadonlyArray<{ readonly madeAheadAt: number }>) => {
+    const at = batch[0]?.madeAheadAt ?? ahead.slice.from;
+    unsentFrom = Math.min(unsentFrom ?? at, at);
+  };
   await forEachLimited(chunksOf(ahead.jobs, SEND_BATCH), SEND_CONCURRENCY, async (batch) => {
+    if (deps.clock.now() > sendUntil) return unsent(batch);
     try {
       const outcome = await sendAhead(deps, batch, leadOf);
       totals.sent += outcome.sent;
       totals.missed += outcome.missed;
       totals.enqueueLateness.push(...outcome.enqueueLateness);
     } catch (error) {
-      const at = batch[0]?.madeAheadAt ?? ahead.slice.from;
-      failedFrom = Math.min(failedFrom ?? at, at);
+      unsent(batch);
       deps.log.error("sending one-offs made ahead failed; they go out again with the group's next slice", {
         group,
         error,
       });
     }
   });
-  return { ...totals, failedFrom };
+  if (deps.clock.now() > sendUntil && unsentFrom !== undefined)
+    deps.log.warn(
+      "a sweep's time ran out in a dense slice of one-offs made ahead; the rest go with the next",
+      {
+        group,
+        from: unsentFrom,
+      },
+    );
+  return { ...totals, unsentFrom };
 }
 
 /**
@@ -160,7 +177,7 @@ async function sendAhead(
   deps: SchedulerDeps,
   jobs: ReadonlyArray<Job & { readonly madeAheadAt: number }>,
   leadOf: (dueAt: number) => number,
-): Promise<Omit<AheadSent, "failed">> {
+): Promise<Omit<AheadSent, "unsentFrom">> {
   const now = deps.clock.now();
   const graceMs = deps.settings.repairGraceSeconds * 1000;
   const toSend: Array<{ job: Job; at: number }> = [];

@@ -22,7 +22,16 @@ export async function dispatchSweeps(
   groups: readonly number[],
   now: number,
 ): Promise<void> {
-  const ledger = await deps.jobs.getAheadLedger();
+  const ledger = await deps.jobs.getAheadLedger().catch((error: unknown) => {
+    // The due jobs' sweeps go out still: their messages carry no slice, and the ledger the tick
+    // did not move hands those firings out next tick.
+    deps.log.error("reading the ahead ledger failed; this tick hands out no one-offs made ahead", { error });
+    return undefined;
+  });
+  if (!ledger) {
+    await deps.sweeps.dispatch(groups.map((group) => ({ group, tickAt: now })));
+    return;
+  }
   const horizon = now + deps.settings.lookaheadSeconds * 1000;
   // A group the ledger has never recorded starts at decision 0058's cursor (code before this
   // one moved it), or an hour back as the due cursor does.
@@ -35,7 +44,13 @@ export async function dispatchSweeps(
     }),
   );
   await deps.sweeps.dispatch(messages);
-  await recordSlices(deps, ledger, messages);
+  // Not recorded, the slices go out again next tick: a failure here must not keep the tick from
+  // its repair pass.
+  await recordSlices(deps, ledger, messages).catch((error: unknown) => {
+    deps.log.error("recording the ahead ledger failed; the next tick hands the same firings out again", {
+      error,
+    });
+  });
 }
 
 /**
@@ -52,23 +67,32 @@ export function aheadSliceOf(from: number, horizon: number): AheadSlice {
 /**
  * Moves the ledger to the slices' ends. When the write meets an entry changed since it was read
  * (a sweep rewound it, or another tick moved it), it is read again and tried once more with the
- * groups still as read; the others keep their entries, and their next tick hands their slices
- * out again from there.
+ * groups still as read; if that fails too, each group is written alone, so one entry that never
+ * matches (changed again, or malformed) holds back only its own group. A group not written keeps
+ * its entry, and its next tick hands its slice out again from there.
  */
 async function recordSlices(deps: SchedulerDeps, ledger: AheadLedger, messages: readonly SweepMessage[]) {
-  let read = ledger;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const moves = messages.flatMap(({ group, ahead }) => {
+  const movesOf = (read: AheadLedger) =>
+    messages.flatMap(({ group, ahead }) => {
       const entry = read.get(group);
       const unchanged = sameEntry(entry, ledger.get(group));
       return ahead && ahead.to > ahead.from && unchanged ? [{ group, read: entry, through: ahead.to }] : [];
     });
-    if (moves.length === 0 || (await deps.jobs.moveAheadLedger(moves))) return;
-    read = await deps.jobs.getAheadLedger();
-  }
-  deps.log.warn("the ahead ledger changed while a tick wrote it; its groups' slices go out again next tick", {
-    groups: messages.map((m) => m.group),
-  });
+  const first = movesOf(ledger);
+  if (first.length === 0 || (await deps.jobs.moveAheadLedger(first))) return;
+  const again = movesOf(await deps.jobs.getAheadLedger());
+  if (again.length === 0 || (await deps.jobs.moveAheadLedger(again))) return;
+  const alone = await Promise.all(
+    again.map(async (move) => [move.group, await deps.jobs.moveAheadLedger([move])] as const),
+  );
+  const held = alone.filter(([, moved]) => !moved).map(([group]) => group);
+  if (held.length > 0)
+    deps.log.error(
+      "the ahead ledger changed under a tick's write; these groups' slices go out again next tick",
+      {
+        groups: held,
+      },
+    );
 }
 
 function sameEntry(a: AheadLedgerEntry | undefined, b: AheadLedgerEntry | undefined): boolean {

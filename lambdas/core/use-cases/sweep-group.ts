@@ -29,6 +29,18 @@ const SHARD_CONCURRENCY = 8;
 /** One SQS batch. */
 const FIRE_BATCH = 10;
 
+/** How much of its slice of one-offs made ahead one sweep takes on. */
+export interface AheadOptions {
+  /** The most entries it reads (MAX_AHEAD_ENTRIES_A_SWEEP). */
+  readonly limit?: number | undefined;
+  /**
+   * The clock's instant after which it starts no more batches (its function's time running
+   * out): the rest goes out with the group's next slice, by a rewind, so a dense slice never
+   * times its sweep out again and again.
+   */
+  readonly sendUntil?: number | undefined;
+}
+
 export interface SweepStats {
   readonly group: number;
   readonly bucketsRead: number;
@@ -55,7 +67,7 @@ export async function sweepGroup(
   deps: SchedulerDeps,
   group: number,
   aheadSlice?: AheadSlice | undefined,
-  aheadLimit = MAX_AHEAD_ENTRIES_A_SWEEP,
+  options: AheadOptions = {},
 ): Promise<SweepStats> {
   const now = deps.clock.now();
   const horizon = now + deps.settings.lookaheadSeconds * 1000;
@@ -86,14 +98,16 @@ export async function sweepGroup(
   // tick hands those firings out again.
   let aheadRewindTo: number | undefined;
   const readingAhead = aheadSlice
-    ? readAhead(deps, group, aheadSlice, aheadLimit).catch((error: unknown) => {
-        aheadRewindTo = aheadSlice.from;
-        deps.log.error("reading a group's one-offs made ahead failed; its next tick hands them out again", {
-          group,
-          error,
-        });
-        return undefined;
-      })
+    ? readAhead(deps, group, aheadSlice, options.limit ?? MAX_AHEAD_ENTRIES_A_SWEEP).catch(
+        (error: unknown) => {
+          aheadRewindTo = aheadSlice.from;
+          deps.log.error("reading a group's one-offs made ahead failed; its next tick hands them out again", {
+            group,
+            error,
+          });
+          return undefined;
+        },
+      )
     : Promise.resolve(undefined);
   await forEachLimited(work, SHARD_CONCURRENCY, async ({ bucket, shard }) => {
     try {
@@ -133,12 +147,12 @@ export async function sweepGroup(
   // The one-offs made ahead are sent beside the shards' firing, not after it: each waits on
   // its own lead alone.
   const sendingAhead = ahead
-    ? sendAheadOfGroup(deps, group, ahead, leadOf).then(
+    ? sendAheadOfGroup(deps, group, ahead, leadOf, options.sendUntil).then(
         (outcome) => {
           stats.runsCreated += outcome.sent;
           stats.missedRecorded += outcome.missed;
-          if (outcome.failedFrom !== undefined)
-            aheadRewindTo = Math.min(aheadRewindTo ?? outcome.failedFrom, outcome.failedFrom);
+          if (outcome.unsentFrom !== undefined)
+            aheadRewindTo = Math.min(aheadRewindTo ?? outcome.unsentFrom, outcome.unsentFrom);
           lateness.push(...outcome.enqueueLateness);
         },
         () => {
