@@ -68,7 +68,8 @@ export function reportIdle(
     "sweep: Lambda requests and GB-s": lambdaCost("sweeper"),
     [`DynamoDB reads (sweep and repair queries, lease lookups; two-bucket sweeps at the month's ${(TWO_BUCKET_SHARE * 100).toFixed(1)}%)`]:
       monthReads * month * PRICE.dynamoReadUnit,
-    "DynamoDB writes (the tick's ahead ledger, sweep cursors)": capacity.writes() * month * PRICE.dynamoWriteUnit,
+    "DynamoDB writes (the tick's ahead ledger, sweep cursors)":
+      capacity.writes() * month * PRICE.dynamoWriteUnit,
     "SQS: the tick's sends to the sweep queue": tickSqs * month * PRICE.sqsRequest,
     [`SQS: event source polling (modelled: ${ESM_POLLERS} pollers x ${ESM_QUEUES} queues, 20 s long polls)`]:
       ESM_POLLERS * ESM_QUEUES * ((30 * 86_400) / 20) * PRICE.sqsRequest,

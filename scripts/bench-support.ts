@@ -8,9 +8,7 @@ import type { WorkerCaller } from "../lambdas/core/caller";
 import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
 import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
-import type { SweepMessage } from "../lambdas/core/ports";
 import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
-import { dispatchSweeps } from "../lambdas/core/use-cases/sweep-dispatch";
 import { type SweepStats, sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
 import { JOBS_TABLE } from "../lambdas/definitions/table";
@@ -19,6 +17,7 @@ import { startEmulatorProcess } from "../local/emulator-process";
 import { startDynamo, startSqs } from "../local/emulators";
 import { createBatcher } from "../packages/worker/src/batcher";
 import { oneOffJob as buildJob } from "../test/support/jobs";
+import { handOutSlices } from "../test/support/tick-sweeps";
 
 /** Helpers the benchmark scripts share: bulk job creation and percentiles. */
 export function oneOffJob(runAt: number, now: number, type = "bench", tenant = "bench-tenant"): Job {
@@ -76,10 +75,7 @@ export async function tickAhead(deps: SchedulerDeps, dueAt: number): Promise<voi
  * as 32 sweeper Lambdas sweep side by side.
  */
 export async function sweepEveryGroup(deps: SchedulerDeps): Promise<SweepStats[]> {
-  const messages: SweepMessage[] = [];
-  const capture = { dispatch: async (sent: readonly SweepMessage[]) => void messages.push(...sent) };
-  const groups = Array.from({ length: SWEEP_GROUP_COUNT }, (_, g) => g);
-  await dispatchSweeps({ ...deps, sweeps: capture }, groups, deps.clock.now());
+  const messages = await handOutSlices(deps);
   return Promise.all(messages.map((m) => sweepGroup(deps, m.group, m.ahead)));
 }
 

@@ -2,14 +2,12 @@ import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { describe, expect, it } from "vitest";
 import { FixedClock } from "../../lambdas/core/clock";
 import { SHARDS_PER_GROUP, shardOf } from "../../lambdas/core/keys";
-import type { SweepMessage } from "../../lambdas/core/ports";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { type Lease, leaseRuns } from "../../lambdas/core/use-cases/lease-runs";
-import { dispatchSweeps } from "../../lambdas/core/use-cases/sweep-dispatch";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { createTestStack, laneMessageCount, laneMessageStates, type TestStack } from "../support/stack";
-import { tickSweep } from "../support/tick-sweeps";
+import { handOutSlices, tickSweep } from "../support/tick-sweeps";
 
 const worker = { principal: "p", tenants: ["t"] };
 
@@ -71,10 +69,7 @@ describe("two sweepers racing on the same due job", () => {
 
     // Act: two sweeps of the group's message at the same moment (SQS delivered it twice), through
     // the real adapters: the one-off is made ahead, and the tick's slice holds it (decision 0059).
-    const messages: SweepMessage[] = [];
-    const capture = { dispatch: async (sent: readonly SweepMessage[]) => void messages.push(...sent) };
-    await dispatchSweeps({ ...stack.deps, sweeps: capture }, [group], clock.now());
-    const slice = messages[0]?.ahead;
+    const slice = (await handOutSlices(stack.deps, [group]))[0]?.ahead;
     const [a, b] = await Promise.all([
       sweepGroup(stack.deps, group, slice),
       sweepGroup(stack.deps, group, slice),

@@ -16,9 +16,7 @@ export async function tickSweeps(
   deps: SchedulerDeps,
   groups: readonly number[] = ALL_GROUPS,
 ): Promise<SweepStats[]> {
-  const messages: SweepMessage[] = [];
-  const capture = { dispatch: async (sent: readonly SweepMessage[]) => void messages.push(...sent) };
-  await dispatchSweeps({ ...deps, sweeps: capture }, groups, deps.clock.now());
+  const messages = await handOutSlices(deps, groups);
   const stats: SweepStats[] = [];
   for (const message of messages) stats.push(await sweepGroup(deps, message.group, message.ahead));
   return stats;
@@ -29,4 +27,18 @@ export async function tickSweep(deps: SchedulerDeps, group: number): Promise<Swe
   const [stats] = await tickSweeps(deps, [group]);
   if (!stats) throw new Error(`no sweep of group ${group}`);
   return stats;
+}
+
+/**
+ * A tick's fan-out at the clock's now (decision 0059): the ledger read and moved as a tick moves
+ * it, the groups' messages returned instead of sent to the deps' sweep queue.
+ */
+export async function handOutSlices(
+  deps: SchedulerDeps,
+  groups: readonly number[] = ALL_GROUPS,
+): Promise<SweepMessage[]> {
+  const messages: SweepMessage[] = [];
+  const capture = { dispatch: async (sent: readonly SweepMessage[]) => void messages.push(...sent) };
+  await dispatchSweeps({ ...deps, sweeps: capture }, groups, deps.clock.now());
+  return messages;
 }
