@@ -7,7 +7,6 @@ import type { RuntimeConfig } from "../lambdas/adapters/environment";
 import type { WorkerCaller } from "../lambdas/core/caller";
 import type { SchedulerDeps } from "../lambdas/core/deps";
 import type { Job } from "../lambdas/core/job";
-import { SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { completeRuns } from "../lambdas/core/use-cases/complete-runs";
 import { type SweepStats, sweepGroup } from "../lambdas/core/use-cases/sweep-group";
 import { CLOUD_SETTINGS, LOCAL_SETTINGS, type SchedulerSettings } from "../lambdas/definitions/settings";
