@@ -1,10 +1,10 @@
 /**
  * soak: the local runtime (`npm start`, as a child process) under steady load for a long time.
  * A client creates one-off jobs at a constant rate through the signed API, due 10-60 s ahead,
- * plus every-minute cron jobs; an SDK worker in this process executes them. Every sample period
- * it prints the runtime's resident memory (VmRSS of its process, its V8 heap capped at 256 MB
- * as in a 512 MB Lambda) and the lateness of the runs started in that period (handler start -
- * scheduled instant).
+ * plus every-minute cron jobs (their first firing at least 10 s away); an SDK worker in this
+ * process executes them. Every sample period it prints the runtime's resident memory (VmRSS
+ * of its process, its V8 heap capped at 256 MB as in a 512 MB Lambda) and the lateness of the
+ * runs started in that period (handler start - scheduled instant).
  *
  *   npx tsx scripts/soak.ts [--minutes 30] [--rate 4] [--crons 20] [--sample 30]
  *
@@ -80,8 +80,11 @@ const call = createSignedFetch({
   credentials: credentials.first("tenant"),
 });
 let lateness: number[] = [];
-/** The latest runs seen, for the report. */
-const slowest: Array<{ lateMs: number; runKey: string; attempt: number; at: string }> = [];
+type LateRun = { lateMs: number; runKey: string; attempt: number; at: string };
+/** The runs more than 1 s late (the on-time limit), for the report. */
+const slowest: LateRun[] = [];
+/** The runs more than 100 ms late (a window's p99 limit): what a failing window is made of. */
+const overWindowLimit: LateRun[] = [];
 const worker = createWorker({
   endpoint: runtime.url,
   region: credentials.region,
@@ -93,13 +96,22 @@ const worker = createWorker({
   handler: async (run) => {
     const lateMs = Date.now() - Date.parse(run.scheduledFor);
     lateness.push(lateMs);
-    if (lateMs > 1_000) {
-      slowest.push({ lateMs, runKey: run.runKey, attempt: run.attempt, at: new Date().toISOString() });
-    }
+    const late = { lateMs, runKey: run.runKey, attempt: run.attempt, at: new Date().toISOString() };
+    if (lateMs > 1_000) slowest.push(late);
+    if (lateMs > 100) overWindowLimit.push(late);
     await sleep(20);
   },
 });
 
+// The crons are created with their first firing at least 10 s away, as the one-offs are made
+// 10-60 s ahead: runs that show up in their lane over the last seconds before their time (jobs
+// created then) are leased a request at a time, with the SDK's poll pause (1 s after an answer
+// that did not fill its request) between requests, so the last can start up to that pause late,
+// as the SDK documents. Created at a random point of the minute, the crons fell there one soak
+// in a few: the first window failed with runs 268-591 ms late, the crons' first firing.
+const CRON_FIRST_FIRING_AHEAD_MS = 10_000;
+const toNextMinute = () => 60_000 - (Date.now() % 60_000);
+if (toNextMinute() < CRON_FIRST_FIRING_AHEAD_MS + 5_000) await sleep(toNextMinute() + 1_000);
 const started = Date.now();
 const endAt = started + durationMs;
 let failedCreates = 0;
@@ -185,9 +197,14 @@ const latenessOk = steady.length >= 2 && lateP50 <= earlyP50 + 100 && lateP99 <=
 const worstWindowP99 = Math.max(...samples.filter((s) => s.runs > 0).map((s) => s.p99));
 const onTimeOk = slowest.length === 0 && worstWindowP99 <= 100;
 console.log(`\nruns started more than 1 s late: ${slowest.length}`);
-for (const late of slowest.slice(0, 10)) {
-  console.log(`  ${late.runKey} attempt ${late.attempt}: ${late.lateMs} ms late (started ${late.at})`);
-}
+const list = (runs: LateRun[]) => {
+  for (const late of runs.slice(0, 10)) {
+    console.log(`  ${late.runKey} attempt ${late.attempt}: ${late.lateMs} ms late (started ${late.at})`);
+  }
+};
+list(slowest);
+console.log(`runs started more than 100 ms late: ${overWindowLimit.length}`);
+list(overWindowLimit);
 console.log(
   `\njobs created ${created} (failed ${failedCreates}), runs executed ${totalRuns}\n` +
     `rss after warm-up ${rssAfterWarmUp.toFixed(0)} MB, at the end ${rssAtEnd.toFixed(0)} MB: ` +
