@@ -95,7 +95,7 @@ export class Observability extends Construct {
     );
     alarm(
       "SweepsFailing",
-      "Sweep groups failed 5 times and wait in the sweep dead-letter queue: due runs may be missed",
+      "Sweep groups failed 5 times and wait in the sweep dead-letter queue: their one-offs made ahead wait until the messages are moved back (start-message-move-task; docs/deploy.md)",
       props.sweepDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
       1,
     );

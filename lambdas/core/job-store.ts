@@ -109,11 +109,15 @@ export interface JobStore {
   getAheadLedger(): Promise<AheadLedger>;
   /**
    * Records the slices a tick handed out, in one write: each group's `through`, if its entry is
-   * still as the tick read it (`read`). False, and nothing written, when any of them changed.
+   * still as the tick read it (`read`: its end, rewind and count of rewinds). False, and nothing
+   * written, when any of them changed.
    * Recording a group consumes its rewind (the slice handed out began there).
    */
   moveAheadLedger(moves: readonly AheadLedgerMove[]): Promise<boolean>;
-  /** A sweep could not send its slice from `from` on: the group's next tick hands it out again. */
+  /**
+   * A sweep could not send its slice from `from` on: the group's next tick hands it out again.
+   * The rewind moves `rewoundTo` back (never forward) and always counts in `rewinds`.
+   */
   rewindAheadLedger(group: number, from: number): Promise<void>;
 }
 
@@ -123,6 +127,13 @@ export interface AheadLedgerEntry {
   readonly through: number;
   /** The earliest firing a sweep failed to send since, if one did: handed out again from there. */
   readonly rewoundTo?: number | undefined;
+  /**
+   * How many rewinds the group has had, ever. Every rewind counts, one that found `rewoundTo`
+   * already earlier too: a tick's write expects the count it read, so a sweep that fails while
+   * its own tick's write is still to come (its slice began at `rewoundTo`) always fails that
+   * write for its group, and the rewind is never erased by it.
+   */
+  readonly rewinds?: number | undefined;
 }
 
 export type AheadLedger = ReadonlyMap<number, AheadLedgerEntry>;

@@ -40,7 +40,7 @@ export interface TableDefinition {
  * - run:  pk = JOB#<jobId>, sk = RUN#<scheduledFor epoch ms, zero-padded>
  * - sweep cursor: pk = SWEEP#<group>, sk = CURSOR
  * - ahead ledger: pk = SWEEP#AHEAD, sk = LEDGER (per group, the end of the last slice of one-offs
- *   made ahead a tick handed out, and a failed sweep's rewind: decision 0059)
+ *   made ahead a tick handed out, a failed sweep's rewind and the count of rewinds: decision 0059)
  *
  * due-index (sparse): jobs that still have a run to create, keyed by `<hour bucket>#<shard>`
  * and ordered by the due time, so a sweep reads only what is due; and one-offs made ahead at

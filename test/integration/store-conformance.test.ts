@@ -745,7 +745,7 @@ describe.each(kinds)("the job store %s", (_name, make) => {
       ]),
     ).toBe(true);
     let ledger = await stores.jobs.getAheadLedger();
-    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: undefined });
+    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: undefined, rewinds: undefined });
     // A move on a stale read changes nothing, for any of its groups.
     expect(
       await stores.jobs.moveAheadLedger([
@@ -759,20 +759,36 @@ describe.each(kinds)("the job store %s", (_name, make) => {
     await stores.jobs.rewindAheadLedger(30, T + 500); // further back: taken
     await stores.jobs.rewindAheadLedger(30, T + 900); // forward: not
     ledger = await stores.jobs.getAheadLedger();
-    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: T + 500 });
+    // Every rewind is counted, the one that moved nothing too.
+    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: T + 500, rewinds: 3 });
     expect(await stores.jobs.moveAheadLedger([{ group: 30, read: ledger.get(31), through: T + 2_000 }])).toBe(
       false,
     );
+    // A rewind after the tick's read that moved nothing (already as far back) still fails its
+    // move: the tick's slice began at T + 500, and the sweep that failed was that slice's.
+    const tickRead = ledger.get(30);
+    await stores.jobs.rewindAheadLedger(30, T + 700);
+    expect(await stores.jobs.moveAheadLedger([{ group: 30, read: tickRead, through: T + 2_000 }])).toBe(
+      false,
+    );
+    ledger = await stores.jobs.getAheadLedger();
+    expect(ledger.get(30)).toEqual({ through: T + 1_000, rewoundTo: T + 500, rewinds: 4 });
     expect(await stores.jobs.moveAheadLedger([{ group: 30, read: ledger.get(30), through: T + 2_000 }])).toBe(
       true,
     );
+    // The move consumes the rewind and keeps the count.
     expect((await stores.jobs.getAheadLedger()).get(30)).toEqual({
       through: T + 2_000,
       rewoundTo: undefined,
+      rewinds: 4,
     });
     // A rewind of a group never recorded records it there.
     await stores.jobs.rewindAheadLedger(28, T + 300);
-    expect((await stores.jobs.getAheadLedger()).get(28)).toEqual({ through: T + 300, rewoundTo: T + 300 });
+    expect((await stores.jobs.getAheadLedger()).get(28)).toEqual({
+      through: T + 300,
+      rewoundTo: T + 300,
+      rewinds: 1,
+    });
     // Beside the group's due cursor, not in it.
     await stores.jobs.advanceSweepCursor(30, 7);
     expect(await stores.jobs.getSweepCursor(30)).toBe(7);

@@ -14,6 +14,7 @@ import { dispatchSweeps } from "../../lambdas/core/use-cases/sweep-dispatch";
 import { sweepGroup } from "../../lambdas/core/use-cases/sweep-group";
 import { updateJob } from "../../lambdas/core/use-cases/update-job";
 import { beforeLease, checkState, grantChecks } from "./checks";
+import { Refusal } from "./crash-switch";
 import { CALLER, TYPE, WORKER, type World } from "./world";
 
 /**
@@ -27,7 +28,7 @@ type Command = fc.AsyncCommand<Model, World>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-abstract class Step implements Command {
+export abstract class Step implements Command {
   check(): boolean {
     return true;
   }
@@ -297,6 +298,44 @@ export class SweepAgain extends Step {
   }
   toString() {
     return `SweepAgain(${this.index})`;
+  }
+}
+
+/**
+ * A tick whose messages SQS delivers at once: each is swept before the tick goes on to write the
+ * ledger, so a sweep of the tick's own slice that fails rewinds the group under the tick's write
+ * (the race a review found erasing such a rewind). With `sendsRefused`, those sweeps' sends fail:
+ * two such ticks near a made-ahead firing are that race (the second's rewind finds the first's).
+ */
+export class SweepEager extends Step {
+  constructor(readonly sendsRefused: boolean) {
+    super();
+  }
+  async act(world: World) {
+    const sweeps = world.sweeps;
+    const dispatch = sweeps.dispatch;
+    const queue = world.queue;
+    const send = queue.send;
+    sweeps.dispatch = async (messages) => {
+      await dispatch.call(sweeps, messages);
+      if (this.sendsRefused)
+        queue.send = async () => {
+          throw new Refusal();
+        };
+      try {
+        for (const message of sweeps.takeAll()) await sweepMessage(world, message);
+      } finally {
+        queue.send = send;
+      }
+    };
+    try {
+      await tick(world, world.sweepGroups());
+    } finally {
+      sweeps.dispatch = dispatch;
+    }
+  }
+  toString() {
+    return `SweepEager(${this.sendsRefused ? "sends refused" : ""})`;
   }
 }
 
@@ -652,6 +691,7 @@ const plainSteps: ReadonlyArray<{ arbitrary: fc.Arbitrary<Step>; weight: number 
   { weight: 1, arbitrary: index.map((i) => new Replay(i)) },
   { weight: 4, arbitrary: fc.constant(new Sweep()) },
   { weight: 1, arbitrary: fc.nat({ max: 7 }).map((i) => new SweepAgain(i)) },
+  { weight: 1, arbitrary: fc.boolean().map((refused) => new SweepEager(refused)) },
   { weight: 2, arbitrary: fc.constant(new Repair()) },
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 3 }).map((max) => new LeaseRuns(max)) },
   { weight: 2, arbitrary: index.map((i) => new Heartbeat(i)) },

@@ -133,17 +133,25 @@ export class MemoryJobStore implements JobStore {
   async moveAheadLedger(moves: readonly AheadLedgerMove[]) {
     const unchanged = moves.every(({ group, read }) => {
       const entry = this.aheadLedger.get(group);
-      return entry?.through === read?.through && entry?.rewoundTo === read?.rewoundTo;
+      return (
+        entry?.through === read?.through &&
+        entry?.rewoundTo === read?.rewoundTo &&
+        entry?.rewinds === read?.rewinds
+      );
     });
     if (!unchanged) return false;
-    for (const { group, through } of moves) this.aheadLedger.set(group, { through });
+    for (const { group, through } of moves) {
+      this.aheadLedger.set(group, { through, rewinds: this.aheadLedger.get(group)?.rewinds });
+    }
     return true;
   }
 
   async rewindAheadLedger(group: number, from: number) {
     const entry = this.aheadLedger.get(group);
-    if (entry?.rewoundTo !== undefined && entry.rewoundTo <= from) return;
-    this.aheadLedger.set(group, { through: entry?.through ?? from, rewoundTo: from });
+    const rewinds = (entry?.rewinds ?? 0) + 1;
+    // Already rewound as far: only counted, as the DynamoDB store's second write does.
+    const rewoundTo = entry?.rewoundTo !== undefined && entry.rewoundTo <= from ? entry.rewoundTo : from;
+    this.aheadLedger.set(group, { through: entry?.through ?? from, rewoundTo, rewinds });
   }
 
   async getJobs(jobIds: readonly string[]) {

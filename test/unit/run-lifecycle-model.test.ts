@@ -1,5 +1,6 @@
 import { describe, it } from "vitest";
-import { checkLifecycle } from "../model/run-model";
+import { ApproachAhead, Create, type JobSpec, Live, SweepEager } from "../model/commands";
+import { checkLifecycle, checkSequence } from "../model/run-model";
 import { memoryStores } from "../model/world";
 
 /**
@@ -27,4 +28,25 @@ describe("run lifecycle, model-based", () => {
       timing: "cloud",
     });
   }, 900_000);
+
+  it("keeps them through the ledger race a review found: two ticks near a made-ahead firing whose own sweeps fail before their ledger writes", async () => {
+    // Generation reaches it too rarely to count on (30,000 sequences missed the bug this pins).
+    const oneOff: JobSpec = {
+      schedule: { kind: "once", inSeconds: 1050 },
+      overlapPolicy: "allow",
+      delivery: "at-least-once",
+      maxAttempts: 3,
+      leaseSeconds: 30,
+      maxLateness: undefined,
+      missedRuns: "catch-up",
+      retryBase: 1,
+    };
+    await checkSequence(await memoryStores(), [
+      new Create(oneOff),
+      new ApproachAhead(20_000),
+      new SweepEager(true),
+      new SweepEager(true),
+      new Live(60, "succeed"),
+    ]);
+  });
 });

@@ -16,7 +16,7 @@ import { watchJobWrites } from "../support/job-writes";
 import { knownRunsOf } from "../support/known-runs";
 import { type MemoryDeps, memoryDeps } from "../support/memory-ports";
 import { shownStatus } from "../support/shown-job";
-import { tickSweep } from "../support/tick-sweeps";
+import { handOutSlices, tickSweep } from "../support/tick-sweeps";
 
 const NOW = Date.UTC(2026, 10, 2, 8, 30, 0);
 const HOUR = 3_600_000;
@@ -28,6 +28,22 @@ const lease = (deps: MemoryDeps) => leaseRuns(deps, worker, { workerId: "w", typ
 /** The writes a job item takes after its create (the sweep's way writes one to send its run). */
 function jobWrites(deps: MemoryDeps): string[] {
   return watchJobWrites(deps.jobs, ["completeJob", "replaceJob", "advanceJob", "closeCancelledJob"]);
+}
+
+/**
+ * `count` one-offs made ahead of one group (the first one's), the i-th firing at `firingOf(i)`:
+ * the jobs created for other groups are dropped. The group.
+ */
+async function oneOffsOfOneGroup(deps: MemoryDeps, count: number, firingOf: (i: number) => number) {
+  const group = groupOf((await createJob(deps, caller, { type: "x", runAt: at(firingOf(0)) })).jobId);
+  let made = 1;
+  for (let tries = 0; made < count; tries++) {
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(firingOf(made)) });
+    if (groupOf(jobId) === group) made += 1;
+    else deps.jobs.jobs.delete(jobId);
+    if (tries > 100_000) throw new Error("no jobs of the group");
+  }
+  return group;
 }
 
 /** Sweeps the job's group at every tick (the local timing: every group, each tick) from `from` to `to`. */
@@ -171,6 +187,7 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect(deps.jobs.aheadLedger.get(group)).toEqual({
       through: runAt - 20_000 + deps.settings.lookaheadSeconds * 1000,
       rewoundTo: runAt,
+      rewinds: 1,
     });
     // Listed with its next run again until it goes (an export taken now carries it).
     expect(Date.parse(String((await getJob(deps, caller, jobId)).nextRunAt))).toBe(runAt);
@@ -361,6 +378,83 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     expect(sent).toHaveLength(30);
     expect(new Set(sent).size).toBe(30);
     expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBeUndefined();
+  });
+
+  it("two batches that fail rewind the group to the earlier's first firing, whichever fails first", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const group = await oneOffsOfOneGroup(deps, 300, (i) => runAt + i * 5);
+    // The later batch fails first: its send is answered at once, the earlier one's after a wait.
+    const early = runAt + 50 * 5;
+    const late = runAt + 200 * 5;
+    const send = deps.queue.send.bind(deps.queue);
+    let failing = true;
+    deps.queue.send = async (messages) => {
+      const first = messages[0]?.message.scheduledFor;
+      if (failing && first === early) {
+        await new Promise((done) => setTimeout(done, 20));
+        throw new Error("queue unavailable");
+      }
+      if (failing && first === late) throw new Error("queue unavailable");
+      await send(messages);
+    };
+    deps.clock.set(runAt - 20_000);
+    await tickSweep(deps, group);
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(early);
+    failing = false;
+    deps.clock.set(runAt - 10_000);
+    await tickSweep(deps, group);
+    expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(300);
+  });
+
+  it("a slice cut at the sweep's limit whose send also fails before the cut rewinds to the failed batch, not the cut", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const group = await oneOffsOfOneGroup(deps, 60, (i) => runAt + i * 5);
+    const failFrom = runAt + 10 * 5;
+    const send = deps.queue.send.bind(deps.queue);
+    let failing = true;
+    deps.queue.send = async (messages) => {
+      if (failing && messages[0]?.message.scheduledFor === failFrom) throw new Error("queue unavailable");
+      await send(messages);
+    };
+    deps.clock.set(runAt - 20_000);
+    const [message] = await handOutSlices(deps, [group]);
+    // A limit of 40: the rest from the 41st firing, and the second batch (firings 11-20) fails.
+    await sweepGroup(deps, group, message?.ahead, { limit: 40 });
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(failFrom);
+    failing = false;
+    deps.clock.set(runAt - 10_000);
+    await tickSweep(deps, group);
+    expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(60);
+  });
+
+  it("a sweep whose time runs out part way rewinds to the first batch it did not start; the next tick sends the rest", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const group = await oneOffsOfOneGroup(deps, 300, (i) => runAt + i * 5);
+    deps.clock.set(runAt - 20_000);
+    const start = deps.clock.now();
+    // Each send takes a second of the sweep's time; it has 3 s left before its budget.
+    const send = deps.queue.send.bind(deps.queue);
+    deps.queue.send = async (messages) => {
+      deps.clock.set(deps.clock.now() + 1_000);
+      await send(messages);
+    };
+    const [message] = await handOutSlices(deps, [group]);
+    await sweepGroup(deps, group, message?.ahead, { sendUntil: start + 3_000 });
+    const sentFirst = new Set(deps.queue.sent.map((m) => m.message.scheduledFor));
+    expect(sentFirst.size).toBeGreaterThanOrEqual(30);
+    expect(sentFirst.size).toBeLessThan(300);
+    // Rewound to the earliest firing not sent: nothing before it is left out.
+    const rewoundTo = deps.jobs.aheadLedger.get(group)?.rewoundTo;
+    expect(rewoundTo).toBe(
+      Math.min(...[...Array(300).keys()].map((i) => runAt + i * 5).filter((t) => !sentFirst.has(t))),
+    );
+    deps.queue.send = send;
+    deps.clock.set(runAt - 10_000);
+    await tickSweep(deps, group);
+    expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(300);
   });
 
   it("cancelled after its firing passed unsent (its sweeper down), the firing is recorded cancelled", async () => {

@@ -108,12 +108,49 @@ describe("the tick's ahead ledger (decision 0059)", () => {
     };
     await tickAt(deps, NOW + 60_000, [1, 2]);
     expect(writes.moves.map((moves) => moves.map((m) => m.group))).toEqual([[1, 2], [2]]);
-    expect(deps.jobs.aheadLedger.get(1)).toEqual({ through: NOW + lookahead, rewoundTo: NOW + 10_000 });
+    expect(deps.jobs.aheadLedger.get(1)).toEqual({
+      through: NOW + lookahead,
+      rewoundTo: NOW + 10_000,
+      rewinds: 1,
+    });
     expect(deps.jobs.aheadLedger.get(2)).toEqual({ through: NOW + 60_000 + lookahead });
     deps.sweeps.dispatch = dispatch;
     const [one] = await tickAt(deps, NOW + 120_000, [1]);
     expect(one?.ahead).toEqual({ from: NOW + 10_000, to: NOW + 120_000 + lookahead });
-    expect(deps.jobs.aheadLedger.get(1)).toEqual({ through: NOW + 120_000 + lookahead });
+    expect(deps.jobs.aheadLedger.get(1)).toEqual({ through: NOW + 120_000 + lookahead, rewinds: 1 });
+  });
+
+  it("a sweep of a tick's own slice that fails before the tick's write lands is not erased by that write (the review's race)", async () => {
+    const deps = memoryDeps(NOW);
+    const runAt = NOW + HOUR;
+    const { jobId } = await createJob(deps, caller, { type: "x", runAt: at(runAt) });
+    const group = groupOf(jobId);
+    await tickAt(deps, NOW, [group]);
+    // An earlier sweep failed at R, before the one-off: the group is rewound there.
+    const R = runAt - 5 * 60_000;
+    await deps.jobs.rewindAheadLedger(group, R);
+    // The next tick hands out [R, horizon]. SQS delivers its message at once, and that sweep's
+    // send fails (its rewind to runAt finds R already earlier) before the tick's write lands.
+    const dispatch = deps.sweeps.dispatch.bind(deps.sweeps);
+    deps.sweeps.dispatch = async (messages) => {
+      await dispatch(messages);
+      deps.queue.failSends = true;
+      for (const message of deps.sweeps.takeAll()) await sweepGroup(deps, message.group, message.ahead);
+      deps.queue.failSends = false;
+    };
+    deps.clock.set(runAt - 20_000);
+    await dispatchSweeps(deps, [group], runAt - 20_000);
+    deps.sweeps.dispatch = dispatch;
+    expect(deps.queue.sent).toHaveLength(0);
+    // The tick's write failed for the group: its next slice starts at R again, and the run goes.
+    expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(R);
+    for (let t = runAt - 15_000; t < runAt; t += 5_000) {
+      for (const message of await tickAt(deps, t, [group]))
+        await sweepGroup(deps, message.group, message.ahead);
+    }
+    expect(deps.queue.sent.map((s) => `${s.message.jobId}@${s.message.scheduledFor}`)).toEqual([
+      `${jobId}@${runAt}`,
+    ]);
   });
 
   it("a ledger it cannot read still sends every group's sweep, without slices, and records nothing", async () => {
@@ -163,7 +200,11 @@ describe("the tick's ahead ledger (decision 0059)", () => {
     const deps = memoryDeps(NOW);
     await deps.jobs.rewindAheadLedger(3, NOW + 50_000);
     await deps.jobs.rewindAheadLedger(3, NOW + 90_000);
-    expect(deps.jobs.aheadLedger.get(3)).toEqual({ through: NOW + 50_000, rewoundTo: NOW + 50_000 });
+    expect(deps.jobs.aheadLedger.get(3)).toEqual({
+      through: NOW + 50_000,
+      rewoundTo: NOW + 50_000,
+      rewinds: 2,
+    });
     const [three] = await tickAt(deps, NOW, [3]);
     expect(three?.ahead?.from).toBe(NOW + 50_000);
   });
@@ -180,6 +221,20 @@ describe("the tick's ahead ledger (decision 0059)", () => {
       to: bucketStart(bucketOf(NOW) + MAX_AHEAD_CATCH_UP_BUCKETS + 1),
     });
     expect(aheadSliceOf(NOW + 10_000, NOW)).toEqual({ from: NOW + 10_000, to: NOW + 10_000 });
+  });
+
+  it("after an upgrade, an old cursor it cannot read holds back only its group: sent without a slice, not recorded", async () => {
+    const deps = memoryDeps(NOW);
+    deps.jobs.aheadCursors.set(5, NOW - 30_000);
+    deps.jobs.getAheadCursor = async (group) => {
+      if (group === 6) throw new Error("throttled");
+      return deps.jobs.aheadCursors.get(group);
+    };
+    const [five, six] = await tickAt(deps, NOW, [5, 6]);
+    expect(five?.ahead?.from).toBe(NOW - 30_000);
+    expect(six).toEqual({ group: 6, tickAt: NOW });
+    expect(deps.jobs.aheadLedger.has(5)).toBe(true);
+    expect(deps.jobs.aheadLedger.has(6)).toBe(false);
   });
 
   it("a sweep message without a slice (from a tick before this version) sends none; the next tick hands it out", async () => {

@@ -9,7 +9,13 @@ import {
 import type { DueJob, Job, JobSummary } from "../../core/job";
 import type { AheadEntry, AheadLedger, AheadLedgerMove, JobFilter, JobStore, Page } from "../../core/ports";
 import { DUE_INDEX, TENANT_INDEX } from "../../definitions/table";
-import { AHEAD_LEDGER_KEY, ledgerOfItem, moveExpression, rewindExpression } from "./ahead-ledger";
+import {
+  AHEAD_LEDGER_KEY,
+  countRewindExpression,
+  ledgerOfItem,
+  moveExpression,
+  rewindExpression,
+} from "./ahead-ledger";
 import { batchGetItems } from "./batch-get";
 import { applied, putIfAbsent } from "./conditions";
 import { dueAttributes, fromDueItem, fromJobItem, JOB_SK, jobIdOfPk, jobPk, toJobItem } from "./job-item";
@@ -22,6 +28,9 @@ const sweepCursorKey = (group: number) => ({ pk: `SWEEP#${String(group).padStart
  * JobStore on DynamoDB: conditional writes on deterministic keys, no transactions. Labels are
  * filed as pointer items (label-items.ts), written before and removed after their job's write.
  */
+/** Rewinds of one group tried before giving up (each lost only to a tick's write landing between). */
+const REWIND_ATTEMPTS = 3;
+
 export class DynamoJobStore implements JobStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -326,15 +335,21 @@ export class DynamoJobStore implements JobStore {
   }
 
   async rewindAheadLedger(group: number, from: number): Promise<void> {
-    await applied(() =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: AHEAD_LEDGER_KEY,
-          ...rewindExpression(group, from),
-        }),
-      ),
-    );
+    // Two conditional writes, each atomic: the rewind moved back, or (already as far back) only
+    // counted while that holds. A tick's write that removes the rewind between the two refuses
+    // the count, and the rewind is written again. Bounded: a sweep whose rewind keeps losing
+    // throws, and SQS hands its whole slice out again.
+    for (let attempt = 0; attempt < REWIND_ATTEMPTS; attempt++) {
+      const update = (expression: ReturnType<typeof countRewindExpression>) =>
+        applied(() =>
+          this.db.send(
+            new UpdateCommand({ TableName: this.tableName, Key: AHEAD_LEDGER_KEY, ...expression }),
+          ),
+        );
+      if (await update(rewindExpression(group, from))) return;
+      if (await update(countRewindExpression(group, from))) return;
+    }
+    throw new Error(`the ahead ledger's group ${group} changed under ${REWIND_ATTEMPTS} rewinds in a row`);
   }
 
   async advanceSweepCursor(group: number, bucket: number): Promise<void> {

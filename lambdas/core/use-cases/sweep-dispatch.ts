@@ -39,7 +39,10 @@ export async function dispatchSweeps(
   const messages: SweepMessage[] = await Promise.all(
     groups.map(async (group) => {
       const read = ledger.get(group);
-      const from = read ? fromOf(read) : ((await deps.jobs.getAheadCursor(group)) ?? firstFrom);
+      const from = read ? fromOf(read) : await upgradeCursorOf(deps, group, firstFrom);
+      // An old cursor that cannot be read: this group's sweep goes out without a slice, and
+      // its next tick tries again (its ledger entry is not written).
+      if (from === undefined) return { group, tickAt: now };
       return { group, tickAt: now, ahead: aheadSliceOf(from, horizon) };
     }),
   );
@@ -51,6 +54,22 @@ export async function dispatchSweeps(
       error,
     });
   });
+}
+
+/** Decision 0058's cursor of a group the ledger has not recorded; undefined if it cannot be read. */
+async function upgradeCursorOf(deps: SchedulerDeps, group: number, firstFrom: number) {
+  try {
+    return (await deps.jobs.getAheadCursor(group)) ?? firstFrom;
+  } catch (error) {
+    deps.log.error(
+      "reading a group's old ahead cursor failed; its one-offs made ahead wait for the next tick",
+      {
+        group,
+        error,
+      },
+    );
+    return undefined;
+  }
 }
 
 /**
@@ -96,5 +115,5 @@ async function recordSlices(deps: SchedulerDeps, ledger: AheadLedger, messages: 
 }
 
 function sameEntry(a: AheadLedgerEntry | undefined, b: AheadLedgerEntry | undefined): boolean {
-  return a?.through === b?.through && a?.rewoundTo === b?.rewoundTo;
+  return a?.through === b?.through && a?.rewoundTo === b?.rewoundTo && a?.rewinds === b?.rewinds;
 }
