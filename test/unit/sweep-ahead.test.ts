@@ -31,6 +31,28 @@ function jobWrites(deps: MemoryDeps): string[] {
 }
 
 /**
+ * SQS refuses each batch whose first firing `failAfter` names (after that many ms) until the
+ * returned `heal()`; the others go.
+ */
+function failBatches(deps: MemoryDeps, failAfter: (firstFiring: number | undefined) => number | undefined) {
+  const send = deps.queue.send.bind(deps.queue);
+  let failing = true;
+  deps.queue.send = async (messages) => {
+    const wait = failing ? failAfter(messages[0]?.message.scheduledFor) : undefined;
+    if (wait !== undefined) {
+      if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+      throw new Error("queue unavailable");
+    }
+    await send(messages);
+  };
+  return {
+    heal: () => {
+      failing = false;
+    },
+  };
+}
+
+/**
  * `count` one-offs made ahead of one group (the first one's), the i-th firing at `firingOf(i)`:
  * the jobs created for other groups are dropped. The group.
  */
@@ -319,17 +341,12 @@ describe("a one-off made ahead at create (decision 0058)", () => {
       if (i > 100_000) throw new Error("no jobs of the group");
     }
     const failFrom = runAt + 200 * 5;
-    const send = deps.queue.send.bind(deps.queue);
-    let failing = true;
-    deps.queue.send = async (messages) => {
-      if (failing && messages[0]?.message.scheduledFor === failFrom) throw new Error("queue unavailable");
-      await send(messages);
-    };
+    const sqs = failBatches(deps, (first) => (first === failFrom ? 0 : undefined));
     deps.clock.set(runAt - 20_000);
     await tickSweep(deps, group);
     expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(failFrom);
     expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(290);
-    failing = false;
+    sqs.heal();
     deps.clock.set(runAt - 10_000);
     await tickSweep(deps, group);
     // Every firing sent; those after the failed batch twice (a run sent twice is one run).
@@ -387,21 +404,11 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     // The later batch fails first: its send is answered at once, the earlier one's after a wait.
     const early = runAt + 50 * 5;
     const late = runAt + 200 * 5;
-    const send = deps.queue.send.bind(deps.queue);
-    let failing = true;
-    deps.queue.send = async (messages) => {
-      const first = messages[0]?.message.scheduledFor;
-      if (failing && first === early) {
-        await new Promise((done) => setTimeout(done, 20));
-        throw new Error("queue unavailable");
-      }
-      if (failing && first === late) throw new Error("queue unavailable");
-      await send(messages);
-    };
+    const sqs = failBatches(deps, (first) => (first === early ? 20 : first === late ? 0 : undefined));
     deps.clock.set(runAt - 20_000);
     await tickSweep(deps, group);
     expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(early);
-    failing = false;
+    sqs.heal();
     deps.clock.set(runAt - 10_000);
     await tickSweep(deps, group);
     expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(300);
@@ -412,18 +419,13 @@ describe("a one-off made ahead at create (decision 0058)", () => {
     const runAt = NOW + HOUR;
     const group = await oneOffsOfOneGroup(deps, 60, (i) => runAt + i * 5);
     const failFrom = runAt + 10 * 5;
-    const send = deps.queue.send.bind(deps.queue);
-    let failing = true;
-    deps.queue.send = async (messages) => {
-      if (failing && messages[0]?.message.scheduledFor === failFrom) throw new Error("queue unavailable");
-      await send(messages);
-    };
+    const sqs = failBatches(deps, (first) => (first === failFrom ? 0 : undefined));
     deps.clock.set(runAt - 20_000);
     const [message] = await handOutSlices(deps, [group]);
     // A limit of 40: the rest from the 41st firing, and the second batch (firings 11-20) fails.
     await sweepGroup(deps, group, message?.ahead, { limit: 40 });
     expect(deps.jobs.aheadLedger.get(group)?.rewoundTo).toBe(failFrom);
-    failing = false;
+    sqs.heal();
     deps.clock.set(runAt - 10_000);
     await tickSweep(deps, group);
     expect(new Set(deps.queue.sent.map((m) => m.message.scheduledFor)).size).toBe(60);
