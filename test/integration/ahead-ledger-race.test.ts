@@ -56,6 +56,27 @@ describe("the ahead ledger's rewind against a tick's write landing between its t
     expect(after?.rewoundTo).toBe(U);
   });
 
+  it("keeps the sweep's firing when, between its two writes, a tick removes the rewind and another sweep rewinds to a later one", async () => {
+    const plain = new DynamoJobStore(stack.db, stack.config.tableName);
+    const group = 6;
+    const R = 1_000;
+    const U = 5_000;
+    const V = 7_000;
+    expect(await plain.moveAheadLedger([{ group, read: undefined, through: 500 }])).toBe(true);
+    await plain.rewindAheadLedger(group, R);
+    const tickRead = (await plain.getAheadLedger()).get(group);
+    // The sweep's rewind to U is refused (R is earlier). Before its count: the tick's write
+    // removes R, and another sweep (of a later slice) rewinds the group to V, after U. A count
+    // that only asked for a rewind to be there would take V for it, and U would be lost.
+    const racing = storeWith(2, async () => {
+      expect(await plain.moveAheadLedger([{ group, read: tickRead, through: 90_000 }])).toBe(true);
+      await plain.rewindAheadLedger(group, V);
+    });
+    await racing.rewindAheadLedger(group, U);
+    const after = (await plain.getAheadLedger()).get(group);
+    expect(after?.rewoundTo).toBe(U);
+  });
+
   it("gives up after three rounds, throwing: SQS then hands the sweep's whole slice out again", async () => {
     const plain = new DynamoJobStore(stack.db, stack.config.tableName);
     const group = 5;

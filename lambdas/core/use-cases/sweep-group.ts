@@ -183,7 +183,7 @@ export async function sweepGroup(
 
   await sendingAhead;
   if (aheadRewindTo !== undefined) {
-    // Only this write's failure fails the message: SQS then hands the whole slice out again.
+    // A failed rewind fails the message (as failed shards do): SQS then hands the whole slice out again.
     await deps.jobs.rewindAheadLedger(group, aheadRewindTo).catch((error: unknown) => {
       stats.failedShards += 1;
       deps.log.error("rewinding a group's ahead ledger failed; SQS retries its sweep", { group, error });
