@@ -1,8 +1,9 @@
 import { fromNodeProviderChain } from "@aws-sdk/credential-providers";
-import { createSignedFetch } from "@jobsched/worker";
+import { createClient, type JobschedClient } from "@jobsched/client";
 import type { Command } from "commander";
+import { type Progress, type ProgressOptions, type ProgressStream, startProgress } from "./progress";
 
-/** What every command shares: the global options, output, and the signed API call. */
+/** What every command shares: the global options, output, and the API client. */
 export interface GlobalOptions {
   endpoint: string;
   region: string;
@@ -10,7 +11,12 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
-export type Out = { log: (text: string) => void; error: (text: string) => void };
+export type Out = {
+  log: (text: string) => void;
+  error: (text: string) => void;
+  /** Where progress is drawn (default standard error, when it is a terminal); tests give their own. */
+  progress?: ProgressStream;
+};
 
 /** An error the CLI reports as `jobsched: <message>` with exit code 1. */
 export class CliError extends Error {}
@@ -18,17 +24,17 @@ export class CliError extends Error {}
 export interface CliContext {
   readonly out: Out;
   readonly globals: () => GlobalOptions;
-  /** A signed call; a 4xx or 5xx answer becomes a CliError naming the API's message. */
-  call<T>(
-    method: string,
-    path: string,
-    init?: { body?: unknown; query?: Record<string, string | undefined>; headers?: Record<string, string> },
-  ): Promise<T>;
+  /**
+   * The API, signed with the caller's credentials (@jobsched/client: every request the CLI
+   * makes goes through it). An error answer throws its JobschedError, which main() prints as
+   * `HTTP <status>: <message>`.
+   */
+  client(): JobschedClient;
   /** Prints the answer as JSON (--json) or as the command's human form. */
   print<T>(body: T, human: (body: T) => string): void;
   credentials(): ReturnType<typeof fromNodeProviderChain>;
-  /** A signed call that answers every status (the caller reads it), for commands that need it. */
-  signedFetch(): ReturnType<typeof createSignedFetch>;
+  /** A progress display on standard error: drawn on a terminal only, never with --json (progress.ts). */
+  progress(options: Pick<ProgressOptions, "unit" | "total">): Progress;
 }
 
 export function cliContext(program: Command, out: Out): CliContext {
@@ -37,32 +43,22 @@ export function cliContext(program: Command, out: Out): CliContext {
     const { profile } = globals();
     return fromNodeProviderChain(profile ? { profile } : {});
   };
-  const signedFetch = () => {
-    const g = globals();
-    return createSignedFetch({ endpoint: g.endpoint, region: g.region, credentials: credentials() });
-  };
+  let client: JobschedClient | undefined;
   return {
     out,
     globals,
     credentials,
-    signedFetch,
-    async call<T>(
-      method: string,
-      path: string,
-      init: {
-        body?: unknown;
-        query?: Record<string, string | undefined>;
-        headers?: Record<string, string>;
-      } = {},
-    ) {
-      const response = await signedFetch()(method, path, init);
-      if (response.status >= 400) {
-        const body = response.body as { error?: { message?: string }; message?: string } | undefined;
-        throw new CliError(
-          `HTTP ${response.status}: ${body?.error?.message ?? body?.message ?? JSON.stringify(body)}`,
-        );
-      }
-      return response.body as T;
+    client() {
+      const g = globals();
+      client ??= createClient({ endpoint: g.endpoint, region: g.region, credentials: credentials() });
+      return client;
+    },
+    progress(options) {
+      return startProgress({
+        ...options,
+        quiet: globals().json === true,
+        ...(out.progress ? { stream: out.progress } : {}),
+      });
     },
     print(body, human) {
       out.log(globals().json ? JSON.stringify(body, null, 2) : human(body));

@@ -7,12 +7,13 @@
  *   jobsched worker ...               a worker that runs a command for each run it leases
  *   jobsched console                  the web console on 127.0.0.1 (issue 19, in progress)
  *
- * API commands are signed with SigV4, with credentials from the standard AWS chain
+ * API commands call the API through @jobsched/client, signed with SigV4, with credentials from the standard AWS chain
  * (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE / --profile, SSO, instance roles...).
  * --endpoint (or JOBSCHED_ENDPOINT) picks the local runtime or a deployed API. `npm ci` and
  * `npm start` bundle this into dist/jobsched.mjs (scripts/build-cli.mjs), which bin/jobsched.mjs
  * runs with no dev dependency.
  */
+import { JobschedError } from "@jobsched/client";
 import { Command, CommanderError, Option } from "commander";
 import { ValidationError } from "../lambdas/core/errors";
 import { consoleCommand } from "./commands/console";
@@ -70,6 +71,10 @@ export async function main(
     return exit.code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof JobschedError) {
+      out.error(`jobsched: HTTP ${error.status}: ${error.message}`);
+      return 1;
+    }
     if (error instanceof ValidationError || error instanceof CliError) {
       out.error(`jobsched: ${error.message}`);
       return error instanceof ValidationError ? 2 : 1;

@@ -3,10 +3,10 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { InvokeCommand, InvokeCommandOutput } from "@aws-sdk/client-lambda";
 import type { SQSClient } from "@aws-sdk/client-sqs";
+import { LAMBDA_FUNCTION_ARN } from "@jobsched/contract";
 import { z } from "zod";
 import { createSqsClient } from "../lambdas/adapters/clients";
 import type { LambdaLike, TargetReach } from "../lambdas/adapters/targets/target-invoker";
-import { LAMBDA_FUNCTION_ARN } from "../lambdas/core/schemas";
 
 /** The local functions file: function ARN -> module path (relative to the file), default export or `handler`. */
 export const DEFAULT_FUNCTIONS_FILE = "local/functions.json";

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
+import type { CreateJobInput } from "@jobsched/client";
+import type { CreateJobsItemResponse } from "@jobsched/contract";
 import { BATCH_BYTES, batchesOf, createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
 import { jsonLines } from "../json-lines";
@@ -54,10 +55,14 @@ export async function createFromFile(
       results.push(refuse(line.number, "larger than a bulk create takes (3.5 MiB)"));
     else sendable.push(line);
   }
+  const progress = cli.progress({ unit: "jobs", total: sendable.length });
+  let sent = 0;
   for (const batch of batchesOf(sendable)) {
+    progress.update(sent, `line ${batch[0]?.number ?? ""}`);
+    sent += batch.length;
     try {
       const answered = await createBatch(
-        (jobs) => cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", { body: { jobs } }),
+        (jobs) => cli.client().createJobs(jobs as CreateJobInput[]),
         batch.map((l) => l.job),
       );
       results.push(...answered.map((item, i) => lineResult(batch[i]?.number ?? 0, item)));
@@ -67,6 +72,7 @@ export async function createFromFile(
         results.push({ line: line.number, status: 0, error: { code: "RequestFailed", message } });
     }
   }
+  progress.stop();
   results.sort((a, b) => a.line - b.line);
   const failed = results.filter((r) => r.error !== undefined).length;
   cli.print({ results, failed }, (b) => b.results.map(humanLine).join("\n"));

@@ -1,4 +1,3 @@
-import type { DeadLetterResponse, DeadLettersPageResponse, ReplayAllResponse } from "@jobsched/contract";
 import type { Command } from "commander";
 import { type CliContext, CliError, moreLine } from "../context";
 import { table } from "../tables";
@@ -13,8 +12,9 @@ export function dlqCommand(program: Command, cli: CliContext): void {
     .option("--cursor <cursor>", "from a previous page")
     .action(async (o: { limit?: string; cursor?: string }) =>
       cli.print(
-        await cli.call<DeadLettersPageResponse>("GET", "/api/v1/dead-letters", {
-          query: { limit: o.limit, cursor: o.cursor },
+        await cli.client().listDeadLetters({
+          ...(o.limit === undefined ? {} : { limit: Number(o.limit) }),
+          ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
         }),
         (b) => {
           const rows = b.deadLetters.map((r) => [
@@ -32,24 +32,30 @@ export function dlqCommand(program: Command, cli: CliContext): void {
   dlq
     .command("replay [runId]")
     .description("replay one dead letter (same run key, attempts reset), or all with --all")
-    .option("--all", "replay every one of your dead letters")
+    .option("--all", "replay every one of your dead letters (as many requests as that takes)")
     .action(async (runId: string | undefined, o: { all?: boolean }) => {
       if (!runId && !o.all) throw new CliError("give a run id, or --all");
       if (runId && o.all) throw new CliError("give a run id or --all, not both");
       if (runId) {
-        const path = `/api/v1/dead-letters/${encodeURIComponent(runId)}/replay`;
         cli.print(
-          await cli.call<DeadLetterResponse>("POST", path),
+          await cli.client().replayDeadLetter(runId),
           (b) => `replayed ${b.runId} (replay ${b.replays})`,
         );
         return;
       }
+      // Each request replays what its time allows; the CLI asks again until none remain.
+      const progress = cli.progress({ unit: "dead letters replayed" });
+      const total = await cli
+        .client()
+        .replayAllDeadLettersUntilDone({
+          onProgress: (sofar, rounds) => progress.update(sofar.replayed, `(${rounds} request(s))`),
+        })
+        .finally(() => progress.stop());
       cli.print(
-        await cli.call<ReplayAllResponse>("POST", "/api/v1/dead-letters/replay"),
+        total,
         (b) =>
           `replayed ${b.replayed} run(s)` +
-          (b.skippedPaused > 0 ? `; ${b.skippedPaused} of paused jobs left (resume them first)` : "") +
-          (b.complete === false ? "; more remain: run it again" : ""),
+          (b.skippedPaused > 0 ? `; ${b.skippedPaused} of paused jobs left (resume them first)` : ""),
       );
     });
 }

@@ -1,10 +1,8 @@
-import type { JobResponse, JobsPageResponse } from "@jobsched/contract";
+import type { ListJobsInput } from "@jobsched/client";
+import type { JobResponse } from "@jobsched/contract";
 import type { Command } from "commander";
 import { type CliContext, CliError } from "../context";
 import { exportedJob } from "../export/exported-job";
-
-/** Jobs read side by side while a page is written. */
-const READS_AT_ONCE = 8;
 
 /**
  * `jobsched export > jobs.jsonl`: every job of the caller, one JSON line each (exported-job.ts),
@@ -25,26 +23,27 @@ export function exportCommand(program: Command, cli: CliContext): void {
       let written = 0;
       // A resume must keep the filter: the cursor is a place in the filtered listing.
       const status = o.status === undefined ? "" : ` --status ${o.status}`;
+      const progress = cli.progress({ unit: "jobs exported" });
       do {
-        let page: JobsPageResponse;
-        let jobs: JobResponse[];
+        let page: { jobs: JobResponse[]; cursor?: string };
         try {
-          page = await cli.call<JobsPageResponse>("GET", "/api/v1/jobs", {
-            query: { limit: "100", status: o.status, cursor },
+          page = await cli.client().exportPage({
+            ...(o.status === undefined ? {} : { status: o.status as ListJobsInput["status"] }),
+            ...(cursor === undefined ? {} : { cursor }),
           });
-          jobs = await readJobs(
-            cli,
-            page.jobs.map((j) => j.jobId),
-          );
         } catch (error) {
+          progress.stop();
           const resume = `${status}${cursor === undefined ? "" : ` --cursor ${cursor}`}`;
           throw new CliError(
             `${error instanceof Error ? error.message : String(error)} (${written} jobs written; go on with: jobsched export${resume} >> the same file)`,
           );
         }
-        for (const job of jobs) cli.out.log(JSON.stringify(exportedJob(job)));
-        written += jobs.length;
+        for (const job of page.jobs) cli.out.log(JSON.stringify(exportedJob(job)));
+        written += page.jobs.length;
         cursor = page.cursor;
+        progress.update(written);
+        // The resume line is for the operator's terminal and scripts alike: the bar makes way.
+        if (cursor === undefined) progress.stop();
         cli.out.error(
           cursor === undefined
             ? `exported ${written} jobs`
@@ -52,22 +51,4 @@ export function exportCommand(program: Command, cli: CliContext): void {
         );
       } while (cursor !== undefined);
     });
-}
-
-/** The jobs in full, in order; a job deleted since the listing is left out. */
-async function readJobs(cli: CliContext, ids: readonly string[]): Promise<JobResponse[]> {
-  const jobs: Array<JobResponse | undefined> = new Array(ids.length);
-  let next = 0;
-  const fetch = cli.signedFetch();
-  const reader = async () => {
-    for (let i = next++; i < ids.length; i = next++) {
-      const answer = await fetch("GET", `/api/v1/jobs/${encodeURIComponent(ids[i] ?? "")}`);
-      if (answer.status === 404) continue;
-      if (answer.status !== 200)
-        throw new CliError(`GET job ${ids[i]}: ${answer.status} ${JSON.stringify(answer.body)}`);
-      jobs[i] = answer.body as JobResponse;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, ids.length) }, reader));
-  return jobs.filter((job): job is JobResponse => job !== undefined);
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
+import type { CreateJobInput } from "@jobsched/client";
+import type { CreateJobsItemResponse } from "@jobsched/contract";
 import { batchesOf, createBatch } from "../bulk-create";
 import { type CliContext, CliError } from "../context";
 import { type ImportStep, importStep } from "../export/import-plan";
@@ -47,11 +48,15 @@ export async function importJobs(cli: CliContext, file: string): Promise<void> {
     throw new CliError(`${file === "-" ? "standard input" : file}: no jobs (the lines of jobsched export)`);
 
   // Oldest first (an export is newest first): the jobs list here in the order they had there.
+  const progress = cli.progress({ unit: "jobs", total: creates.length });
+  let sent = 0;
   for (const batch of batchesOf([...creates].reverse())) {
+    progress.update(sent, `line ${batch[0]?.line ?? ""}`);
+    sent += batch.length;
     let answers: CreateJobsItemResponse[];
     try {
       answers = await createBatch(
-        (jobs) => cli.call<CreateJobsResponse>("POST", "/api/v1/jobs/batch", { body: { jobs } }),
+        (jobs) => cli.client().createJobs(jobs as CreateJobInput[]),
         batch.map((step) => step.body),
       );
     } catch (error) {
@@ -62,6 +67,7 @@ export async function importJobs(cli: CliContext, file: string): Promise<void> {
     }
     for (const [i, step] of batch.entries()) results.push(finish(step, answers[i]));
   }
+  progress.stop();
   results.sort((a, b) => a.line - b.line);
   const failed = results.filter((r) => r.result === "failed").length;
   cli.print({ results, failed }, (b) => b.results.map(humanLine).join("\n"));

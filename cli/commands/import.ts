@@ -29,11 +29,20 @@ export function importCommand(
     .option("--group <name>", "only this schedule group")
     .option("--dry-run", "convert and list, create nothing")
     .action(async (o: { group?: string; dryRun?: boolean }) => {
-      const rows = await importSchedules(schedulerFor(cli.globals().region, cli), cli.signedFetch(), {
+      const progress = cli.progress({ unit: "schedules" });
+      const rows = await importSchedules(schedulerFor(cli.globals().region, cli), cli.client(), {
         group: o.group,
         dryRun: o.dryRun === true,
         now: Date.now,
-      });
+        onListed: (count) => progress.setTotal(count),
+        onRow: (done) => {
+          const last = done.at(-1);
+          progress.update(
+            done.length,
+            last === undefined ? "" : `${last.group}/${last.name}: ${last.result}`,
+          );
+        },
+      }).finally(() => progress.stop());
       cli.print(rows, render);
     });
 }

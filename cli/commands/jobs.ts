@@ -1,12 +1,4 @@
-import type {
-  BackfillResponse,
-  CreateJobResponse,
-  JobResponse,
-  JobsPageResponse,
-  RunResponse,
-  RunsPageResponse,
-  UpdateJobResponse,
-} from "@jobsched/contract";
+import type { CreateJobInput, ListJobsInput, UpdateJobInput } from "@jobsched/client";
 import type { Command } from "commander";
 import { type CliContext, CliError, moreLine } from "../context";
 import { jobsTable, jobTable, runsTable } from "../render";
@@ -15,7 +7,6 @@ import { createFromFile } from "./create-from-file";
 /** `jobsched jobs create|update|get|list|runs|pause|trigger|backfill|resume|cancel`: signed calls to the jobs API. */
 export function jobsCommand(program: Command, cli: CliContext): void {
   const jobs = program.command("jobs").description("create and control jobs (signed API calls)");
-  const path = (jobId: string, suffix = "") => `/api/v1/jobs/${encodeURIComponent(jobId)}${suffix}`;
 
   definitionOptions(
     jobs
@@ -49,10 +40,9 @@ export function jobsCommand(program: Command, cli: CliContext): void {
         ...definitionBody(o),
         ...given({ idempotencyKey: o.idempotencyKey }),
       };
-      cli.print(
-        await cli.call<CreateJobResponse>("POST", "/api/v1/jobs", { body }),
-        (b) => `${b.jobId}  next run ${b.nextRunAt ?? "-"}`,
-      );
+      // The CLI sends what was typed; the API checks it and names the field at fault.
+      const { created: _, ...answer } = await cli.client().createJob(body as CreateJobInput);
+      cli.print(answer, (b) => `${b.jobId}  next run ${b.nextRunAt ?? "-"}`);
     });
   definitionOptions(
     jobs
@@ -72,9 +62,10 @@ export function jobsCommand(program: Command, cli: CliContext): void {
           .map((f) => [f.trim(), null]),
       );
       const body = { ...cleared, ...definitionBody(o) };
-      const headers = o.ifMatch === undefined ? undefined : { "if-match": o.ifMatch };
       cli.print(
-        await cli.call<UpdateJobResponse>("PATCH", path(jobId), { body, ...(headers ? { headers } : {}) }),
+        await cli
+          .client()
+          .updateJob(jobId, body as UpdateJobInput, o.ifMatch === undefined ? {} : { ifMatch: o.ifMatch }),
         (b) =>
           [
             b.changed.length === 0 ? "nothing changed" : `changed: ${b.changed.join(", ")}`,
@@ -88,7 +79,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
   jobs
     .command("get <jobId>")
     .description("a job with its most recent runs")
-    .action(async (jobId: string) => cli.print(await cli.call<JobResponse>("GET", path(jobId)), jobTable));
+    .action(async (jobId: string) => cli.print(await cli.client().getJob(jobId), jobTable));
   jobs
     .command("list")
     .description("your jobs, newest first")
@@ -99,7 +90,12 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .option("--cursor <cursor>", "the next page, from a previous answer")
     .action(async (o: Record<string, string | undefined>) =>
       cli.print(
-        await cli.call<JobsPageResponse>("GET", "/api/v1/jobs", { query: o }),
+        await cli.client().listJobs({
+          ...pageOf(o),
+          ...(o.status === undefined ? {} : { status: o.status as ListJobsInput["status"] }),
+          ...(o.type === undefined ? {} : { type: o.type }),
+          ...(o.label === undefined ? {} : { label: o.label }),
+        }),
         (b) => `${jobsTable(b.jobs)}${moreLine(b.cursor)}`,
       ),
     );
@@ -110,7 +106,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .option("--cursor <cursor>", "the next page")
     .action(async (jobId: string, o: Record<string, string | undefined>) =>
       cli.print(
-        await cli.call<RunsPageResponse>("GET", path(jobId, "/runs"), { query: o }),
+        await cli.client().listRuns(jobId, pageOf(o)),
         (b) => `${runsTable(b.runs)}${moreLine(b.cursor)}`,
       ),
     );
@@ -120,9 +116,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .option("--reason <text>", "why; shown on the job while it is paused, and kept in its audit trail")
     .action(async (jobId: string, o: { reason?: string }) =>
       cli.print(
-        await cli.call<JobResponse>("POST", path(jobId, "/pause"), {
-          body: o.reason === undefined ? {} : { reason: o.reason },
-        }),
+        await cli.client().pauseJob(jobId, o.reason === undefined ? {} : { reason: o.reason }),
         jobTable,
       ),
     );
@@ -130,9 +124,7 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .command("trigger <jobId>")
     .description("run an active job now, beside its schedule (its own run key)")
     .action(async (jobId: string) =>
-      cli.print(await cli.call<RunResponse>("POST", path(jobId, "/trigger"), { body: {} }), (run) =>
-        runsTable([run]),
-      ),
+      cli.print(await cli.client().triggerJob(jobId), (run) => runsTable([run])),
     );
   jobs
     .command("backfill <jobId>")
@@ -141,24 +133,45 @@ export function jobsCommand(program: Command, cli: CliContext): void {
     .requiredOption("--to <instant>", "last instant of the range, ISO 8601, not in the future")
     .action(async (jobId: string, o: { from: string; to: string }) =>
       cli.print(
-        await cli.call<BackfillResponse>("POST", path(jobId, "/backfill"), {
-          body: { from: o.from, to: o.to },
-        }),
+        await whileWaiting(cli, "backfilling", () =>
+          cli.client().backfillJob(jobId, { from: o.from, to: o.to }),
+        ),
         (b) =>
           `${b.firings} firing(s) from ${b.from} to ${b.to}: ${b.created} created, ${b.rerun} missed ones run now, ${b.existing} left as they were`,
       ),
     );
-  for (const [name, method, suffix] of [
-    ["resume", "POST", "/resume"],
-    ["cancel", "DELETE", ""],
-  ] as const) {
-    jobs
-      .command(`${name} <jobId>`)
-      .description(`${name} a job`)
-      .action(async (jobId: string) =>
-        cli.print(await cli.call<JobResponse>(method, path(jobId, suffix)), jobTable),
-      );
+  jobs
+    .command("resume <jobId>")
+    .description("resume a job")
+    .action(async (jobId: string) => cli.print(await cli.client().resumeJob(jobId), jobTable));
+  jobs
+    .command("cancel <jobId>")
+    .description("cancel a job")
+    .action(async (jobId: string) => cli.print(await cli.client().cancelJob(jobId), jobTable));
+}
+
+/**
+ * A single long request (a backfill of up to 1,000 firings is one request): the seconds it has
+ * taken, on a terminal, so that it does not look hung.
+ */
+async function whileWaiting<T>(cli: CliContext, what: string, call: () => Promise<T>): Promise<T> {
+  const progress = cli.progress({ unit: "s" });
+  const started = Date.now();
+  const timer = setInterval(() => progress.update(Math.round((Date.now() - started) / 1000), what), 1000);
+  try {
+    return await call();
+  } finally {
+    clearInterval(timer);
+    progress.stop();
   }
+}
+
+/** --limit and --cursor as a page request; a --limit that is not a number goes as typed, for the API to refuse. */
+function pageOf(o: Record<string, string | undefined>): { limit?: number; cursor?: string } {
+  return {
+    ...(o.limit === undefined ? {} : { limit: Number(o.limit) }),
+    ...(o.cursor === undefined ? {} : { cursor: o.cursor }),
+  };
 }
 
 /** The options that define a job, shared by create and update. */

@@ -1,4 +1,3 @@
-import type { WebhookSecretResponse } from "@jobsched/contract";
 import type { Command } from "commander";
 import type { CliContext } from "../context";
 
@@ -13,7 +12,7 @@ export function webhookSecretCommand(program: Command, cli: CliContext): void {
       "create the secret, or replace it: the new one signs from this answer on, the previous one too for a day; at most once a minute; shown this once",
     )
     .action(async () =>
-      cli.print(await cli.call<WebhookSecretResponse>("POST", "/api/v1/webhook-secret"), (b) =>
+      cli.print(await cli.client().rotateWebhookSecret(), (b) =>
         [
           b.secret ?? "",
           "",
@@ -29,7 +28,7 @@ export function webhookSecretCommand(program: Command, cli: CliContext): void {
     .description("when the secret was made (never the secret itself)")
     .action(async () =>
       cli.print(
-        await cli.call<WebhookSecretResponse>("GET", "/api/v1/webhook-secret"),
+        await cli.client().getWebhookSecret(),
         (b) =>
           `created ${b.createdAt}${b.previousValidUntil ? `; the previous one signs until ${b.previousValidUntil}` : ""}`,
       ),

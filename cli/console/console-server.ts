@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSignedFetch, type SignedFetchOptions } from "@jobsched/worker";
+import { createSignedFetch, type SignedFetchOptions } from "@jobsched/client";
 import { TOKEN_HEADER, TOKEN_PARAMETER } from "../../console/session-names";
 
 /**

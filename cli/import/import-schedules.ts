@@ -4,14 +4,8 @@ import {
   paginateListSchedules,
   type SchedulerClient,
 } from "@aws-sdk/client-scheduler";
+import { type CreateJobInput, type JobschedClient, JobschedError } from "@jobsched/client";
 import { convertSchedule } from "./eventbridge-schedule";
-
-/** A signed call to the jobsched API, answering its status and body (as the worker SDK's). */
-export type ApiCall = (
-  method: string,
-  path: string,
-  init?: { body?: unknown },
-) => Promise<{ readonly status: number; readonly body: unknown }>;
 
 export interface ImportRow {
   readonly group: string;
@@ -34,27 +28,39 @@ export interface ImportRow {
  */
 export async function importSchedules(
   scheduler: SchedulerClient,
-  api: ApiCall,
-  options: { readonly group?: string | undefined; readonly dryRun?: boolean; readonly now: () => number },
+  api: JobschedClient,
+  options: {
+    readonly group?: string | undefined;
+    readonly dryRun?: boolean;
+    readonly now: () => number;
+    /** Once the schedules are listed, with how many there are; then after each, with the rows so far. */
+    readonly onListed?: (count: number) => void;
+    readonly onRow?: (rows: readonly ImportRow[]) => void;
+  },
 ): Promise<ImportRow[]> {
-  const rows: ImportRow[] = [];
+  // Listed first (a page of 100 names a request), so that progress can show a total.
+  const summaries: Array<{ Name?: string | undefined; GroupName?: string | undefined }> = [];
   for await (const page of paginateListSchedules(
     { client: scheduler },
     options.group ? { GroupName: options.group } : {},
   )) {
-    for (const summary of page.Schedules ?? []) {
-      const schedule = await scheduler.send(
-        new GetScheduleCommand({ Name: summary.Name, GroupName: summary.GroupName }),
-      );
-      rows.push(await importOne(schedule, api, options.dryRun === true, options.now()));
-    }
+    summaries.push(...(page.Schedules ?? []));
+  }
+  options.onListed?.(summaries.length);
+  const rows: ImportRow[] = [];
+  for (const summary of summaries) {
+    const schedule = await scheduler.send(
+      new GetScheduleCommand({ Name: summary.Name, GroupName: summary.GroupName }),
+    );
+    rows.push(await importOne(schedule, api, options.dryRun === true, options.now()));
+    options.onRow?.(rows);
   }
   return rows;
 }
 
 async function importOne(
   schedule: GetScheduleCommandOutput,
-  api: ApiCall,
+  api: JobschedClient,
   dryRun: boolean,
   now: number,
 ): Promise<ImportRow> {
@@ -63,26 +69,24 @@ async function importOne(
   if (!conversion.ok) return { ...row, result: "not-converted", reason: conversion.reason };
   const { body, paused, notes } = conversion;
   if (dryRun) return { ...row, result: "would-create", paused, notes };
-  const created = await api("POST", "/api/v1/jobs", { body });
-  if (created.status !== 200 && created.status !== 201) {
-    return { ...row, result: "failed", reason: messageOf(created.body), notes };
+  let created: Awaited<ReturnType<JobschedClient["createJob"]>>;
+  try {
+    created = await api.createJob(body as CreateJobInput);
+  } catch (error) {
+    if (error instanceof JobschedError) return { ...row, result: "failed", reason: error.message, notes };
+    throw error;
   }
-  const jobId = (created.body as { jobId: string }).jobId;
+  const { jobId } = created;
   if (paused) {
-    // Also on a second import, should the first have stopped between its create and its pause.
-    const job = await api("GET", `/api/v1/jobs/${encodeURIComponent(jobId)}`);
-    if ((job.body as { status?: string }).status === "active") {
-      const pause = await api("POST", `/api/v1/jobs/${encodeURIComponent(jobId)}/pause`, {
-        body: { reason: "imported disabled from EventBridge Scheduler" },
-      });
-      if (pause.status !== 200)
-        return { ...row, result: "failed", jobId, reason: messageOf(pause.body), notes };
+    try {
+      // Also on a second import, should the first have stopped between its create and its pause.
+      if ((await api.getJob(jobId)).status === "active")
+        await api.pauseJob(jobId, { reason: "imported disabled from EventBridge Scheduler" });
+    } catch (error) {
+      if (error instanceof JobschedError)
+        return { ...row, result: "failed", jobId, reason: error.message, notes };
+      throw error;
     }
   }
-  return { ...row, result: created.status === 201 ? "created" : "exists", jobId, paused, notes };
-}
-
-function messageOf(body: unknown): string {
-  const error = (body as { error?: { message?: string; field?: string } } | undefined)?.error;
-  return error?.message ?? JSON.stringify(body);
+  return { ...row, result: created.created ? "created" : "exists", jobId, paused, notes };
 }

@@ -1,6 +1,6 @@
-import type { DeadLetterResponse, DeadLettersPageResponse } from "@jobsched/contract";
+import type { DeadLetterResponse } from "@jobsched/contract";
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { ApiError, api, query } from "../api";
+import { client, messageOf } from "../api";
 import { TableHead } from "./table-head";
 
 /** Dead letters, most recent first: filter by type or job, replay one or all. */
@@ -12,25 +12,23 @@ export function DeadLettersPage() {
 
   const load = useCallback(async (from?: string) => {
     try {
-      const page = (
-        await api<DeadLettersPageResponse>("GET", `/api/v1/dead-letters${query({ cursor: from })}`)
-      ).body;
+      const page = await client.listDeadLetters(from === undefined ? {} : { cursor: from });
       setLetters(page.deadLetters);
       setCursor(page.cursor);
     } catch (e) {
-      setMessage(e instanceof ApiError ? e.message : String(e));
+      setMessage(messageOf(e));
     }
   }, []);
   useEffect(() => {
     void load();
   }, [load]);
 
-  const replay = async (label: string, path: string) => {
+  const replay = async (label: string, call: () => Promise<unknown>) => {
     try {
-      await api("POST", path);
+      await call();
       setMessage(`${label}: replayed`);
     } catch (e) {
-      setMessage(`${label}: ${e instanceof ApiError ? e.message : String(e)}`);
+      setMessage(`${label}: ${messageOf(e)}`);
     }
     await load();
   };
@@ -45,7 +43,7 @@ export function DeadLettersPage() {
         Filter by type or job{" "}
         <input value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
       </label>{" "}
-      <button type="button" onClick={() => replay("All", "/api/v1/dead-letters/replay")}>
+      <button type="button" onClick={() => replay("All", () => client.replayAllDeadLetters())}>
         Replay all
       </button>
       <div class="scroll">
@@ -65,9 +63,7 @@ export function DeadLettersPage() {
                   <button
                     type="button"
                     aria-label={`Replay ${letter.runKey}`}
-                    onClick={() =>
-                      replay(letter.runKey, `/api/v1/dead-letters/${encodeURIComponent(letter.runId)}/replay`)
-                    }
+                    onClick={() => replay(letter.runKey, () => client.replayDeadLetter(letter.runId))}
                   >
                     Replay
                   </button>

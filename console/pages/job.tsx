@@ -1,44 +1,41 @@
 import type { JobResponse, Preview, RunResponse } from "@jobsched/contract";
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { ApiError, api, query } from "../api";
+import { client, messageOf } from "../api";
 import { scheduleText } from "./jobs";
 import { TableHead } from "./table-head";
 
 /** A job: schedule, the next runs with DST marks, recent runs, audit trail, and its actions. */
 export function JobPage({ jobId }: { readonly jobId: string }) {
   const [job, setJob] = useState<JobResponse | undefined>();
-  const [etag, setEtag] = useState<string | undefined>();
   const [preview, setPreview] = useState<Preview | undefined>();
   const [message, setMessage] = useState("");
   const [cron, setCron] = useState("");
-  const path = `/api/v1/jobs/${encodeURIComponent(jobId)}`;
 
   const load = useCallback(async () => {
     try {
-      const answer = await api<JobResponse>("GET", path);
-      setJob(answer.body);
-      setEtag(answer.etag);
-      setCron(answer.body.cron ?? "");
-      if (answer.body.status === "active" || answer.body.status === "paused") {
-        const j = answer.body;
-        const previewQuery = query({
-          cron: j.cron,
-          timeZone: j.cron ? j.timeZone : undefined,
-          dstPolicy: j.cron ? j.dstPolicy : undefined,
-          interval: j.interval?.every,
-          runAt: j.runAt,
-          startAt: j.startAt,
-          endAt: j.endAt,
-          jitter: j.jitter,
-          jobId: j.jitter ? j.jobId : undefined,
-          count: "5",
-        });
-        setPreview((await api<Preview>("GET", `/api/v1/schedules/preview${previewQuery}`)).body);
+      const j = await client.getJob(jobId);
+      setJob(j);
+      setCron(j.cron ?? "");
+      if (j.status === "active" || j.status === "paused") {
+        setPreview(
+          await client.previewSchedule({
+            cron: j.cron,
+            timeZone: j.cron ? j.timeZone : undefined,
+            dstPolicy: j.cron ? j.dstPolicy : undefined,
+            interval: j.interval?.every,
+            runAt: j.runAt,
+            startAt: j.startAt,
+            endAt: j.endAt,
+            jitter: j.jitter,
+            jobId: j.jitter ? j.jobId : undefined,
+            count: 5,
+          }),
+        );
       } else setPreview(undefined);
     } catch (e) {
-      setMessage(e instanceof ApiError ? e.message : String(e));
+      setMessage(messageOf(e));
     }
-  }, [path]);
+  }, [jobId]);
   useEffect(() => {
     void load();
   }, [load]);
@@ -48,7 +45,7 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
       await call();
       setMessage(`${label}: done`);
     } catch (e) {
-      setMessage(`${label}: ${e instanceof ApiError ? e.message : String(e)}`);
+      setMessage(`${label}: ${messageOf(e)}`);
     }
     await load();
   };
@@ -84,28 +81,22 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
       </dl>
       <div class="actions">
         {job.status === "active" && (
-          <button
-            type="button"
-            onClick={() => act("Pause", () => api("POST", `${path}/pause`, { body: {} }))}
-          >
+          <button type="button" onClick={() => act("Pause", () => client.pauseJob(jobId))}>
             Pause
           </button>
         )}
         {job.status === "paused" && (
-          <button type="button" onClick={() => act("Resume", () => api("POST", `${path}/resume`))}>
+          <button type="button" onClick={() => act("Resume", () => client.resumeJob(jobId))}>
             Resume
           </button>
         )}
         {job.status === "active" && (
-          <button
-            type="button"
-            onClick={() => act("Run now", () => api("POST", `${path}/trigger`, { body: {} }))}
-          >
+          <button type="button" onClick={() => act("Run now", () => client.triggerJob(jobId))}>
             Run now
           </button>
         )}
         {open && (
-          <button type="button" onClick={() => act("Cancel", () => api("DELETE", path))}>
+          <button type="button" onClick={() => act("Cancel", () => client.cancelJob(jobId))}>
             Cancel job
           </button>
         )}
@@ -114,9 +105,7 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
         <form
           onSubmit={(event) => {
             event.preventDefault();
-            void act("Edit", () =>
-              api("PATCH", path, { body: { cron }, ...(etag ? { ifMatch: etag } : {}) }),
-            );
+            void act("Edit", () => client.updateJob(jobId, { cron }, { ifMatch: job.version }));
           }}
         >
           <label>

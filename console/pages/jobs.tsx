@@ -1,6 +1,7 @@
+import type { ListJobsInput } from "@jobsched/client/core";
 import type { JobSummaryResponse, JobsPageResponse } from "@jobsched/contract";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, query } from "../api";
+import { client, messageOf } from "../api";
 import { TableHead } from "./table-head";
 
 /** Jobs, newest first: filter by status, type and label, find one by id, page on. */
@@ -15,12 +16,19 @@ export function JobsPage() {
 
   const cursor = cursors.at(-1);
   useEffect(() => {
-    api<JobsPageResponse>("GET", `/api/v1/jobs${query({ status, type, label, cursor, limit: "25" })}`)
+    client
+      .listJobs({
+        limit: 25,
+        ...(status ? { status: status as ListJobsInput["status"] } : {}),
+        ...(type ? { type } : {}),
+        ...(label ? { label } : {}),
+        ...(cursor ? { cursor } : {}),
+      })
       .then((answer) => {
-        setPage(answer.body);
+        setPage(answer);
         setError("");
       })
-      .catch((e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
+      .catch((e: unknown) => setError(messageOf(e)));
   }, [status, type, label, cursor]);
 
   const filter = (set: (value: string) => void) => (event: Event) => {

@@ -1,8 +1,7 @@
-import type { JobsPageResponse, RunsPageResponse } from "@jobsched/contract";
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { ApiError, api } from "../api";
+import { client, messageOf } from "../api";
 import { latenessByMinute } from "../lateness";
 
 /**
@@ -16,13 +15,9 @@ export function LatenessPage() {
   useEffect(() => {
     let plot: uPlot | undefined;
     (async () => {
-      const jobs = (await api<JobsPageResponse>("GET", "/api/v1/jobs?limit=25")).body.jobs;
-      const pages = await Promise.all(
-        jobs.map((job) =>
-          api<RunsPageResponse>("GET", `/api/v1/jobs/${encodeURIComponent(job.jobId)}/runs?limit=100`),
-        ),
-      );
-      const series = latenessByMinute(pages.flatMap((page) => page.body.runs));
+      const { jobs } = await client.listJobs({ limit: 25 });
+      const pages = await Promise.all(jobs.map((job) => client.listRuns(job.jobId, { limit: 100 })));
+      const series = latenessByMinute(pages.flatMap((page) => page.runs));
       setSummary(
         series.minutes.length === 0
           ? "No started runs yet."
@@ -38,7 +33,7 @@ export function LatenessPage() {
         [series.minutes, series.p50, series.p99],
         chart.current,
       );
-    })().catch((e: unknown) => setSummary(e instanceof ApiError ? e.message : String(e)));
+    })().catch((e: unknown) => setSummary(messageOf(e)));
     return () => plot?.destroy();
   }, []);
   return (

@@ -1,6 +1,6 @@
+import { MAX_BATCH_ITEMS } from "@jobsched/contract";
 import { z } from "zod";
 import { type DomainError, ValidationError } from "./errors";
-import { MAX_BATCH_ITEMS } from "./schemas";
 
 /**
  * One item's outcome in a batched call: its value, or the error it alone met. A failing item

@@ -1,3 +1,4 @@
+import type { CreateJobRequest } from "@jobsched/contract";
 import type { SchedulerSettings } from "../definitions/settings";
 import type { TenantAccounts } from "../definitions/target-role-config";
 import { destinationRulesOf, webhookUrlProblem } from "./destination-rules";
@@ -7,7 +8,6 @@ import { formatInstant } from "./instant";
 import type { Job } from "./job";
 import type { Schedule } from "./schedule/schedule";
 import { scheduleFromFields } from "./schedule/schedule-input";
-import type { CreateJobRequest } from "./schemas";
 import type { Target } from "./target";
 import { targetRoleProblem } from "./target-roles";
 

@@ -1,4 +1,17 @@
-import type { LambdaInvocation } from "@jobsched/contract";
+import {
+  AWS_TARGET_TIMEOUT_SECONDS,
+  DEFAULT_TARGET_CONCURRENCY,
+  type LambdaInvocation,
+} from "@jobsched/contract";
+
+// The target limits live in the contract, which the clients share; named here for the core.
+export {
+  AWS_TARGET_TIMEOUT_SECONDS,
+  DEFAULT_TARGET_CONCURRENCY,
+  DEFAULT_TARGET_TIMEOUT_SECONDS,
+  MAX_TARGET_TIMEOUT_SECONDS,
+  PUSH_TYPES,
+} from "@jobsched/contract";
 
 /**
  * Push delivery (decision 0029): a job may name a target that the dispatcher calls itself,
@@ -42,8 +55,6 @@ export function pushTypeOf(target: Pick<Target, "kind">): string {
 export function isPushType(type: string): boolean {
   return type.startsWith(PUSH_TYPE_PREFIX);
 }
-
-export const PUSH_TYPES = ["@https", "@lambda", "@sqs"] as const;
 
 /** What a target receives for each attempt of a run: the body of the POST, the invoke, the message. */
 export interface RunEnvelope {
@@ -107,17 +118,6 @@ export function targetKeyOf(tenant: string, target: Target): string {
       return `${tenant} sqs ${target.queueUrl}`;
   }
 }
-
-/** The longest an endpoint may take to answer (and the default). */
-export const MAX_TARGET_TIMEOUT_SECONDS = 30;
-export const DEFAULT_TARGET_TIMEOUT_SECONDS = 10;
-export const DEFAULT_TARGET_CONCURRENCY = 10;
-/**
- * The timeout of Lambda and SQS calls. A synchronous invoke waits this long for the function's
- * answer: a function that runs longer is cut off (a retryable failure that says so) while it
- * goes on running, so longer functions need `invocation: "async"` (decision 0033).
- */
-export const AWS_TARGET_TIMEOUT_SECONDS = 15;
 
 export function timeoutMsOf(target: Target): number {
   return (target.kind === "https" ? target.timeoutSeconds : AWS_TARGET_TIMEOUT_SECONDS) * 1000;

@@ -1,4 +1,4 @@
-import { DELIVERY_LEAD_SECONDS } from "@jobsched/contract";
+import { DELIVERY_LEAD_SECONDS, PAYLOAD_LIMIT_BYTES } from "@jobsched/contract";
 import { z } from "zod";
 
 /**
@@ -138,8 +138,8 @@ export const LOCAL_SETTINGS: SchedulerSettings = {
   ...DEFAULT_LIMITS,
 };
 
-/** SQS's largest message, and so the largest payload a setting may allow (core/schemas.ts). */
-export const PAYLOAD_LIMIT_BYTES = 262_144;
+/** SQS's largest message, and so the largest payload a setting may allow (the contract's). */
+export { PAYLOAD_LIMIT_BYTES };
 
 const whole = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce

@@ -1,51 +1,49 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import {
+  backfillRequest,
   backfillResponse,
+  completeBatchRequest,
+  completeRequest,
   completionResponse,
   completionsResponse,
+  createJobRequest,
   createJobResponse,
+  createJobsRequest,
   createJobsResponse,
   deadLetterResponse,
   deadLettersPageResponse,
   errorResponse,
   gatewayRefusal,
+  heartbeatBatchRequest,
+  heartbeatRequest,
   heartbeatResponse,
   heartbeatsResponse,
   jobResponse,
   jobsPageResponse,
+  laneListenRequest,
   laneListenResponse,
+  leaseRequest,
   leasesResponse,
+  listJobsQuery,
+  MAX_BATCH_JOBS,
+  pageQuery,
+  pauseRequest,
   previewResponse,
   replayAllResponse,
   runResponse,
   runsPageResponse,
+  triggerRequest,
+  updateJobRequest,
   updateJobResponse,
   webhookSecretResponse,
 } from "@jobsched/contract";
 import { z } from "zod";
 import { previewQuery } from "../core/schedule/preview";
-import {
-  backfillRequest,
-  completeBatchRequest,
-  completeRequest,
-  createJobRequest,
-  createJobsRequest,
-  heartbeatBatchRequest,
-  heartbeatRequest,
-  laneListenRequest,
-  leaseRequest,
-  listJobsQuery,
-  MAX_BATCH_JOBS,
-  pageQuery,
-  pauseRequest,
-  triggerRequest,
-  updateJobRequest,
-} from "../core/schemas";
 import { ROUTES } from "../definitions/routes";
 
 /**
  * The OpenAPI 3.1 document, generated from the zod schemas that validate requests
- * (core/schemas.ts) and that type every response (core/responses.ts), so the document cannot
+ * (the contract's requests.ts) and that type every response (its responses.ts), so the document cannot
  * promise a field the API refuses, nor leave out one it returns. Served at GET /api/v1/openapi.json and
  * linted in CI (npm run lint:openapi).
  */

@@ -4,6 +4,7 @@ import {
   ListSchedulesCommand,
   SchedulerClient,
 } from "@aws-sdk/client-scheduler";
+import { JobschedClient } from "@jobsched/client";
 import { jobResponse, previewResponse } from "@jobsched/contract";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -219,7 +220,9 @@ afterAll(async () => {
 describe("jobsched import eventbridge-scheduler", () => {
   it("creates a job per convertible schedule, lists the rest with the reason, and a second run creates nothing", async () => {
     const client = new SchedulerClient({ region: "eu-west-1" });
-    const rows = await importSchedules(client, api.tenantA, { now: Date.now });
+    const rows = await importSchedules(client, new JobschedClient({ transport: api.tenantA }), {
+      now: Date.now,
+    });
     expect(rows).toHaveLength(SCHEDULES.length);
     const byName = new Map(rows.map((r) => [r.name, r]));
 
@@ -290,7 +293,9 @@ describe("jobsched import eventbridge-scheduler", () => {
     const before = (await api.tenantA("GET", "/api/v1/jobs", { query: { limit: "100" } })).body as {
       jobs: unknown[];
     };
-    const again = await importSchedules(client, api.tenantA, { now: Date.now });
+    const again = await importSchedules(client, new JobschedClient({ transport: api.tenantA }), {
+      now: Date.now,
+    });
     expect(again.filter((r) => r.result === "created")).toEqual([]);
     expect(again.filter((r) => r.result === "exists")).toHaveLength(Object.keys(EXPECTED).length);
     const after = (await api.tenantA("GET", "/api/v1/jobs", { query: { limit: "100" } })).body as {
@@ -309,7 +314,7 @@ describe("jobsched import eventbridge-scheduler", () => {
     const stack = await createTestStack("import-dry");
     const dryApi = await startTestApi(stack);
     try {
-      const rows = await importSchedules(client, dryApi.tenantA, {
+      const rows = await importSchedules(client, new JobschedClient({ transport: dryApi.tenantA }), {
         now: Date.now,
         dryRun: true,
         group: "billing",

@@ -1,7 +1,6 @@
-import { createJobResponse } from "@jobsched/contract";
+import { createJobResponse, MAX_LEASE_SECONDS } from "@jobsched/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runMessageOf } from "../../lambdas/core/delivery";
-import { MAX_LEASE_SECONDS } from "../../lambdas/core/schemas";
 import type { Lease } from "../../lambdas/core/use-cases/lease-runs";
 import { startTestApi, type TestApi } from "../support/api-gateway";
 import { bodyOf } from "../support/bodies";

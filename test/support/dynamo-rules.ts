@@ -7,7 +7,7 @@ import { applyUpdate, type UpdateInput } from "./update-expression";
 /**
  * DynamoDB's rules for the items a write leaves, implemented here on marshalled items apart
  * from the code under test (docs: "Supported data types and naming rules", "Item sizes and
- * formats"): the tests decide with these, not with lambdas/core/document-limits.ts, whether a
+ * formats"): the tests decide with these, not with packages/contract/src/document-limits.ts, whether a
  * write DynamoDB would take.
  */
 

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { attributeSize } from "./dynamo-rules";
 
 /**
- * Payloads at the edges the API promises (lambdas/core/schemas.ts, createJobRequest.payload):
+ * Payloads at the edges the API promises (packages/contract/src/requests.ts, createJobRequest.payload):
  * nested exactly as deep as it takes, exactly as large, numbers at the ends of its range. Built
  * and measured here, by this file's own rules, not the code's.
  */

@@ -1,7 +1,7 @@
+import { MAX_PAYLOAD_BYTES } from "@jobsched/contract";
 import { describe, expect, it } from "vitest";
 import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
 import { IdempotencyConflictError, ValidationError } from "../../lambdas/core/errors";
-import { MAX_PAYLOAD_BYTES } from "../../lambdas/core/schemas";
 import { createJob } from "../../lambdas/core/use-cases/create-job";
 import { memoryDeps } from "../support/memory-ports";
 

@@ -1,4 +1,3 @@
-import { describe, expect, it } from "vitest";
 import {
   documentProblem,
   documentSize,
@@ -6,7 +5,10 @@ import {
   MAX_DOCUMENT_DEPTH,
   MAX_NAME_BYTES,
   numberSize,
-} from "../../lambdas/core/document-limits";
+  utf8Length,
+} from "@jobsched/contract";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
 import { durationMs } from "../../lambdas/core/duration";
 
 /** DynamoDB's document rules as the edge checks them (decision 0015), value by value. */
@@ -122,5 +124,22 @@ describe("durations", () => {
     expect(durationMs("P366D", "f")).toBe(366 * 86_400_000);
     expect(() => durationMs("P367D", "f")).toThrow(/at most 366 days/);
     expect(() => durationMs("P1000000000D", "maxLateness")).toThrow(/maxLateness: must be at most 366 days/);
+  });
+});
+
+describe("utf8Length (the contract's byte count, which runs in browsers too)", () => {
+  it("counts as Buffer.byteLength does, lone surrogates included", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "binary" }),
+        fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) }),
+        (text, surrogates) => {
+          for (const sample of [text, surrogates, `${surrogates}${text}${surrogates}`])
+            expect(utf8Length(sample)).toBe(Buffer.byteLength(sample, "utf8"));
+        },
+      ),
+    );
+    for (const sample of ["", "a", "é", "€", "😀", "\uD800", "\uDC00x", "a\uD83D"])
+      expect(utf8Length(sample)).toBe(Buffer.byteLength(sample, "utf8"));
   });
 });

@@ -19,13 +19,18 @@ interface Report {
   diagnostics: Array<{ category?: string; location?: { path?: string } }>;
 }
 
-/** The files among `probes` (path -> one import) that break a restricted-import rule. */
-function refused(probes: Record<string, string>): string[] {
+/**
+ * The files among `probes` (path -> one import, or `{ source }`: a file's whole text) that break
+ * a restricted-import rule (or the restricted-globals rule).
+ */
+function refused(probes: Record<string, string | { source: string }>): string[] {
   const folder = mkdtempSync(join(scratch, "probe-"));
   copyFileSync(join(scratch, "biome.json"), join(folder, "biome.json"));
-  for (const [path, from] of Object.entries(probes)) {
+  for (const [path, probe] of Object.entries(probes)) {
     mkdirSync(join(folder, dirname(path)), { recursive: true });
-    writeFileSync(join(folder, path), `import { x } from "${from}";\n\nexport const y = x;\n`);
+    const source =
+      typeof probe === "string" ? `import { x } from "${probe}";\n\nexport const y = x;\n` : probe.source;
+    writeFileSync(join(folder, path), source);
   }
   let output: string;
   try {
@@ -45,7 +50,11 @@ function refused(probes: Record<string, string>): string[] {
   return [
     ...new Set(
       report.diagnostics
-        .filter((d) => d.category === "lint/style/noRestrictedImports")
+        .filter(
+          (d) =>
+            d.category === "lint/style/noRestrictedImports" ||
+            d.category === "lint/style/noRestrictedGlobals",
+        )
         .map((d) => String(d.location?.path ?? "").replace(/^\.\//, "")),
     ),
   ].sort();
@@ -89,7 +98,7 @@ describe("the packages' layer rules", () => {
       "packages/worker/src/document.ts": "@aws-sdk/lib-dynamodb",
       "packages/contract/src/smithy.ts": "@smithy/types",
       "packages/contract/src/worker.ts": "@jobsched/worker",
-      "packages/contract/src/core.ts": "../../../lambdas/core/schemas",
+      "packages/contract/src/core.ts": "../../../lambdas/core/run",
     };
     expect(refused(probes)).toEqual(Object.keys(probes).sort());
   });
@@ -105,5 +114,41 @@ describe("the packages' layer rules", () => {
         "packages/contract/src/zod.ts": "zod",
       }),
     ).toEqual([]);
+  });
+});
+
+describe("the one way out to the API (issue 29)", () => {
+  it("refuses fetch, XMLHttpRequest, https, http.request and the signing packages in the CLI and the console", () => {
+    const probes = {
+      "cli/commands/fetches.ts": { source: 'export const y = fetch("http://127.0.0.1:8787/api/v1/jobs");\n' },
+      "console/pages/xhr.tsx": { source: "export const y = new XMLHttpRequest();\n" },
+      "cli/https.ts": "node:https",
+      "cli/console/request.ts": {
+        source: 'import { request } from "node:http";\n\nexport const y = request;\n',
+      },
+      "cli/signer.ts": "@smithy/signature-v4",
+      "console/undici.ts": "undici",
+    };
+    expect(refused(probes)).toEqual(Object.keys(probes).sort());
+  });
+
+  it("lets them use the client, and a server of their own (the console's relay)", () => {
+    expect(
+      refused({
+        "cli/client.ts": "@jobsched/client",
+        "console/client.ts": "@jobsched/client/core",
+        "cli/console/server.ts": {
+          source: 'import { createServer } from "node:http";\n\nexport const y = createServer;\n',
+        },
+      }),
+    ).toEqual([]);
+  });
+
+  it("keeps the contract free of Node's built-ins, so it runs in the console's page", () => {
+    const probes = {
+      "packages/contract/src/crypto.ts": "node:crypto",
+      "packages/contract/src/bytes.ts": { source: 'export const y = Buffer.byteLength("x");\n' },
+    };
+    expect(refused(probes)).toEqual(Object.keys(probes).sort());
   });
 });

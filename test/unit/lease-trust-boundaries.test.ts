@@ -1,10 +1,10 @@
+import { MAX_LEASE_SECONDS } from "@jobsched/contract";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LAMBDA_RESPONSE_LIMIT_BYTES, SAFE_VISIBILITY_SECONDS } from "../../lambdas/core/aws-limits";
 import { DELIVERY_LEAD_SECONDS } from "../../lambdas/core/delivery";
 import { NotFoundError } from "../../lambdas/core/errors";
 import { leaseResponseBytes } from "../../lambdas/core/lease-budget";
-import { MAX_LEASE_SECONDS } from "../../lambdas/core/schemas";
 import { completeRun } from "../../lambdas/core/use-cases/complete-run";
 import { heartbeatRun } from "../../lambdas/core/use-cases/heartbeat-run";
 import { leaseRuns } from "../../lambdas/core/use-cases/lease-runs";

@@ -1,5 +1,5 @@
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import { numberSize } from "../../core/document-limits";
+import { numberSize } from "@jobsched/contract";
 import type { TableDefinition } from "../../definitions/table";
 
 /**

@@ -1,5 +1,5 @@
 import type { NativeAttributeValue } from "@aws-sdk/lib-dynamodb";
-import { isWellFormed } from "../../core/document-limits";
+import { isWellFormed } from "@jobsched/contract";
 import { ValidationError } from "../../core/errors";
 import { type IndexDefinition, JOBS_TABLE } from "../../definitions/table";
 

@@ -1,8 +1,7 @@
-import { z } from "zod";
+import { MAX_PREVIEW_COUNT, type Preview, type PreviewRun, previewQuery } from "@jobsched/contract";
 import { isoDuration } from "../duration";
 import { ValidationError } from "../errors";
 import { formatInstant, parseInstant } from "../instant";
-import { dstPolicyField } from "../schemas";
 import { parseWith } from "../validation";
 import { firingsAfter, type Schedule } from "./schedule";
 import { DEFAULT_TIME_ZONE, scheduleFromFields } from "./schedule-input";
@@ -15,30 +14,9 @@ import { formatLocal, formatNaive } from "./zone-time";
  * by `jobsched preview`, which works offline: both print exactly this. With a jitter window
  * and the job's id, each run is shown at its jittered instant with the firing it stands for.
  */
-export const MAX_PREVIEW_COUNT = 100;
-
-export const previewQuery = z.strictObject({
-  cron: z.string().optional(),
-  timeZone: z.string().optional(),
-  dstPolicy: dstPolicyField,
-  jitter: z.string().min(1).max(64).optional(),
-  jobId: z.string().min(1).max(64).optional(),
-  interval: z.string().optional(),
-  runAt: z.string().optional(),
-  startAt: z.string().optional(),
-  endAt: z.string().optional(),
-  from: z.string().optional(),
-  count: z.coerce
-    .number({ message: "must be a number" })
-    .int("must be a whole number")
-    .min(1)
-    .max(MAX_PREVIEW_COUNT)
-    .default(10),
-});
-
-import type { Preview, PreviewRun } from "@jobsched/contract";
 
 export type { Preview, PreviewRun };
+export { MAX_PREVIEW_COUNT, previewQuery };
 
 export function previewSchedule(query: unknown, now: number): Preview {
   const q = parseWith(previewQuery, query, "query");

@@ -1,4 +1,5 @@
 import type { CompletionResult } from "@jobsched/contract";
+import { type CompleteRequest, completeRequest } from "@jobsched/contract";
 import { servesTenant, type WorkerCaller } from "../caller";
 import { baseLeadSecondsOf, delaySecondsUntil, runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -8,7 +9,6 @@ import { formatInstant } from "../instant";
 import { decideFailure, succeeded } from "../lifecycle/outcomes";
 import type { FinishedRun, RunOutcome } from "../ports";
 import { type Run, RunStatus } from "../run";
-import { type CompleteRequest, completeRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter } from "./end-job";
 

@@ -1,8 +1,8 @@
+import { pauseRequest } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ConflictError } from "../errors";
 import { type AuditEntry, type Job, JobStatus, MAX_AUDIT_ENTRIES } from "../job";
-import { pauseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { nextRunShown } from "../views";
 import { recordCancelledFirings } from "./cancelled-firings";

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type CreateJobRequest, createJobRequest } from "@jobsched/contract";
 import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
@@ -9,7 +10,6 @@ import { type DueJob, type Job, JobStatus } from "../job";
 import { definitionFromRequest } from "../job-definition";
 import type { Admission } from "../ports";
 import { requireFutureRun } from "../schedule/schedule-input";
-import { type CreateJobRequest, createJobRequest } from "../schemas";
 import { pushTypeOf } from "../target";
 import { parseWith } from "../validation";
 import { nextRunViewed } from "../views";

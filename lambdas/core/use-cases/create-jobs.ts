@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
+import { createJobsRequest, documentProblem } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
-import { documentProblem } from "../document-limits";
 import { DomainError, IdempotencyConflictError, ValidationError } from "../errors";
 import type { RandomBytes } from "../ids";
-import { createJobsRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { type CreateJobResult, createJob } from "./create-job";
 

@@ -1,4 +1,5 @@
 import type { DeadLetterResponse } from "@jobsched/contract";
+import { pageQuery } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -7,7 +8,6 @@ import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import { JobStatus } from "../job";
 import { type Run, RunStatus } from "../run";
-import { pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { runView } from "../views";
 

@@ -1,4 +1,5 @@
 import type { HeartbeatResult } from "@jobsched/contract";
+import { heartbeatRequest } from "@jobsched/contract";
 import { batchOf, forEachItem, type ItemOutcome, withoutRunId } from "../batch";
 import { servesTenant, type WorkerCaller } from "../caller";
 import type { SchedulerDeps } from "../deps";
@@ -6,7 +7,6 @@ import { NotFoundError, StaleFenceError } from "../errors";
 import { parseRunId } from "../ids";
 import { formatInstant } from "../instant";
 import type { Job } from "../job";
-import { heartbeatRequest } from "../schemas";
 import { parseWith } from "../validation";
 
 export type { HeartbeatResult };

@@ -1,10 +1,10 @@
 import type { LaneListenResponse } from "@jobsched/contract";
+import { laneListenRequest } from "@jobsched/contract";
 import type { WorkerCaller } from "../caller";
 import type { Clock } from "../clock";
 import { formatInstant } from "../instant";
 import type { LaneListening } from "../lane-listening-ports";
 import type { TenantQuotas } from "../ports";
-import { laneListenRequest } from "../schemas";
 import { parseWith } from "../validation";
 
 /**

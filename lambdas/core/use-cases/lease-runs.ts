@@ -1,6 +1,7 @@
 /** A lease as the worker gets it: defined with the other responses (responses.ts). */
 
 import type { Lease } from "@jobsched/contract";
+import { leaseRequest } from "@jobsched/contract";
 import { API_GATEWAY_TIMEOUT_MS, SAFE_VISIBILITY_SECONDS } from "../aws-limits";
 import { servesTenant, type WorkerCaller } from "../caller";
 import {
@@ -19,7 +20,6 @@ import { seededRun } from "../lifecycle/creation";
 import { exhaustedByLapses } from "../lifecycle/outcomes";
 import { laneKeyOf, type ReceivedRunMessage, type RunMessage } from "../ports";
 import { PAUSED_RUN_REASON, type RunSeed, runKeyOf } from "../run";
-import { leaseRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { endJobAfter, endJobOnMessage } from "./end-job";
 import { admitOverlap } from "./overlap";

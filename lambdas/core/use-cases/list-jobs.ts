@@ -1,9 +1,9 @@
+import { listJobsQuery, pageQuery } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { ValidationError } from "../errors";
 import { newestFirst, runsKeptSince, unwrittenMadeRuns } from "../made-runs";
 import { shownJobs } from "../one-off-end";
-import { listJobsQuery, pageQuery } from "../schemas";
 import { parseWith } from "../validation";
 import { jobSummaryView, runView } from "../views";
 import { callersJob } from "./get-job";

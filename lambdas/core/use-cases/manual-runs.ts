@@ -1,3 +1,4 @@
+import { backfillRequest, triggerRequest } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import { runMessageOf } from "../delivery";
 import type { SchedulerDeps } from "../deps";
@@ -8,7 +9,6 @@ import { newRun } from "../lifecycle/creation";
 import { isMade, runsKeptSince } from "../made-runs";
 import { type Run, RunStatus } from "../run";
 import { firingsAfter, nextFiring } from "../schedule/schedule";
-import { backfillRequest, triggerRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { runView } from "../views";
 import { callersJob } from "./get-job";

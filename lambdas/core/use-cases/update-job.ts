@@ -1,4 +1,5 @@
 import type { UpdateJobResponse } from "@jobsched/contract";
+import { createJobRequest, updateJobRequest } from "@jobsched/contract";
 import stringify from "safe-stable-stringify";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
@@ -14,7 +15,6 @@ import { previewRuns } from "../schedule/preview";
 import type { Schedule } from "../schedule/schedule";
 import { firstRunAt, nextFiring } from "../schedule/schedule";
 import { DEFAULT_TIME_ZONE } from "../schedule/schedule-input";
-import { createJobRequest, updateJobRequest } from "../schemas";
 import { parseWith } from "../validation";
 import { nextRunShown } from "../views";
 import { fireNearTerm, MAX_PAST_RUN_AT_MS } from "./create-job";

@@ -1,6 +1,6 @@
+import { documentProblem, isWellFormed } from "@jobsched/contract";
 import type { APIGatewayProxyEventV2WithIAMAuthorizer } from "aws-lambda";
 import type { Caller, WorkerCaller } from "../../core/caller";
-import { documentProblem, isWellFormed } from "../../core/document-limits";
 import { ForbiddenError, ValidationError } from "../../core/errors";
 import type { WorkerBindings } from "../../definitions/worker-bindings";
 
@@ -20,7 +20,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The request's JSON body; an absent body is an empty object. Every value in it already meets
- * DynamoDB's document rules (lambdas/core/document-limits.ts: valid UTF-8, numbers DynamoDB
+ * DynamoDB's document rules (packages/contract/src/document-limits.ts: valid UTF-8, numbers DynamoDB
  * and the SDK can carry, nesting, keys), the body itself counting as level 0, so a payload is a
  * top-level attribute: one check at the edge, before any use case reads it.
  */

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { createSignedFetch, type JsonResponse } from "@jobsched/client";
 import {
   type CompletionsResponse,
   completionsResponse,
@@ -13,7 +14,6 @@ import { createBatcher } from "./batcher.js";
 import { LaneBell, type LaneClientFactory } from "./lane-bell.js";
 import { AHEAD_MS, leaseRoom, MAX_PER_LEASE } from "./lease-room.js";
 import { type HoldClock, RunHold, systemHoldClock } from "./run-hold.js";
-import { createSignedFetch, type JsonResponse } from "./signed-fetch.js";
 import { sleep, sleepUnless } from "./sleep.js";
 
 /**

@@ -2,11 +2,13 @@ import { Hash } from "@smithy/hash-node";
 import { HttpRequest } from "@smithy/protocol-http";
 import { SignatureV4 } from "@smithy/signature-v4";
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from "@smithy/types";
+import { bodyOf, type JsonResponse, type TransportRequest, urlOf } from "./transport.js";
 
 /**
  * fetch() with AWS Signature Version 4 for API Gateway ("execute-api"), as the jobsched API
- * requires in AWS and the local runtime checks the same way. Used by the CLI and the example
- * worker; any SigV4 client (curl --aws-sigv4, awscurl, the AWS SDKs) works as well.
+ * requires in AWS and the local runtime checks the same way. The client's transport from Node,
+ * and the worker SDK's (which shares it); any SigV4 client (curl --aws-sigv4, awscurl, the AWS
+ * SDKs) works as well.
  */
 export interface SignedFetchOptions {
   readonly endpoint: string;
@@ -22,12 +24,6 @@ export interface SignedFetchOptions {
 /** The longest Retry-After a call waits out; a longer one is handed back to the caller. */
 export const MAX_RETRY_AFTER_SECONDS = 10;
 
-export interface JsonResponse {
-  readonly status: number;
-  readonly body: unknown;
-  readonly headers?: Headers;
-}
-
 export function createSignedFetch(options: SignedFetchOptions) {
   const signer = new SignatureV4({
     service: "execute-api",
@@ -42,22 +38,10 @@ export function createSignedFetch(options: SignedFetchOptions) {
   return async function signedFetch(
     method: string,
     path: string,
-    init: {
-      body?: unknown;
-      query?: Record<string, string | undefined>;
-      /** Extra request headers (If-Match, say); signed with the rest. */
-      headers?: Record<string, string>;
-      signal?: AbortSignal;
-    } = {},
+    init: TransportRequest = {},
   ): Promise<JsonResponse> {
-    const url = new URL(path.replace(/^\//, ""), base.href.endsWith("/") ? base.href : `${base.href}/`);
-    const query: Record<string, string> = {};
-    for (const [name, value] of Object.entries(init.query ?? {})) {
-      if (value !== undefined) {
-        query[name] = value;
-        url.searchParams.set(name, value);
-      }
-    }
+    const url = urlOf(base.href, path, init.query);
+    const query = Object.fromEntries(url.searchParams);
     const body = init.body === undefined ? undefined : JSON.stringify(init.body);
     const request = new HttpRequest({
       method,
@@ -83,14 +67,7 @@ export function createSignedFetch(options: SignedFetchOptions) {
       await response.arrayBuffer(); // let the connection go back to the pool
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait) * 1000 + Math.random() * 250));
     }
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      // not JSON: hand back the text
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
+    return { status: response.status, body: await bodyOf(response), headers: response.headers };
   };
 }
 

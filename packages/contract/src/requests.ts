@@ -1,14 +1,14 @@
-import { DstPolicy, LambdaInvocation, OverlapPolicy } from "@jobsched/contract";
 import { z } from "zod";
-import { PAYLOAD_LIMIT_BYTES } from "../definitions/settings";
-import { documentSize } from "./document-limits";
+import { documentSize, utf8Length } from "./document-limits.js";
 import {
   AWS_TARGET_TIMEOUT_SECONDS,
   DEFAULT_TARGET_CONCURRENCY,
   DEFAULT_TARGET_TIMEOUT_SECONDS,
   MAX_TARGET_TIMEOUT_SECONDS,
+  PAYLOAD_LIMIT_BYTES,
   PUSH_TYPES,
-} from "./target";
+} from "./limits.js";
+import { DstPolicy, LambdaInvocation, OverlapPolicy } from "./statuses.js";
 
 /**
  * Request bodies and query strings of the API, as zod schemas. Objects are strict: an unknown
@@ -195,7 +195,7 @@ export const createJobRequest = z
       .unknown()
       .optional()
       .refine(
-        (value) => Buffer.byteLength(JSON.stringify(value ?? null), "utf8") <= MAX_PAYLOAD_BYTES,
+        (value) => utf8Length(JSON.stringify(value ?? null)) <= MAX_PAYLOAD_BYTES,
         `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`,
       )
       // Stored as a DynamoDB map, a payload can take far more room than its JSON (a list of
@@ -477,3 +477,26 @@ export const heartbeatBatchRequest = z
       .max(MAX_BATCH_ITEMS),
   })
   .meta({ id: "HeartbeatBatchRequest" });
+
+/** GET /api/v1/schedules/preview: the most runs one preview shows. */
+export const MAX_PREVIEW_COUNT = 100;
+
+/** GET /api/v1/schedules/preview's query: a schedule (as a create names it) and how many runs. */
+export const previewQuery = z.strictObject({
+  cron: z.string().optional(),
+  timeZone: z.string().optional(),
+  dstPolicy: dstPolicyField,
+  jitter: z.string().min(1).max(64).optional(),
+  jobId: z.string().min(1).max(64).optional(),
+  interval: z.string().optional(),
+  runAt: z.string().optional(),
+  startAt: z.string().optional(),
+  endAt: z.string().optional(),
+  from: z.string().optional(),
+  count: z.coerce
+    .number({ message: "must be a number" })
+    .int("must be a whole number")
+    .min(1)
+    .max(MAX_PREVIEW_COUNT)
+    .default(10),
+});

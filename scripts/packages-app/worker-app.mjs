@@ -1,23 +1,24 @@
-// A user's worker, as someone who installed the packed @jobsched/worker tarball writes it: a
-// tenant schedules a one-off job, a worker runs it, the job reads back completed. Started by
-// scripts/test-sdk-pack.ts in a folder of its own; the endpoint comes from JOBSCHED_ENDPOINT.
-import { createSignedFetch, createWorker } from "@jobsched/worker";
+// A user's worker, as someone who installed the packed tarballs writes it: a tenant schedules a
+// one-off job with @jobsched/client, a @jobsched/worker worker runs it, the job reads back
+// completed. Started by scripts/test-packages.ts in a folder of its own; the endpoint comes
+// from JOBSCHED_ENDPOINT.
+import { createClient } from "@jobsched/client";
+import { createWorker } from "@jobsched/worker";
 
 const endpoint = process.env.JOBSCHED_ENDPOINT;
 const region = "us-east-1";
 // The local runtime's development keys (local/credentials.json): loopback only, not secrets.
-const tenant = createSignedFetch({
+const tenant = createClient({
   endpoint,
   region,
   credentials: { accessKeyId: "AKIAJOBSCHEDTENANTA1", secretAccessKey: "local-dev-secret-tenant-a" },
 });
 
-const created = await tenant("POST", "/api/v1/jobs", {
-  body: { type: "packed", runAt: new Date(Date.now() + 1_000).toISOString(), payload: { from: "tarball" } },
+const { jobId } = await tenant.createJob({
+  type: "packed",
+  runAt: new Date(Date.now() + 1_000).toISOString(),
+  payload: { from: "tarball" },
 });
-if (created.status !== 201)
-  throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
-const { jobId } = created.body;
 
 let seen;
 const worker = createWorker({
@@ -35,7 +36,7 @@ const worker = createWorker({
 let job;
 for (let i = 0; i < 60; i++) {
   await new Promise((done) => setTimeout(done, 500));
-  job = (await tenant("GET", `/api/v1/jobs/${jobId}`)).body;
+  job = await tenant.getJob(jobId);
   if (job.status === "completed") break;
 }
 await worker.close();

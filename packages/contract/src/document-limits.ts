@@ -72,7 +72,7 @@ export function documentProblem(value: unknown, depth = 1): DocumentProblem | un
           if (!isWellFormed(key)) {
             return problem([...path, key], "key is not valid Unicode (a lone surrogate has no UTF-8 form)");
           }
-          if (Buffer.byteLength(key, "utf8") > MAX_NAME_BYTES) {
+          if (utf8Length(key) > MAX_NAME_BYTES) {
             return problem(path, `a key is longer than ${MAX_NAME_BYTES} bytes`);
           }
         }
@@ -83,6 +83,27 @@ export function documentProblem(value: unknown, depth = 1): DocumentProblem | un
     }
   }
   return undefined;
+}
+
+/**
+ * A string's length in UTF-8 bytes, as Buffer.byteLength counts it (a lone surrogate counts 3,
+ * its replacement character's), without Node's Buffer: the contract also runs in browsers.
+ */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /** A number's stored size: its significant digits, two to a byte, plus one (at most 21). */
@@ -106,14 +127,14 @@ export function documentSize(value: unknown): number {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
-    if (typeof v === "string") size += Buffer.byteLength(v, "utf8");
+    if (typeof v === "string") size += utf8Length(v);
     else if (typeof v === "number") size += numberSize(String(v));
     else if (Array.isArray(v)) {
       size += 3 + v.length;
       for (const element of v) stack.push(element);
     } else if (v !== null && typeof v === "object") {
       for (const [key, element] of Object.entries(v)) {
-        size += 1 + Buffer.byteLength(key, "utf8");
+        size += 1 + utf8Length(key);
         stack.push(element);
       }
       size += 3;

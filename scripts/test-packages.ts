@@ -1,0 +1,104 @@
+/**
+ * The packages as users get them (issues 16 and 29): builds @jobsched/contract, @jobsched/client
+ * and @jobsched/worker, packs them with `npm pack`, installs the tarballs in an empty folder
+ * (their dependencies come from the registry, as a user's would), and against a local runtime
+ * started for the test:
+ * - type-checks a TypeScript service written against the installed client (strict tsc) and runs
+ *   it: it creates a job and reads it back typed (scripts/packages-app/client-app.ts);
+ * - runs a worker written against the installed worker SDK (scripts/packages-app/worker-app.mjs).
+ * Exits non-zero if a package cannot be packed, installed, type-checked, imported or run.
+ *
+ *   npm run test:packages
+ */
+import { execFileSync } from "node:child_process";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startLocalRuntime } from "../local/spawn-runtime";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const PACKAGES = ["contract", "client", "worker"];
+/** The TypeScript the user's service is checked with: the repository's own version. */
+const TYPESCRIPT = (
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> }
+).devDependencies.typescript;
+const run = (command: string, args: string[], cwd: string) =>
+  execFileSync(command, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+
+const scratch = mkdtempSync(join(tmpdir(), "jobsched-packages-"));
+const app = join(scratch, "app");
+let status = 1;
+try {
+  for (const name of PACKAGES) run("npm", ["run", "build", "-w", `@jobsched/${name}`], ROOT);
+  for (const name of PACKAGES)
+    run("npm", ["pack", "--pack-destination", scratch, join(ROOT, "packages", name)], ROOT);
+  const tarballs = readdirSync(scratch).filter((file) => file.endsWith(".tgz"));
+  console.log(`packed: ${tarballs.join(", ")}`);
+
+  mkdirSync(app, { recursive: true });
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "packages-user", private: true, type: "module" }),
+  );
+  run(
+    "npm",
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      ...tarballs.map((file) => join(scratch, file)),
+      `typescript@${TYPESCRIPT}`,
+      "@types/node@20",
+    ],
+    app,
+  );
+  for (const file of ["client-app.ts", "worker-app.mjs"])
+    copyFileSync(join(ROOT, "scripts/packages-app", file), join(app, file));
+  // A user's strict settings, resolving packages as Node does (their exports maps, no paths).
+  writeFileSync(
+    join(app, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        target: "ES2022",
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        types: ["node"],
+        outDir: "out",
+      },
+      files: ["client-app.ts"],
+    }),
+  );
+  run(join(app, "node_modules/.bin/tsc"), ["-p", "tsconfig.json"], app);
+  console.log("installed in an empty folder; the client's user type-checks; starting a local runtime");
+
+  const runtime = await startLocalRuntime(join(scratch, "data"));
+  try {
+    for (const script of ["out/client-app.js", "worker-app.mjs"]) {
+      const output = execFileSync(process.execPath, [script], {
+        cwd: app,
+        env: { PATH: process.env.PATH ?? "", JOBSCHED_ENDPOINT: runtime.url },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      process.stdout.write(output);
+    }
+    status = 0;
+  } catch (error) {
+    console.error(`a packed package's user failed: ${String(error)}`);
+  } finally {
+    await runtime.kill("SIGTERM");
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.exit(status);
