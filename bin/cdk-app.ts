@@ -23,7 +23,7 @@ import { JobschedStack } from "../lib/jobsched-stack";
  *   jobsched:tenantMapping: {"<principal or role ARN>": "<tenant>"} for principals that share a
  *   tenant (an object, or its JSON text);
  *   jobsched:logRetentionDays (90), jobsched:apiRateLimit (2000), jobsched:apiBurstLimit (4000),
- *   jobsched:reservedConcurrency ({"tick":2,"sweeper":32,"internal":300}; lib/stack-limits.ts).
+ *   jobsched:reservedConcurrency ({"tick":2,"sweeper":32,"internal":300}; packages/cdk/src/stack-limits.ts).
  */
 const app = new App();
 new JobschedStack(

@@ -1,6 +1,9 @@
-import { CLOUD_SETTINGS, type SchedulerSettings, settingsFrom } from "../lambdas/definitions/settings";
+import { CLOUD_SETTINGS, settingsFrom } from "../lambdas/definitions/settings";
+import { parseTenantAccounts } from "../lambdas/definitions/target-role-config";
+import { parseTenantMapping, parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
+import { cloudSettings } from "../packages/cdk/src/cloud-settings";
+import { type JobSchedulerProps, stackLimitsFrom } from "../packages/cdk/src/index";
 import type { JobschedStackProps } from "./jobsched-stack";
-import { stackLimitsFrom } from "./stack-limits";
 
 /**
  * The stack's properties from the CDK context (cdk.json or `-c jobsched:name=value`), read by
@@ -18,7 +21,15 @@ export function stackPropsFromContext(tryGetContext: ContextReader): JobschedSta
     const value = read(name);
     return value === undefined ? undefined : String(value);
   };
-  const settings = cloudSettings(settingsFrom(text, CLOUD_SETTINGS, (key) => `context jobsched:${key}`));
+  const contextKey = (key: string) => `context jobsched:${key}`;
+  const settings = cloudSettings(settingsFrom(text, CLOUD_SETTINGS, contextKey), contextKey);
+  // Checked here as well as by the construct, so that a bad value is named by its context key.
+  const workers = read("workers");
+  parseWorkerBindings(workers ?? {}, contextKey("workers"));
+  const tenantMapping = read("tenantMapping");
+  parseTenantMapping(tenantMapping ?? {}, contextKey("tenantMapping"));
+  const tenantAccounts = read("tenantAccounts");
+  parseTenantAccounts(tenantAccounts ?? {}, contextKey("tenantAccounts"));
   const lateness = text("latenessAlarmSeconds");
   const latenessAlarmSeconds = lateness === undefined ? undefined : Number(lateness);
   if (
@@ -32,23 +43,9 @@ export function stackPropsFromContext(tryGetContext: ContextReader): JobschedSta
     settings,
     alarmEmail: text("alarmEmail"),
     ...(latenessAlarmSeconds === undefined ? {} : { latenessAlarmSeconds }),
-    workers: read("workers"),
-    tenantMapping: read("tenantMapping"),
-    tenantAccounts: read("tenantAccounts"),
+    workers: workers as JobSchedulerProps["workers"],
+    tenantMapping: tenantMapping as JobSchedulerProps["tenantMapping"],
+    tenantAccounts: tenantAccounts as JobSchedulerProps["tenantAccounts"],
     limits: stackLimitsFrom((name) => read(name)),
   };
-}
-
-/** The settings checks only the cloud needs: EventBridge rules fire at most once a minute. */
-export function cloudSettings(settings: SchedulerSettings): SchedulerSettings {
-  if (settings.tickSeconds < 60) {
-    throw new Error("context jobsched:tickSeconds: EventBridge cannot tick more often than every 60 s");
-  }
-  // In AWS a push target never reaches the deployment's own network (decision 0029).
-  if (settings.allowPrivateTargets !== 0) {
-    throw new Error(
-      "context jobsched:allowPrivateTargets: must be 0 in AWS (private and loopback targets are for the local runtime only)",
-    );
-  }
-  return settings;
 }

@@ -19,7 +19,7 @@ export const PRICE = {
 /**
  * AWS polls an SQS event source mapping with 5 pollers to begin with, each long-polling up to
  * 20 s (Lambda's documentation, "Using Lambda with Amazon SQS", scaling behaviour); the stack has
- * two (the sweep queue and the push queue; lib/scheduler-functions.ts).
+ * two (the sweep queue and the push queue; packages/cdk/src/scheduler-functions.ts).
  */
 export const ESM_POLLERS = 5;
 export const ESM_QUEUES = 2;

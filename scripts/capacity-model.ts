@@ -18,7 +18,7 @@ import { DELIVERY_LEAD_SECONDS, leadSecondsFor } from "../lambdas/core/delivery"
 import { REPAIR_PARTITIONS, SHARD_COUNT, SWEEP_GROUP_COUNT } from "../lambdas/core/keys";
 import { CLOUD_SETTINGS, sweepPeriodSeconds } from "../lambdas/definitions/settings";
 import { TENANT_INDEX } from "../lambdas/definitions/table";
-import { DEFAULT_STACK_LIMITS } from "../lib/stack-limits";
+import { DEFAULT_STACK_LIMITS } from "../packages/cdk/src/stack-limits";
 
 export interface SpikeInputs {
   /** Runs due at the same second (every-minute or hourly crons: jobs exist before the spike). */

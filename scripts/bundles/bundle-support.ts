@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 export const ROOT = resolve(import.meta.dirname, "../..");
 const NODE_22 = "22.23.5";
 
-/** The functions and their CloudFormation logical id prefixes (lib/scheduler-functions.ts). */
+/** The functions and their CloudFormation logical id prefixes (packages/cdk/src/scheduler-functions.ts). */
 export const FUNCTIONS = {
   api: "FunctionsApi",
   internal: "FunctionsInternal",

@@ -121,9 +121,13 @@ describe("the CDK context", () => {
         .map((id) => id.replace(/Functions|[0-9A-F]{8}$/g, ""))
         .sort(),
     ).toEqual(["Api", "Internal"]);
+    // From the context, the error names the context key; given in code, the construct's prop.
+    expect(() =>
+      fromContext({ "jobsched:tenantMapping": { "arn:aws:iam::123456789012:role/x": "" } }),
+    ).toThrow(/context jobsched:tenantMapping ".*": a tenant name must not be empty/);
     expect(
       () =>
         new JobschedStack(testApp(), "Bad", { tenantMapping: { "arn:aws:iam::123456789012:role/x": "" } }),
-    ).toThrow(/context jobsched:tenantMapping ".*": a tenant name must not be empty/);
+    ).toThrow(/^tenantMapping ".*": a tenant name must not be empty/);
   });
 });

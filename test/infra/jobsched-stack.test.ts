@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -9,8 +11,8 @@ import { PUSH_QUEUE, RUN_QUEUE, SWEEP_QUEUE } from "../../lambdas/definitions/qu
 import { ROUTES } from "../../lambdas/definitions/routes";
 import { JOBS_TABLE } from "../../lambdas/definitions/table";
 import { JobschedStack } from "../../lib/jobsched-stack";
-import { DEFAULT_STACK_LIMITS, stackLimitsFrom } from "../../lib/stack-limits";
 import { createTableInput } from "../../local/bootstrap";
+import { DEFAULT_STACK_LIMITS, stackLimitsFrom } from "../../packages/cdk/src/stack-limits";
 import { testApp } from "../support/cdk-app";
 
 describe("JobschedStack", () => {
@@ -385,5 +387,22 @@ describe("stack limits from CDK context", () => {
     );
     expect(() => from({ reservedConcurrency: { api: 5 } })).toThrow(/unknown function "api"/);
     expect(() => from({ reservedConcurrency: { tick: -1 } })).toThrow(/reservedConcurrency.tick/);
+  });
+});
+
+describe("JobschedStack, a thin user of the JobScheduler construct (decision 0061)", () => {
+  it("keeps every resource's and output's logical id from before the construct (a deployed stack updates in place)", () => {
+    // Written by the stack as it was before the construct package (dde2259), not by this code.
+    const before = JSON.parse(
+      readFileSync(resolve(import.meta.dirname, "../fixtures/stack-logical-ids.json"), "utf8"),
+    ) as { resources: Record<string, string>; outputs: string[] };
+    const now = Template.fromStack(new JobschedStack(testApp(), "Jobsched")).toJSON() as {
+      Resources: Record<string, { Type: string }>;
+      Outputs: Record<string, unknown>;
+    };
+    expect(Object.fromEntries(Object.entries(now.Resources).map(([id, r]) => [id, r.Type]))).toEqual(
+      before.resources,
+    );
+    expect(Object.keys(now.Outputs).sort()).toEqual(before.outputs);
   });
 });

@@ -127,9 +127,11 @@ describe("the production stack", () => {
   });
 
   it("refuses to synth a worker binding that names no tenant, or is not a principal ARN", () => {
-    const build = (workers: unknown) => () => new JobschedStack(app(), "Bad", { workers });
+    // Given in code as the construct's prop: errors name the prop (the app's context key is checked in app-config).
+    const build = (workers: unknown) => () =>
+      new JobschedStack(app(), "Bad", { workers: workers as Record<string, string[]> });
     expect(build({ "arn:aws:iam::123456789012:role/w": [] })).toThrow(
-      /jobsched:workers "arn:aws:iam::123456789012:role\/w": names no tenant/,
+      /workers "arn:aws:iam::123456789012:role\/w": names no tenant/,
     );
     expect(build({ "arn:aws:iam::123456789012:role/w": [""] })).toThrow(/must not be empty/);
     expect(build({ "billing-worker": ["billing"] })).toThrow(/must be an IAM principal ARN/);

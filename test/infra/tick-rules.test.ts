@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { groupsOfTurn, SWEEP_GROUP_COUNT } from "../../lambdas/core/keys";
-import { tickRules } from "../../lib/tick-rules";
+import { tickRules } from "../../packages/cdk/src/tick-rules";
 
 /** The minutes of an hour an EventBridge cron rule's minute field (`a/b` or `a`) fires on. */
 function minutesOf(expression: string): number[] {

@@ -152,3 +152,26 @@ describe("the one way out to the API (issue 29)", () => {
     expect(refused(probes)).toEqual(Object.keys(probes).sort());
   });
 });
+
+describe("the construct package's layer rules (decision 0061)", () => {
+  it("let @jobsched/cdk import the shared definitions, aws-cdk-lib and its own modules", () => {
+    expect(
+      refused({
+        "packages/cdk/src/settings.ts": "../../../lambdas/definitions/settings",
+        "packages/cdk/src/cdk.ts": "aws-cdk-lib/aws-lambda",
+        "packages/cdk/src/own.ts": "./stack-limits",
+      }),
+    ).toEqual([]);
+  });
+
+  it("refuse it the server's core, adapters and handlers, the tools, and the AWS SDK", () => {
+    const probes = {
+      "packages/cdk/src/core.ts": "../../../lambdas/core/run",
+      "packages/cdk/src/adapter.ts": "../../../lambdas/adapters/logger",
+      "packages/cdk/src/handler.ts": "../../../lambdas/handlers/api",
+      "packages/cdk/src/local.ts": "../../../local/emulators",
+      "packages/cdk/src/sdk.ts": "@aws-sdk/client-dynamodb",
+    };
+    expect(refused(probes)).toEqual(Object.keys(probes).sort());
+  });
+});

@@ -5,7 +5,7 @@ import { HttpLambdaIntegration } from "aws-cdk-lib/aws-apigatewayv2-integrations
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
-import { type FunctionName, ROUTES } from "../lambdas/definitions/routes";
+import { type FunctionName, ROUTES } from "../../../lambdas/definitions/routes";
 import type { StackLimits } from "./stack-limits";
 
 /**
@@ -20,6 +20,8 @@ export class SchedulerHttpApi extends Construct {
     id: string,
     functions: Readonly<Record<FunctionName, IFunction>>,
     limits: Pick<StackLimits, "logRetentionDays" | "apiRateLimit" | "apiBurstLimit">,
+    /** A stack output with the API's URL (the stand-alone app's; JobSchedulerProps.outputs). */
+    outputs = false,
   ) {
     super(scope, id);
     this.api = new HttpApi(this, "Api", {
@@ -37,7 +39,7 @@ export class SchedulerHttpApi extends Construct {
       stageName: "$default",
       autoDeploy: true,
       accessLogSettings: { destination: new LogGroupLogDestination(accessLog) },
-      // Past this API Gateway answers 429 before any function runs (lib/stack-limits.ts).
+      // Past this API Gateway answers 429 before any function runs (packages/cdk/src/stack-limits.ts).
       throttle: { rateLimit: limits.apiRateLimit, burstLimit: limits.apiBurstLimit },
     });
     const integrations = {
@@ -51,7 +53,11 @@ export class SchedulerHttpApi extends Construct {
         integration: integrations[route.function],
       });
     }
-    new CfnOutput(this, "Url", { value: this.api.apiEndpoint, description: "Base URL of the jobsched API" });
+    if (outputs)
+      new CfnOutput(this, "Url", {
+        value: this.api.apiEndpoint,
+        description: "Base URL of the jobsched API",
+      });
   }
 
   /** The ARN pattern of the API's routes under `prefix` (`api` or `internal`), for execute-api:Invoke. */

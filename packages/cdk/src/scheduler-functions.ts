@@ -2,9 +2,14 @@ import { join } from "node:path";
 import { Aws, Duration, Lazy, RemovalPolicy } from "aws-cdk-lib";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { ArnPrincipal, Effect, PolicyStatement, Role } from "aws-cdk-lib/aws-iam";
-import { Architecture, LoggingFormat, Runtime } from "aws-cdk-lib/aws-lambda";
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+} from "aws-cdk-lib/aws-lambda";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { NodejsFunction, OutputFormat } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, type RetentionDays } from "aws-cdk-lib/aws-logs";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
@@ -12,14 +17,18 @@ import {
   DISPATCHER_MAX_CONCURRENCY,
   FUNCTION_MEMORY_MB,
   FUNCTION_TIMEOUT_SECONDS,
-} from "../lambdas/definitions/functions";
-import { type SchedulerSettings, settingsEnvironment } from "../lambdas/definitions/settings";
-import { DEAD_LETTER_INDEX, WEBHOOK_SECRET_KEY_PREFIX } from "../lambdas/definitions/table";
-import { TENANT_SESSION_TAG_KEY, type TenantAccounts } from "../lambdas/definitions/target-role-config";
-import { serializeWorkerBindings, type WorkerBindings } from "../lambdas/definitions/worker-bindings";
+} from "../../../lambdas/definitions/functions";
+import { type SchedulerSettings, settingsEnvironment } from "../../../lambdas/definitions/settings";
+import { DEAD_LETTER_INDEX, WEBHOOK_SECRET_KEY_PREFIX } from "../../../lambdas/definitions/table";
+import { TENANT_SESSION_TAG_KEY, type TenantAccounts } from "../../../lambdas/definitions/target-role-config";
+import { serializeWorkerBindings, type WorkerBindings } from "../../../lambdas/definitions/worker-bindings";
 import type { StackLimits } from "./stack-limits";
 
-const ROOT = join(import.meta.dirname, "..");
+/**
+ * The Lambda bundles (scripts/build-lambdas.mjs): ../lambda beside this file's folder, the same
+ * from the sources (src/) and from the package's bundle (dist/).
+ */
+const LAMBDA_BUNDLES = join(import.meta.dirname, "..", "lambda");
 
 export interface SchedulerFunctionsProps {
   readonly table: TableV2;
@@ -65,11 +74,11 @@ function checkEnvironmentFits(name: string, environment: Readonly<Record<string,
  * only the table and queue actions its use cases perform.
  */
 export class SchedulerFunctions extends Construct {
-  readonly api: NodejsFunction;
-  readonly internal: NodejsFunction;
-  readonly tick: NodejsFunction;
-  readonly sweeper: NodejsFunction;
-  readonly dispatcher: NodejsFunction;
+  readonly api: LambdaFunction;
+  readonly internal: LambdaFunction;
+  readonly tick: LambdaFunction;
+  readonly sweeper: LambdaFunction;
+  readonly dispatcher: LambdaFunction;
   /** The role idle workers' lane credentials are assumed from (decision 0049). */
   readonly laneListener: Role;
 
@@ -83,18 +92,18 @@ export class SchedulerFunctions extends Construct {
       ...settingsEnvironment(props.settings),
       POWERTOOLS_SERVICE_NAME: "jobsched",
     };
-    const make = (name: string, entry: string, role: FunctionRole, extra: Record<string, string> = {}) => {
+    const make = (name: string, bundle: string, role: FunctionRole, extra: Record<string, string> = {}) => {
       checkEnvironmentFits(name, { ...environment, ...extra });
       const reserved = props.limits.reservedConcurrency[role as keyof StackLimits["reservedConcurrency"]];
-      return new NodejsFunction(this, name, {
-        entry: join(ROOT, "lambdas/handlers", entry),
-        handler: "handler",
+      return new LambdaFunction(this, name, {
+        code: Code.fromAsset(join(LAMBDA_BUNDLES, bundle)),
+        handler: "index.handler",
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
         memorySize: FUNCTION_MEMORY_MB[role],
         timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS[role]),
         // Capacity kept for the functions that keep runs moving, whatever floods the API;
-        // it is also their ceiling (lib/stack-limits.ts).
+        // it is also their ceiling (packages/cdk/src/stack-limits.ts).
         ...(reserved ? { reservedConcurrentExecutions: reserved } : {}),
         // A log group of the stack's own, so that its retention is set (and kept) by the stack.
         logGroup: new LogGroup(this, `${name}Logs`, {
@@ -103,18 +112,6 @@ export class SchedulerFunctions extends Construct {
         }),
         environment: { ...environment, ...extra },
         loggingFormat: LoggingFormat.JSON,
-        projectRoot: ROOT,
-        depsLockFilePath: join(ROOT, "package-lock.json"),
-        bundling: {
-          format: OutputFormat.ESM,
-          target: "node22",
-          minify: true,
-          sourceMap: true,
-          forceDockerBundling: false,
-          mainFields: ["module", "main"],
-          // ESM bundles still meet CommonJS dependencies that call require().
-          banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        },
       });
     };
 
@@ -128,7 +125,7 @@ export class SchedulerFunctions extends Construct {
       Object.keys(props.tenantAccounts).length > 0
         ? { TENANT_ACCOUNTS: JSON.stringify(props.tenantAccounts) }
         : {};
-    this.api = make("Api", "api.ts", "api", { ...mapping, ...accounts });
+    this.api = make("Api", "api", "api", { ...mapping, ...accounts });
     // Idle workers wait on their own lanes in SQS (decision 0049): the lease protocol alone
     // may assume this role, and narrows each session to one worker's lanes by a session policy.
     // The role may do nothing but receive from this stack's lanes.
@@ -142,7 +139,7 @@ export class SchedulerFunctions extends Construct {
       new PolicyStatement({ actions: ["sqs:ReceiveMessage"], resources: [props.laneArnPattern] }),
     );
     // Only the lease protocol needs the worker bindings.
-    this.internal = make("Internal", "internal.ts", "internal", {
+    this.internal = make("Internal", "internal", "internal", {
       ...mapping,
       WORKER_BINDINGS: serializeWorkerBindings(props.workerBindings),
       LANE_LISTENER_ROLE_ARN: this.laneListener.roleArn,
@@ -150,8 +147,8 @@ export class SchedulerFunctions extends Construct {
     this.internal.addToRolePolicy(
       new PolicyStatement({ actions: ["sts:AssumeRole"], resources: [this.laneListener.roleArn] }),
     );
-    this.tick = make("Tick", "tick.ts", "tick");
-    this.sweeper = make("Sweeper", "sweep.ts", "sweeper");
+    this.tick = make("Tick", "tick", "tick");
+    this.sweeper = make("Sweeper", "sweeper", "sweeper");
     this.sweeper.addEventSource(
       new SqsEventSource(props.sweepQueue, {
         batchSize: 4,
@@ -164,7 +161,7 @@ export class SchedulerFunctions extends Construct {
     // only while there are some (decision 0029). Batches of 10 with no batching window: a run
     // is handed over the moment it is visible. Its maximum concurrency is its share of the
     // account; reserved concurrency would take that much from everything else even when idle.
-    this.dispatcher = make("Dispatcher", "dispatch.ts", "dispatcher", accounts);
+    this.dispatcher = make("Dispatcher", "dispatcher", "dispatcher", accounts);
     this.dispatcher.addEventSource(
       new SqsEventSource(props.pushQueue, {
         batchSize: 10,

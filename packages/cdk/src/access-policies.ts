@@ -15,7 +15,7 @@ export class AccessPolicies extends Construct {
   readonly tenant: ManagedPolicy;
   readonly worker: ManagedPolicy;
 
-  constructor(scope: Construct, id: string, http: SchedulerHttpApi) {
+  constructor(scope: Construct, id: string, http: SchedulerHttpApi, outputs = false) {
     super(scope, id);
     this.tenant = new ManagedPolicy(this, "Tenant", {
       description: "jobsched tenant client: schedule and control jobs (/api/*)",
@@ -35,7 +35,9 @@ export class AccessPolicies extends Construct {
         new PolicyStatement({ actions: ["execute-api:Invoke"], resources: [http.routesArn("internal")] }),
       ],
     });
-    new CfnOutput(this, "TenantPolicyArn", { value: this.tenant.managedPolicyArn });
-    new CfnOutput(this, "WorkerPolicyArn", { value: this.worker.managedPolicyArn });
+    if (outputs) {
+      new CfnOutput(this, "TenantPolicyArn", { value: this.tenant.managedPolicyArn });
+      new CfnOutput(this, "WorkerPolicyArn", { value: this.worker.managedPolicyArn });
+    }
   }
 }

@@ -1,7 +1,7 @@
 import { RemovalPolicy } from "aws-cdk-lib";
 import { AttributeType, Billing, ProjectionType, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Construct } from "constructs";
-import { JOBS_TABLE, type KeyAttribute } from "../lambdas/definitions/table";
+import { JOBS_TABLE, type KeyAttribute } from "../../../lambdas/definitions/table";
 
 const attribute = (key: KeyAttribute) => ({
   name: key.name,

@@ -1,4 +1,4 @@
-import type { SchedulerSettings } from "../lambdas/definitions/settings";
+import type { SchedulerSettings } from "../../../lambdas/definitions/settings";
 
 /** One EventBridge rule of the tick: its schedule expression and the turn its event names. */
 export interface TickRule {

@@ -47,6 +47,8 @@ const metric = (metricName: string, statistic: string, period = Duration.minutes
  */
 export class Observability extends Construct {
   readonly alarms: Alarm[] = [];
+  /** Runs wait in the dead letters. */
+  readonly deadLetterAlarm: Alarm;
   readonly topic: Topic;
   readonly dashboard: Dashboard;
 
@@ -81,7 +83,7 @@ export class Observability extends Construct {
       return created;
     };
 
-    alarm(
+    this.deadLetterAlarm = alarm(
       "DeadLetters",
       "Runs are dead-lettered: see GET /api/v1/dead-letters (or jobsched dlq list) and replay them",
       metric("DeadLetterDepth", "Maximum", Duration.minutes(5)),

@@ -11,7 +11,7 @@ import {
   runQueueNameFor,
   SWEEP_DEAD_LETTER_QUEUE,
   SWEEP_QUEUE,
-} from "../lambdas/definitions/queues";
+} from "../../../lambdas/definitions/queues";
 
 /**
  * The run queue and the sweep fan-out queue, each with its dead-letter queue, from
