@@ -8,6 +8,8 @@ import { Presets, SingleBar } from "cli-progress";
  * plain text a script reads.
  */
 export interface Progress {
+  /** Whether anything is drawn (a terminal, not --json): lines of its own would break the bar. */
+  readonly drawing: boolean;
   /** `done` of `total` (when the total is known), with a short note (the item at hand). */
   update(done: number, note?: string): void;
   /** The total, once it is known (a listing finished). */
@@ -31,7 +33,12 @@ export interface ProgressOptions {
   readonly quiet?: boolean;
 }
 
-const NO_PROGRESS: Progress = { update: () => undefined, setTotal: () => undefined, stop: () => undefined };
+const NO_PROGRESS: Progress = {
+  drawing: false,
+  update: () => undefined,
+  setTotal: () => undefined,
+  stop: () => undefined,
+};
 
 export function startProgress(options: ProgressOptions): Progress {
   const stream = options.stream ?? process.stderr;
@@ -62,6 +69,7 @@ export function startProgress(options: ProgressOptions): Progress {
   };
   let bar = draw();
   return {
+    drawing: true,
     update(value, text = "") {
       done = value;
       note = text;

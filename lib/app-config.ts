@@ -3,6 +3,7 @@ import { parseTenantAccounts } from "../lambdas/definitions/target-role-config";
 import { parseTenantMapping, parseWorkerBindings } from "../lambdas/definitions/worker-bindings";
 import { cloudSettings } from "../packages/cdk/src/cloud-settings";
 import { type JobSchedulerProps, stackLimitsFrom } from "../packages/cdk/src/index";
+import { tickRules } from "../packages/cdk/src/tick-rules";
 import type { JobschedStackProps } from "./jobsched-stack";
 
 /**
@@ -23,6 +24,7 @@ export function stackPropsFromContext(tryGetContext: ContextReader): JobschedSta
   };
   const contextKey = (key: string) => `context jobsched:${key}`;
   const settings = cloudSettings(settingsFrom(text, CLOUD_SETTINGS, contextKey), contextKey);
+  tickRules(settings, contextKey);
   // Checked here as well as by the construct, so that a bad value is named by its context key.
   const workers = read("workers");
   parseWorkerBindings(workers ?? {}, contextKey("workers"));

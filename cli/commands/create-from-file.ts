@@ -72,6 +72,7 @@ export async function createFromFile(
         results.push({ line: line.number, status: 0, error: { code: "RequestFailed", message } });
     }
   }
+  progress.update(sent, "done");
   progress.stop();
   results.sort((a, b) => a.line - b.line);
   const failed = results.filter((r) => r.error !== undefined).length;

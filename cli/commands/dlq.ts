@@ -55,7 +55,8 @@ export function dlqCommand(program: Command, cli: CliContext): void {
         total,
         (b) =>
           `replayed ${b.replayed} run(s)` +
-          (b.skippedPaused > 0 ? `; ${b.skippedPaused} of paused jobs left (resume them first)` : ""),
+          (b.skippedPaused > 0 ? `; ${b.skippedPaused} of paused jobs left (resume them first)` : "") +
+          (b.complete ? "" : "; more remain (or failed straight back): run it again"),
       );
     });
 }

@@ -41,14 +41,17 @@ export function exportCommand(program: Command, cli: CliContext): void {
         for (const job of page.jobs) cli.out.log(JSON.stringify(exportedJob(job)));
         written += page.jobs.length;
         cursor = page.cursor;
-        progress.update(written);
-        // The resume line is for the operator's terminal and scripts alike: the bar makes way.
-        if (cursor === undefined) progress.stop();
-        cli.out.error(
-          cursor === undefined
-            ? `exported ${written} jobs`
-            : `exported ${written} jobs so far; to go on from here: jobsched export${status} --cursor ${cursor}`,
-        );
+        if (cursor === undefined) {
+          progress.stop();
+          cli.out.error(`exported ${written} jobs`);
+        } else if (progress.drawing) {
+          // On a terminal the bar carries where to go on from (a line of its own would break it).
+          progress.update(written, `(to go on from here: --cursor ${cursor})`);
+        } else {
+          cli.out.error(
+            `exported ${written} jobs so far; to go on from here: jobsched export${status} --cursor ${cursor}`,
+          );
+        }
       } while (cursor !== undefined);
     });
 }

@@ -67,6 +67,7 @@ export async function importJobs(cli: CliContext, file: string): Promise<void> {
     }
     for (const [i, step] of batch.entries()) results.push(finish(step, answers[i]));
   }
+  progress.update(sent, "done");
   progress.stop();
   results.sort((a, b) => a.line - b.line);
   const failed = results.filter((r) => r.result === "failed").length;

@@ -42,7 +42,12 @@ export function importCommand(
             last === undefined ? "" : `${last.group}/${last.name}: ${last.result}`,
           );
         },
-      }).finally(() => progress.stop());
+      })
+        .then((rows) => {
+          progress.update(rows.length, "done");
+          return rows;
+        })
+        .finally(() => progress.stop());
       cli.print(rows, render);
     });
 }

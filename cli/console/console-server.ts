@@ -20,7 +20,7 @@ import { TOKEN_HEADER, TOKEN_PARAMETER } from "../../console/session-names";
  * in the URL the CLI prints for the operator to open (`openUrl`); the served page and script
  * hold no secret, and a request without the token is refused before anything is relayed
  * (decision 0031). Only /api/* is relayed, and only the headers the API reads (If-Match); the
- * answer's ETag comes back.
+ * answer's ETag and Retry-After come back.
  */
 export interface ConsoleAssets {
   /** The page, and the script and style sheet it loads from /app.js and /app.css. */
@@ -106,8 +106,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
       ...(body === undefined ? {} : { body }),
       ...(typeof ifMatch === "string" ? { headers: { "if-match": ifMatch } } : {}),
     });
-    const etag = answer.headers?.get("etag");
-    send(response, answer.status, answer.body ?? null, etag ? { etag } : {});
+    // The ETag for updates, Retry-After for the page's client to wait out a 429.
+    const passed: Record<string, string> = {};
+    for (const name of ["etag", "retry-after"]) {
+      const value = answer.headers?.get(name);
+      if (value) passed[name] = value;
+    }
+    send(response, answer.status, answer.body ?? null, passed);
   }
 
   await new Promise<void>((listening) => server.listen(options.port, LOOPBACK, listening));

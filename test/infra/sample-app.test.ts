@@ -1,9 +1,10 @@
-import { Validations } from "aws-cdk-lib";
+import { type CfnElement, Stack, Validations } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
-import { Role } from "aws-cdk-lib/aws-iam";
+import { AccountRootPrincipal, Role } from "aws-cdk-lib/aws-iam";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { describe, expect, it } from "vitest";
 import { RemindersStack } from "../../examples/cdk-app/lib/reminders-stack";
+import { JobScheduler } from "../../packages/cdk/src/index";
 import { testApp } from "../support/cdk-app";
 
 /**
@@ -63,5 +64,49 @@ describe("the sample app: JobScheduler in a team's own stack", () => {
     expect(() => new RemindersStack(app, "Bad", { schedulerSettings: { leaseSeconds: 0 } })).toThrow(
       /settings\.leaseSeconds/,
     );
+  });
+});
+
+describe("JobScheduler's props and grants", () => {
+  it("checks limits given in code, refuses unknown settings, a bad lateness, and a second scheduler in one stack", () => {
+    const build = (props: ConstructorParameters<typeof JobScheduler>[2]) => () =>
+      new JobScheduler(new Stack(testApp(), "S"), "Scheduler", props);
+    expect(build({ limits: { logRetentionDays: 45 } })).toThrow(
+      /^limits\.logRetentionDays: CloudWatch Logs keeps/,
+    );
+    expect(build({ limits: { reservedConcurrency: { tick: -1, sweeper: 32, internal: 300 } } })).toThrow(
+      /limits\.reservedConcurrency\.tick: must be a whole number of at least 0/,
+    );
+    expect(build({ settings: { leaseSecond: 30 } as Record<string, number> })).toThrow(
+      /settings: unknown "leaseSecond"/,
+    );
+    expect(build({ latenessAlarmSeconds: 0 })).toThrow(/latenessAlarmSeconds: must be a positive number/);
+    const stack = new Stack(testApp(), "Two");
+    new JobScheduler(stack, "First");
+    expect(() => new JobScheduler(stack, "Second")).toThrow(/one JobScheduler per stack/);
+    // What is given is used; the rest are the defaults.
+    const limited = new Stack(testApp(), "Limited");
+    new JobScheduler(limited, "Scheduler", { limits: { logRetentionDays: 30 } });
+    Template.fromStack(limited).hasResourceProperties("AWS::Logs::LogGroup", { RetentionInDays: 30 });
+  });
+
+  it("grants a tenant the API and denies it the lease protocol, as the tenant policy does", () => {
+    const stack = new Stack(testApp(), "Granted");
+    const scheduler = new JobScheduler(stack, "Scheduler");
+    const role = new Role(stack, "Service", { assumedBy: new AccountRootPrincipal() });
+    scheduler.grantTenantAccess(role);
+    const [policy] = Object.values(
+      Template.fromStack(stack).findResources("AWS::IAM::Policy", {
+        Properties: { Roles: [{ Ref: stack.getLogicalId(role.node.defaultChild as CfnElement) }] },
+      }),
+    );
+    const statements = (
+      policy as {
+        Properties: { PolicyDocument: { Statement: Array<{ Effect: string; Resource: unknown }> } };
+      }
+    ).Properties.PolicyDocument.Statement;
+    expect(statements.map((s) => s.Effect).sort()).toEqual(["Allow", "Deny"]);
+    expect(JSON.stringify(statements.find((s) => s.Effect === "Deny")?.Resource)).toContain("/internal/*");
+    expect(JSON.stringify(statements.find((s) => s.Effect === "Allow")?.Resource)).toContain("/api/*");
   });
 });

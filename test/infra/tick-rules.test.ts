@@ -47,10 +47,14 @@ describe("the tick's rules", () => {
   });
 
   it("refuses turns whose period does not divide the hour, naming the setting", () => {
+    // As the construct's props name them, and as the app's context does.
     expect(() => tickRules({ tickSeconds: 60, sweepEveryTicks: 7 })).toThrow(
-      /jobsched:sweepEveryTicks: .*divide the hour/,
+      /^settings\.sweepEveryTicks: .*divide the hour/,
     );
     expect(() => tickRules({ tickSeconds: 90, sweepEveryTicks: 2 })).toThrow(/whole minutes/);
-    expect(() => tickRules({ tickSeconds: 90, sweepEveryTicks: 1 })).toThrow(/jobsched:tickSeconds/);
+    const contextKey = (key: string) => `context jobsched:${key}`;
+    expect(() => tickRules({ tickSeconds: 90, sweepEveryTicks: 1 }, contextKey)).toThrow(
+      /^context jobsched:tickSeconds/,
+    );
   });
 });

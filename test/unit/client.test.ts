@@ -213,6 +213,15 @@ describe("requests", () => {
     });
   });
 
+  it("sends an ETag, a list of them or * as given, and a bare version as its ETag", async () => {
+    const { client, sent } = scripted(
+      Array.from({ length: 4 }, () => answer(412, apiError("PreconditionFailed", "moved on"))),
+    );
+    for (const ifMatch of ['"3"', '"3", "4"', "*", "7"])
+      await client.updateJob("j_1", {}, { ifMatch }).catch(() => undefined);
+    expect(sent.map((s) => s.init.headers?.["if-match"])).toEqual(['"3"', '"3", "4"', "*", '"7"']);
+  });
+
   it("builds a listing's query from labels, the API's label form, a limit and a cursor; ids are escaped", async () => {
     const page = { jobs: [], cursor: undefined };
     const { client, sent } = scripted([answer(200, page), answer(200, fullJob)]);
@@ -264,5 +273,16 @@ describe("requests", () => {
     const { client, sent } = scripted([answer(200, stuck), answer(200, stuck), answer(200, stuck)]);
     expect(await client.replayAllDeadLettersUntilDone()).toEqual(stuck);
     expect(sent).toHaveLength(3);
+  });
+
+  it("stops replaying after maxRequests, so runs that fail straight back are not replayed for ever", async () => {
+    const churning = { replayed: 5, skippedPaused: 0, complete: false };
+    const { client, sent } = scripted(Array.from({ length: 5 }, () => answer(200, churning)));
+    expect(await client.replayAllDeadLettersUntilDone({ maxRequests: 4 })).toEqual({
+      replayed: 20,
+      skippedPaused: 0,
+      complete: false,
+    });
+    expect(sent).toHaveLength(4);
   });
 });

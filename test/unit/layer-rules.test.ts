@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -132,12 +132,37 @@ describe("the one way out to the API (issue 29)", () => {
     expect(refused(probes)).toEqual(Object.keys(probes).sort());
   });
 
+  it("refuses node:http as a whole (a namespace import too), http2, net and tls", () => {
+    const probes = {
+      "cli/namespace.ts": {
+        source: 'import * as http from "node:http";\n\nexport const y = http.request;\n',
+      },
+      "cli/http2.ts": "node:http2",
+      "console/net.ts": "node:net",
+      "cli/commands/tls.ts": "node:tls",
+    };
+    expect(refused(probes)).toEqual(Object.keys(probes).sort());
+  });
+
+  it("finds no fetch by another name in the CLI's and the console's sources (what biome cannot see)", () => {
+    const sources = execFileSync("git", ["ls-files", "cli", "console"], { cwd: ROOT, encoding: "utf8" })
+      .split("\n")
+      .filter((file) => /\.(ts|tsx|mjs|js)$/.test(file));
+    expect(sources.length).toBeGreaterThan(20);
+    const found = sources.filter((file) =>
+      /\b(globalThis|window|self)\s*(\.|\[\s*["'])\s*fetch\b|\bfetch\s*\(|XMLHttpRequest|sendBeacon/.test(
+        readFileSync(join(ROOT, file), "utf8"),
+      ),
+    );
+    expect(found).toEqual([]);
+  });
+
   it("lets them use the client, and a server of their own (the console's relay)", () => {
     expect(
       refused({
         "cli/client.ts": "@jobsched/client",
         "console/client.ts": "@jobsched/client/core",
-        "cli/console/server.ts": {
+        "cli/console/console-server.ts": {
           source: 'import { createServer } from "node:http";\n\nexport const y = createServer;\n',
         },
       }),

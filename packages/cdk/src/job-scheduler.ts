@@ -4,7 +4,14 @@ import type { Alarm } from "aws-cdk-lib/aws-cloudwatch";
 import type { TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { Rule, RuleTargetInput, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction } from "aws-cdk-lib/aws-events-targets";
-import { Grant, type IGrantable, type IRole, type ManagedPolicy } from "aws-cdk-lib/aws-iam";
+import {
+  Effect,
+  Grant,
+  type IGrantable,
+  type IRole,
+  type ManagedPolicy,
+  PolicyStatement,
+} from "aws-cdk-lib/aws-iam";
 import type { Topic } from "aws-cdk-lib/aws-sns";
 import { Construct } from "constructs";
 import { LANE_SEPARATOR } from "../../../lambdas/definitions/queues";
@@ -18,7 +25,7 @@ import { JobsTable } from "./jobs-table";
 import { Observability } from "./observability";
 import { RunQueues } from "./run-queues";
 import { SchedulerFunctions, targetRoleArnPattern } from "./scheduler-functions";
-import { DEFAULT_STACK_LIMITS, type StackLimits } from "./stack-limits";
+import { type StackLimits, stackLimitsFrom } from "./stack-limits";
 import { tickRules } from "./tick-rules";
 
 export interface JobSchedulerProps {
@@ -45,8 +52,11 @@ export interface JobSchedulerProps {
    * tenant named by its principal's ARN has that account without it; a mapped tenant has only these.
    */
   readonly tenantAccounts?: Readonly<Record<string, readonly string[]>> | string;
-  /** Log retention, API throttling, reserved concurrency (stack-limits.ts); defaults DEFAULT_STACK_LIMITS. */
-  readonly limits?: StackLimits;
+  /**
+   * Log retention, API throttling, reserved concurrency (stack-limits.ts): each one given is
+   * checked (a log retention CloudWatch offers, whole numbers); the rest are DEFAULT_STACK_LIMITS.
+   */
+  readonly limits?: Partial<StackLimits>;
   /**
    * Stack outputs for the API's URL, the two policies' ARNs and the dispatcher role's ARN
    * (exported as `<stack name>-DispatcherRoleArn`). Default false: in your own stack, wire
@@ -83,8 +93,27 @@ export class JobScheduler extends Construct {
 
   constructor(scope: Construct, id: string, props: JobSchedulerProps = {}) {
     super(scope, id);
-    // Settings given in code are held to the same schema as the context's.
+    if (
+      Stack.of(this)
+        .node.findAll()
+        .some((c) => c !== this && c instanceof JobScheduler)
+    ) {
+      // Its queues are named after the stack (a deployment's runs find their lanes by name).
+      throw new Error(
+        "one JobScheduler per stack: its queues are named after the stack; put another in a stack of its own",
+      );
+    }
+    // Settings given in code are held to the same schema as the context's; a key it does not
+    // know is refused, not ignored (a typo would silently keep the default).
     const given = props.settings ?? {};
+    const unknown = Object.keys(given).filter((key) => !(key in CLOUD_SETTINGS));
+    if (unknown.length > 0)
+      throw new Error(
+        `settings: unknown ${unknown.map((key) => `"${key}"`).join(", ")} (known: ${Object.keys(CLOUD_SETTINGS).join(", ")})`,
+      );
+    const lateness = props.latenessAlarmSeconds ?? 10;
+    if (!(Number.isFinite(lateness) && lateness > 0))
+      throw new Error("latenessAlarmSeconds: must be a positive number");
     const settings = cloudSettings(
       settingsFrom(
         (key) => (given[key] === undefined ? undefined : String(given[key])),
@@ -105,7 +134,11 @@ export class JobScheduler extends Construct {
           "their Lambda and SQS targets will be refused until their accounts are listed.",
       );
     }
-    const limits = props.limits ?? DEFAULT_STACK_LIMITS;
+    const givenLimits: Partial<Record<string, unknown>> = props.limits ?? {};
+    const limits = stackLimitsFrom(
+      (name) => givenLimits[name],
+      (name) => `limits.${name}`,
+    );
     const workerBindings = parseWorkerBindings(props.workers ?? {}, "workers");
     if (workerBindings.size === 0) {
       Annotations.of(this).addWarningV2(
@@ -148,7 +181,7 @@ export class JobScheduler extends Construct {
       sweeper: functions.sweeper,
       tick: functions.tick,
       alarmEmail: props.alarmEmail,
-      latenessAlarmSeconds: props.latenessAlarmSeconds ?? 10,
+      latenessAlarmSeconds: lateness,
     });
     this.alarms = observability.alarms;
     this.alarmTopic = observability.topic;
@@ -190,8 +223,19 @@ export class JobScheduler extends Construct {
     });
   }
 
-  /** Lets `grantee` call the tenant API (/api/*) as its own tenant. */
+  /**
+   * Lets `grantee` call the tenant API (/api/*) as its own tenant, and denies it the lease
+   * protocol (/internal/*) outright, as `tenantPolicy` does.
+   */
   grantTenantAccess(grantee: IGrantable): Grant {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        sid: "TenantsNeverCallTheLeaseProtocol",
+        effect: Effect.DENY,
+        actions: ["execute-api:Invoke"],
+        resources: [this.#http.routesArn("internal")],
+      }),
+    );
     return Grant.addToPrincipal({
       grantee,
       actions: ["execute-api:Invoke"],

@@ -38,20 +38,26 @@ const RETENTION_VALUES = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === "number"),
 );
 
-const wholeNumber = (name: string, value: unknown, min: number): number => {
-  const number = typeof value === "string" ? Number(value) : value;
-  if (typeof number !== "number" || !Number.isInteger(number) || number < min) {
-    throw new Error(`context jobsched:${name}: must be a whole number of at least ${min}`);
-  }
-  return number;
-};
+/** How an error names a limit: the context key for the app's context, `limits.<name>` for the construct's props. */
+export type LimitName = (name: string) => string;
+const contextKey: LimitName = (name) => `context jobsched:${name}`;
 
 /**
  * The limits from CDK context values (as `tryGetContext` returns them: numbers, strings, or an
  * object or its JSON text for `reservedConcurrency`), defaults for what is not set. Anything
  * malformed stops the synth with the setting's name.
  */
-export function stackLimitsFrom(context: (name: string) => unknown): StackLimits {
+export function stackLimitsFrom(
+  context: (name: string) => unknown,
+  nameOf: LimitName = contextKey,
+): StackLimits {
+  const wholeNumber = (name: string, value: unknown, min: number): number => {
+    const number = typeof value === "string" ? Number(value) : value;
+    if (typeof number !== "number" || !Number.isInteger(number) || number < min) {
+      throw new Error(`${nameOf(name)}: must be a whole number of at least ${min}`);
+    }
+    return number;
+  };
   const limits: Mutable<StackLimits> = { ...DEFAULT_STACK_LIMITS };
   const reservedConcurrency: Mutable<StackLimits["reservedConcurrency"]> = {
     ...DEFAULT_STACK_LIMITS.reservedConcurrency,
@@ -61,7 +67,7 @@ export function stackLimitsFrom(context: (name: string) => unknown): StackLimits
     const days = wholeNumber("logRetentionDays", retention, 1);
     if (!RETENTION_VALUES.has(days)) {
       throw new Error(
-        `context jobsched:logRetentionDays: CloudWatch Logs keeps logs for one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(", ")} days`,
+        `${nameOf("logRetentionDays")}: CloudWatch Logs keeps logs for one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(", ")} days`,
       );
     }
     limits.logRetentionDays = days;
@@ -78,19 +84,19 @@ export function stackLimitsFrom(context: (name: string) => unknown): StackLimits
         value = JSON.parse(reserved);
       } catch {
         throw new Error(
-          'context jobsched:reservedConcurrency: must be an object like {"tick":2,"sweeper":32,"internal":300}',
+          `${nameOf("reservedConcurrency")}: must be an object like {"tick":2,"sweeper":32,"internal":300}`,
         );
       }
     }
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
       throw new Error(
-        'context jobsched:reservedConcurrency: must be an object like {"tick":2,"sweeper":32,"internal":300}',
+        `${nameOf("reservedConcurrency")}: must be an object like {"tick":2,"sweeper":32,"internal":300}`,
       );
     }
     for (const [name, count] of Object.entries(value)) {
       if (!(name in reservedConcurrency)) {
         throw new Error(
-          `context jobsched:reservedConcurrency: unknown function "${name}" (tick, sweeper, internal)`,
+          `${nameOf("reservedConcurrency")}: unknown function "${name}" (tick, sweeper, internal)`,
         );
       }
       reservedConcurrency[name as keyof typeof reservedConcurrency] = wholeNumber(

@@ -15,20 +15,24 @@ export interface TickRule {
  * twice their period. The turns' rules only stay in step if a turn's period divides the hour,
  * which cron's minute field restarts; anything else is refused, naming the setting.
  */
-export function tickRules(settings: Pick<SchedulerSettings, "tickSeconds" | "sweepEveryTicks">): TickRule[] {
+export function tickRules(
+  settings: Pick<SchedulerSettings, "tickSeconds" | "sweepEveryTicks">,
+  /** How an error names a setting: `settings.<key>` for the construct's props, the context key for the app's. */
+  nameOf: (key: keyof SchedulerSettings) => string = (key) => `settings.${key}`,
+): TickRule[] {
   const { tickSeconds, sweepEveryTicks: every } = settings;
   if (every === 1)
     return [
       {
         id: "Tick",
-        expression: `rate(${minutesOf(tickSeconds)} minute${tickSeconds === 60 ? "" : "s"})`,
+        expression: `rate(${minutesOf(tickSeconds, nameOf)} minute${tickSeconds === 60 ? "" : "s"})`,
         turn: 0,
       },
     ];
   const periodSeconds = tickSeconds * every;
   if (tickSeconds % 60 !== 0 || 3600 % periodSeconds !== 0) {
     throw new Error(
-      `context jobsched:sweepEveryTicks: with turns, tickSeconds must be whole minutes and tickSeconds times sweepEveryTicks (${periodSeconds} s) must divide the hour`,
+      `${nameOf("sweepEveryTicks")}: with turns, tickSeconds must be whole minutes and tickSeconds times sweepEveryTicks (${periodSeconds} s) must divide the hour`,
     );
   }
   const tickMinutes = tickSeconds / 60;
@@ -40,7 +44,7 @@ export function tickRules(settings: Pick<SchedulerSettings, "tickSeconds" | "swe
   });
 }
 
-function minutesOf(seconds: number): number {
-  if (seconds % 60 !== 0) throw new Error("context jobsched:tickSeconds: EventBridge ticks in whole minutes");
+function minutesOf(seconds: number, nameOf: (key: "tickSeconds") => string): number {
+  if (seconds % 60 !== 0) throw new Error(`${nameOf("tickSeconds")}: EventBridge ticks in whole minutes`);
   return seconds / 60;
 }

@@ -183,8 +183,7 @@ export class JobschedClient {
     patch: UpdateJobInput,
     options: CallOptions & { ifMatch?: number | string } = {},
   ): Promise<UpdateJobResponse> {
-    const ifMatch =
-      options.ifMatch === undefined ? undefined : `"${String(options.ifMatch).replace(/"/g, "")}"`;
+    const ifMatch = options.ifMatch === undefined ? undefined : ifMatchHeader(options.ifMatch);
     const answer = await this.#call("PATCH", jobPath(jobId), true, {
       body: patch,
       signal: options.signal,
@@ -273,14 +272,20 @@ export class JobschedClient {
 
   /**
    * Replays every dead letter, a request after another until none remain; `onProgress` after
-   * each. Gives up (answering `complete: false`) after three requests in a row that replayed
-   * nothing and were not complete, rather than ask for ever.
+   * each. Stops (answering `complete: false`) after three requests in a row that replayed
+   * nothing and were not complete, or after `maxRequests` (default 100: a replayed run that fails
+   * at once comes back to the dead letters, and would be replayed again for ever).
+   * `skippedPaused` is the last request's count: the dead letters of paused jobs, left.
    */
   async replayAllDeadLettersUntilDone(
-    options: CallOptions & { onProgress?: (total: ReplayAllResponse, rounds: number) => void } = {},
+    options: CallOptions & {
+      onProgress?: (total: ReplayAllResponse, rounds: number) => void;
+      maxRequests?: number;
+    } = {},
   ): Promise<ReplayAllResponse> {
     const total = { replayed: 0, skippedPaused: 0, complete: false };
-    for (let rounds = 1, idle = 0; !total.complete && idle < 3; rounds++) {
+    const most = options.maxRequests ?? 100;
+    for (let rounds = 1, idle = 0; !total.complete && idle < 3 && rounds <= most; rounds++) {
       const answer = await this.replayAllDeadLetters(options);
       total.replayed += answer.replayed;
       total.skippedPaused = answer.skippedPaused;
@@ -408,6 +413,16 @@ export class JobschedClient {
     }
     return parsed.data;
   }
+}
+
+/**
+ * An If-Match header from a version: a number (the job's `version`) or a bare version string
+ * becomes its ETag (`"3"`); an ETag as the API sent it (`"3"`, `W/"3"`), a list of them or `*`
+ * goes as given.
+ */
+function ifMatchHeader(version: number | string): string {
+  const text = String(version).trim();
+  return /^\d+$/.test(text) ? `"${text}"` : text;
 }
 
 /** Pages from `first` on: `read(cursor)` for each, while the page before had a cursor. */
