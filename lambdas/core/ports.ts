@@ -1,4 +1,4 @@
-import type { Run, RunSeed, RunStatus } from "./run";
+import type { FailedAttempt, Run, RunSeed, RunStatus } from "./run";
 
 /**
  * Ports: what the core needs from storage and delivery, with no word of DynamoDB or SQS.
@@ -59,6 +59,8 @@ export interface RetryPlan {
   /** When the repair pass should look, should the retry's message be lost. */
   readonly checkAt: number;
   readonly now: number;
+  /** The run's failed attempts with this one, as kept (see failedAttemptsAfter). */
+  readonly failedAttempts?: readonly FailedAttempt[] | undefined;
 }
 
 /** A run the repair pass should look at: it is in the repair index, so it has a check time. */

@@ -53,6 +53,21 @@ export interface Run {
    * its way the moment this one finishes.
    */
   readonly wakes?: number | undefined;
+  /**
+   * Its earlier attempts that failed and were retried, oldest first (decision 0062): the last
+   * few, each with its error's beginning, so a run's history shows what its own fields (the
+   * latest attempt's) overwrote. An attempt whose lease lapsed is not among them.
+   */
+  readonly failedAttempts?: readonly FailedAttempt[] | undefined;
+}
+
+/** An attempt that failed and was retried: its lease (attempt, fence), start, failure and error. */
+export interface FailedAttempt {
+  readonly attempt: number;
+  readonly fence: number;
+  readonly startedAt: number | undefined;
+  readonly failedAt: number;
+  readonly error: string;
 }
 
 export type RunOrigin = "manual" | "backfill";

@@ -63,6 +63,13 @@ export function runView(run: Run): RunResponse {
     missedCount: run.missedCount,
     missedThrough: optionalInstant(run.missedThrough),
     origin: run.origin,
+    failedAttempts: run.failedAttempts?.map((a) => ({
+      attempt: a.attempt,
+      fence: a.fence,
+      startedAt: optionalInstant(a.startedAt),
+      failedAt: formatInstant(a.failedAt),
+      error: a.error,
+    })),
   };
 }
 

@@ -9,7 +9,7 @@ import {
   transition,
 } from "../../lambdas/core/lifecycle/transition";
 import type { RunStore } from "../../lambdas/core/ports";
-import { type Run, RunStatus } from "../../lambdas/core/run";
+import { type FailedAttempt, type Run, RunStatus } from "../../lambdas/core/run";
 import { createTestStack } from "../support/stack";
 
 /**
@@ -24,6 +24,10 @@ const statuses = Object.values(RunStatus);
 const near = (base: number) => fc.constantFrom(base - 5_000, base, base + 5_000);
 const maybe = <V>(arbitrary: fc.Arbitrary<V>) => fc.option(arbitrary, { nil: undefined });
 
+function failedAttempt(attempt: number, startedAt: number): FailedAttempt {
+  return { attempt, fence: attempt, startedAt, failedAt: startedAt + 300, error: `attempt ${attempt}: ✗ no` };
+}
+
 const runArbitrary: fc.Arbitrary<RunRecord> = fc
   .record({
     status: fc.constantFrom(...statuses),
@@ -37,6 +41,7 @@ const runArbitrary: fc.Arbitrary<RunRecord> = fc
     replays: maybe(fc.integer({ min: 1, max: 2 })),
     origin: maybe(fc.constantFrom("manual" as const, "backfill" as const)),
     error: maybe(fc.constant("earlier failure")),
+    failedAttempts: maybe(fc.constant([failedAttempt(1, T - 9_500)])),
     // The receive its lease came from: mostly another's, sometimes the lease event's own ("rh-1":
     // that lease is a lost answer's retry), so a lapsed lease's takeover is tested too.
     receiptHandle: fc.constantFrom("rh-0", "rh-0", "rh-1"),
@@ -66,6 +71,7 @@ const runArbitrary: fc.Arbitrary<RunRecord> = fc
       ...(r.wakes === undefined ? {} : { wakes: r.wakes }),
       ...(r.replays === undefined ? {} : { replays: r.replays }),
       ...(r.origin === undefined ? {} : { origin: r.origin }),
+      ...(r.failedAttempts === undefined ? {} : { failedAttempts: r.failedAttempts }),
     };
   });
 
@@ -125,6 +131,13 @@ function eventArbitrary(run: Run): fc.Arbitrary<RunEvent> {
         retryAt: fc.constantFrom(T + 10_000, T + 5_000),
         checkAt: fc.constantFrom(T + 40_000, T + 35_000),
         now: fc.constant(T),
+        // With the list it keeps (one started, one whose start is unknown), or without one.
+        failedAttempts: maybe(
+          fc.constantFrom(
+            [failedAttempt(1, T - 9_500), failedAttempt(2, T - 9_000)],
+            [{ ...failedAttempt(2, T), startedAt: undefined }],
+          ),
+        ),
       }),
     }),
     fc.record({ kind: fc.constant("return-lease" as const), fence, now: fc.constant(T) }),

@@ -167,7 +167,7 @@ export class DynamoRunStore extends DynamoRunReads implements RunStore {
       {
         UpdateExpression:
           "SET #status = :pending, retryAt = :retryAt, availableAt = :retryAt, checkAt = :checkAt, " +
-          "repairKey = :repairKey, #error = :error " +
+          `repairKey = :repairKey, #error = :error${plan.failedAttempts ? ", failedAttempts = :failed" : ""} ` +
           "REMOVE leaseExpiresAt, receiptHandle",
         ExpressionAttributeNames: { "#error": "error" },
         ExpressionAttributeValues: {
@@ -176,6 +176,7 @@ export class DynamoRunStore extends DynamoRunReads implements RunStore {
           ":checkAt": plan.checkAt,
           ":repairKey": repairKeyOf(jobId),
           ":error": plan.error ?? "failed",
+          ...(plan.failedAttempts ? { ":failed": plan.failedAttempts } : {}),
         },
       },
       "",

@@ -48,6 +48,17 @@ const runItemSchema = z.object({
   missedThrough: z.number().optional(),
   origin: z.enum(["manual", "backfill"]).optional(),
   wakes: z.number().optional(),
+  failedAttempts: z
+    .array(
+      z.object({
+        attempt: z.number(),
+        fence: z.number(),
+        startedAt: z.number().optional(),
+        failedAt: z.number(),
+        error: z.string(),
+      }),
+    )
+    .optional(),
 });
 
 const repairItemSchema = runItemSchema
@@ -76,7 +87,7 @@ export function toRunItem(run: Run) {
 }
 
 export function fromRunItem(item: Record<string, unknown>): Run {
-  const r = runItemSchema.parse(item);
+  const { failedAttempts, ...r } = runItemSchema.parse(item);
   return {
     ...r,
     startedAt: r.startedAt,
@@ -85,6 +96,9 @@ export function fromRunItem(item: Record<string, unknown>): Run {
     finishedAt: r.finishedAt,
     error: r.error,
     checkAt: r.checkAt,
+    ...(failedAttempts === undefined
+      ? {}
+      : { failedAttempts: failedAttempts.map((a) => ({ ...a, startedAt: a.startedAt })) }),
   };
 }
 

@@ -2,6 +2,7 @@ import { type Random, retryDelayMs } from "../backoff";
 import type { Job } from "../job";
 import type { RetryPlan, RunOutcome } from "../ports";
 import { type Run, RunStatus } from "../run";
+import { failedAttemptsAfter } from "./failed-attempts";
 
 /**
  * How a run ends, decided in one place (decision 0037): what a worker's success or failure, or
@@ -33,7 +34,7 @@ export type FailureDecision =
  */
 export function decideFailure(
   failure: ReportedFailure,
-  run: Pick<Run, "attempt">,
+  run: Pick<Run, "attempt" | "fence" | "startedAt" | "failedAttempts">,
   job: Pick<Job, "maxAttempts" | "retry" | "delivery"> | undefined,
   context: { readonly now: number; readonly random: Random; readonly repairGraceMs: number },
 ): FailureDecision {
@@ -43,7 +44,11 @@ export function decideFailure(
   if (failure.retryable && job !== undefined && run.attempt < job.maxAttempts && !atMostOnce) {
     const asked = Math.min((failure.retryAfter ?? 0) * 1000, job.retry.capMs);
     const retryAt = now + Math.max(asked, retryDelayMs(run.attempt, job.retry, context.random));
-    return { kind: "retry", plan: { error, retryAt, checkAt: retryAt + context.repairGraceMs, now } };
+    const failedAttempts = failedAttemptsAfter(run, error, now);
+    return {
+      kind: "retry",
+      plan: { error, retryAt, checkAt: retryAt + context.repairGraceMs, now, failedAttempts },
+    };
   }
   const why = atMostOnce
     ? `${error} (at-most-once: not retried)`

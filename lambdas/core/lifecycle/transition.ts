@@ -239,6 +239,7 @@ function guarded(run: RunRecord, event: RunEvent): RunRecord | undefined {
         retryAt: event.plan.retryAt,
         checkAt: event.plan.checkAt,
         error: event.plan.error,
+        ...(event.plan.failedAttempts === undefined ? {} : { failedAttempts: event.plan.failedAttempts }),
         leaseExpiresAt: undefined,
         receiptHandle: undefined,
       };

@@ -58,6 +58,21 @@ const runFields = {
   origin: z.enum(["manual", "backfill"]).optional().meta({
     description: "A run asked for by hand: manual (trigger) or backfill; absent for the schedule's own runs",
   }),
+  failedAttempts: z
+    .array(
+      z.object({
+        attempt: z.int(),
+        fence: z.int(),
+        startedAt: instant.optional(),
+        failedAt: instant,
+        error: z.string().meta({ description: "The error's first 200 characters" }),
+      }),
+    )
+    .optional()
+    .meta({
+      description:
+        "Earlier attempts that failed and were retried, oldest first (the last 10); the run's own fields are its latest attempt's. An attempt whose lease lapsed is not listed",
+    }),
 };
 export const runResponse = z.object(runFields).meta({ id: "Run" });
 export type RunResponse = z.output<typeof runResponse>;
