@@ -1,5 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import "./console.css";
 import { DeadLettersPage } from "./pages/dead-letters";
 import { JobPage } from "./pages/job";
 import { JobsPage } from "./pages/jobs";
@@ -21,14 +22,27 @@ function App() {
     return () => window.removeEventListener("hashchange", onChange);
   }, []);
   const jobId = /^\/jobs\/(.+)$/.exec(path)?.[1];
+  const section = path.startsWith("/dead-letters")
+    ? "dead-letters"
+    : path.startsWith("/lateness")
+      ? "lateness"
+      : "jobs";
+  const link = (name: string, href: string, label: string) => (
+    <a href={href} aria-current={section === name ? "page" : undefined}>
+      {label}
+    </a>
+  );
   return (
     <>
-      <header>
-        <strong>jobsched</strong>
-        <nav aria-label="Sections">
-          <a href="#/jobs">Jobs</a> <a href="#/dead-letters">Dead letters</a>{" "}
-          <a href="#/lateness">Lateness</a>
-        </nav>
+      <header class="topbar">
+        <div class="topbar-inner">
+          <span class="brand">jobsched</span>
+          <nav aria-label="Sections">
+            {link("jobs", "#/jobs", "Jobs")}
+            {link("dead-letters", "#/dead-letters", "Dead letters")}
+            {link("lateness", "#/lateness", "Lateness")}
+          </nav>
+        </div>
       </header>
       <main>
         {jobId !== undefined ? (

@@ -36,30 +36,42 @@ export function DeadLettersPage() {
   return (
     <section aria-labelledby="dlq-title">
       <h1 id="dlq-title">Dead letters</h1>
-      <p role="status" aria-live="polite">
+      <p role="status" aria-live="polite" class="message">
         {message}
       </p>
-      <label>
-        Filter by type or job{" "}
-        <input value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
-      </label>{" "}
-      <button type="button" onClick={() => replay("All", () => client.replayAllDeadLetters())}>
-        Replay all
-      </button>
-      <div class="scroll">
-        <table>
+      <div class="card filters">
+        <label>
+          Filter by type or job{" "}
+          <input value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+        </label>
+        <button
+          type="button"
+          class="primary"
+          onClick={() => replay("All", () => client.replayAllDeadLetters())}
+        >
+          Replay all
+        </button>
+      </div>
+      <div class="card scroll">
+        <table class="stacking">
           <TableHead columns={["Run", "Type", "Scheduled for", "Attempt", "Error", "Replay"]} />
           <tbody>
             {shown.map((letter) => (
               <tr key={letter.runId}>
-                <td>
+                <td data-label="Run">
                   <a href={`#/jobs/${encodeURIComponent(letter.jobId)}`}>{letter.runKey}</a>
                 </td>
-                <td>{letter.type}</td>
-                <td>{letter.scheduledFor}</td>
-                <td>{letter.attempt}</td>
-                <td>{letter.error ?? ""}</td>
-                <td>
+                <td data-label="Type" class="mono">
+                  {letter.type}
+                </td>
+                <td data-label="Scheduled for" class="mono">
+                  {letter.scheduledFor}
+                </td>
+                <td data-label="Attempt">{letter.attempt}</td>
+                <td data-label="Error" class="attempt-error">
+                  {letter.error ?? ""}
+                </td>
+                <td data-label="Replay">
                   <button
                     type="button"
                     aria-label={`Replay ${letter.runKey}`}
@@ -72,9 +84,10 @@ export function DeadLettersPage() {
             ))}
           </tbody>
         </table>
+        {shown.length === 0 && <p class="muted">No dead letters.</p>}
       </div>
-      <p>
-        {shown.length} dead letter(s){" "}
+      <p class="pager">
+        <span class="muted">{shown.length} dead letter(s)</span>
         <button type="button" disabled={cursor === undefined} onClick={() => void load(cursor)}>
           Next page
         </button>

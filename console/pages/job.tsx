@@ -2,19 +2,33 @@ import type { JobResponse, Preview, RunResponse } from "@jobsched/contract";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { client, messageOf } from "../api";
 import { scheduleText } from "./jobs";
-import { TableHead } from "./table-head";
+import { LabelsCard } from "./labels";
+import { RunTimelineList } from "./run-timeline";
+import { TargetFacts } from "./target";
 
-/** A job: schedule, the next runs with DST marks, recent runs, audit trail, and its actions. */
+const RUNS_PAGE = 20;
+
+/**
+ * A job: its schedule and where its runs go, labels (editable), the next runs with DST marks,
+ * its runs as a timeline (paged), the audit trail, and its actions.
+ */
 export function JobPage({ jobId }: { readonly jobId: string }) {
   const [job, setJob] = useState<JobResponse | undefined>();
   const [preview, setPreview] = useState<Preview | undefined>();
+  const [runs, setRuns] = useState<RunResponse[]>([]);
+  const [runsCursor, setRunsCursor] = useState<string | undefined>();
   const [message, setMessage] = useState("");
   const [cron, setCron] = useState("");
 
   const load = useCallback(async () => {
     try {
-      const j = await client.getJob(jobId);
+      const [j, page] = await Promise.all([
+        client.getJob(jobId),
+        client.listRuns(jobId, { limit: RUNS_PAGE }),
+      ]);
       setJob(j);
+      setRuns(page.runs);
+      setRunsCursor(page.cursor);
       setCron(j.cron ?? "");
       if (j.status === "active" || j.status === "paused") {
         setPreview(
@@ -40,45 +54,41 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
     void load();
   }, [load]);
 
-  const act = async (label: string, call: () => Promise<unknown>) => {
+  /** Runs an action, says how it went, shows the job as it is now; whether it succeeded. */
+  const act = async (label: string, call: () => Promise<unknown>): Promise<boolean> => {
+    let done = false;
     try {
       await call();
       setMessage(`${label}: done`);
+      done = true;
     } catch (e) {
       setMessage(`${label}: ${messageOf(e)}`);
     }
     await load();
+    return done;
   };
-  if (!job) return <p role="status">{message || "Loading..."}</p>;
+  const olderRuns = async () => {
+    try {
+      const page = await client.listRuns(jobId, { limit: RUNS_PAGE, cursor: runsCursor });
+      setRuns([...runs, ...page.runs]);
+      setRunsCursor(page.cursor);
+    } catch (e) {
+      setMessage(messageOf(e));
+    }
+  };
+  if (!job)
+    return (
+      <p role="status" class="message">
+        {message || "Loading..."}
+      </p>
+    );
   const open = job.status === "active" || job.status === "paused";
   return (
     <section aria-labelledby="job-title">
       <h1 id="job-title">{job.jobId}</h1>
-      <p role="status" aria-live="polite">
+      <p role="status" aria-live="polite" class="message">
         {message}
       </p>
-      <dl class="facts">
-        <dt>Type</dt>
-        <dd>{job.type}</dd>
-        <dt>Status</dt>
-        <dd id="job-status">
-          {job.status}
-          {job.pauseReason ? ` (${job.pauseReason})` : ""}
-        </dd>
-        <dt>Schedule</dt>
-        <dd>
-          {scheduleText(job)}
-          {job.cron && job.dstPolicy !== "first-occurrence" ? `, DST ${job.dstPolicy}` : ""}
-          {job.jitter ? `, jitter ${job.jitter}` : ""}
-        </dd>
-        <dt>Policies</dt>
-        <dd>
-          missed runs {job.missedRuns}, overlap {job.overlapPolicy}, {job.delivery}, {job.maxAttempts}{" "}
-          attempts
-        </dd>
-        <dt>Next run</dt>
-        <dd>{job.nextRunAt ?? "-"}</dd>
-      </dl>
       <div class="actions">
         {job.status === "active" && (
           <button type="button" onClick={() => act("Pause", () => client.pauseJob(jobId))}>
@@ -86,7 +96,7 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
           </button>
         )}
         {job.status === "paused" && (
-          <button type="button" onClick={() => act("Resume", () => client.resumeJob(jobId))}>
+          <button type="button" class="primary" onClick={() => act("Resume", () => client.resumeJob(jobId))}>
             Resume
           </button>
         )}
@@ -96,75 +106,105 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
           </button>
         )}
         {open && (
-          <button type="button" onClick={() => act("Cancel", () => client.cancelJob(jobId))}>
+          <button type="button" class="danger" onClick={() => act("Cancel", () => client.cancelJob(jobId))}>
             Cancel job
           </button>
         )}
       </div>
+      <div class="grid">
+        <section class="card" aria-labelledby="job-facts">
+          <h2 id="job-facts">Schedule</h2>
+          <dl class="facts">
+            <dt>Type</dt>
+            <dd class="mono">{job.type}</dd>
+            <dt>Status</dt>
+            <dd id="job-status">
+              <span class={`badge status-${job.status}`}>{job.status}</span>
+              {job.pauseReason ? ` (${job.pauseReason})` : ""}
+            </dd>
+            <dt>Schedule</dt>
+            <dd>
+              {scheduleText(job)}
+              {job.cron && job.dstPolicy !== "first-occurrence" ? `, DST ${job.dstPolicy}` : ""}
+              {job.jitter ? `, jitter ${job.jitter}` : ""}
+            </dd>
+            <dt>Next run</dt>
+            <dd class="mono">{job.nextRunAt ?? "-"}</dd>
+            <dt>Policies</dt>
+            <dd>
+              missed runs {job.missedRuns}, overlap {job.overlapPolicy}
+              {job.maxLateness ? `, max lateness ${job.maxLateness}` : ""}
+            </dd>
+            <dt>Version</dt>
+            <dd>
+              {job.version} <span class="muted">(created {job.createdAt})</span>
+            </dd>
+          </dl>
+        </section>
+        <section class="card" aria-labelledby="job-target">
+          <h2 id="job-target">{job.target ? "Target" : "Delivery"}</h2>
+          <TargetFacts job={job} />
+        </section>
+      </div>
+      <LabelsCard job={job} act={act} />
       {open && job.cron !== undefined && (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void act("Edit", () => client.updateJob(jobId, { cron }, { ifMatch: job.version }));
-          }}
-        >
-          <label>
-            Cron <input value={cron} onInput={(e) => setCron((e.target as HTMLInputElement).value)} />
-          </label>{" "}
-          <button type="submit">Save</button>
-        </form>
+        <section class="card" aria-labelledby="job-edit">
+          <h2 id="job-edit">Edit schedule</h2>
+          <form
+            class="inline-form"
+            onSubmit={(event) => {
+              event.preventDefault();
+              void act("Edit", () => client.updateJob(jobId, { cron }, { ifMatch: job.version }));
+            }}
+          >
+            <label>
+              Cron <input value={cron} onInput={(e) => setCron((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="submit">Save</button>
+          </form>
+        </section>
       )}
       {preview && (
-        <>
-          <h2>Next runs</h2>
+        <section class="card" aria-labelledby="job-next">
+          <h2 id="job-next">Next runs</h2>
           <ul>
             {preview.runs.map((run) => (
               <li key={run.at}>
-                {run.at} ({run.local}){run.dst ? ` DST: ${run.dst}` : ""}
+                <span class="mono">{run.at}</span>
+                {/* The job's local time, where its zone is not UTC. */}
+                {run.local.replace(/Z$/, "") !== run.at.replace(/Z$/, "") && (
+                  <span class="muted"> ({run.local})</span>
+                )}
+                {run.dst ? ` DST: ${run.dst}` : ""}
                 {run.jitter ? ` jitter ${run.jitter}` : ""}
               </li>
             ))}
           </ul>
-        </>
+        </section>
       )}
-      <h2>Recent runs</h2>
-      <RunsTable runs={job.runs} />
-      <h2>Audit trail</h2>
-      <ul>
-        {job.audit.map((entry) => (
-          <li key={`${entry.at}-${entry.action}`}>
-            {entry.at}: {entry.action} by {entry.by}
-            {entry.reason ? ` (${entry.reason})` : ""}
-            {entry.fields ? ` (${entry.fields.join(", ")})` : ""}
-          </li>
-        ))}
-      </ul>
-    </section>
-  );
-}
-
-export function RunsTable({ runs }: { readonly runs: readonly RunResponse[] }) {
-  return (
-    <div class="scroll">
-      <table>
-        <TableHead columns={["Scheduled for", "Status", "Lateness", "Attempt", "Fence", "Error"]} />
-        <tbody>
-          {runs.map((run) => (
-            <tr key={run.runId}>
-              <td>{run.scheduledFor}</td>
-              <td class={`status-${run.status}`}>{run.status}</td>
-              <td>
-                {run.startedAt === undefined
-                  ? "-"
-                  : `${Math.max(0, Date.parse(run.startedAt) - Date.parse(run.scheduledFor))} ms`}
-              </td>
-              <td>{run.attempt}</td>
-              <td>{run.fence}</td>
-              <td>{run.error ?? ""}</td>
-            </tr>
+      <section class="card" aria-labelledby="job-runs">
+        <h2 id="job-runs">Runs</h2>
+        <RunTimelineList runs={runs} />
+        {runsCursor !== undefined && (
+          <p class="pager">
+            <button type="button" onClick={() => void olderRuns()}>
+              Older runs
+            </button>
+          </p>
+        )}
+      </section>
+      <section class="card" aria-labelledby="job-audit">
+        <h2 id="job-audit">Audit trail</h2>
+        <ul>
+          {job.audit.map((entry) => (
+            <li key={`${entry.at}-${entry.action}`}>
+              <span class="mono">{entry.at}</span>: {entry.action} by <span class="mono">{entry.by}</span>
+              {entry.reason ? ` (${entry.reason})` : ""}
+              {entry.fields ? ` (${entry.fields.join(", ")})` : ""}
+            </li>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </ul>
+      </section>
+    </section>
   );
 }

@@ -39,7 +39,7 @@ export function JobsPage() {
     <section aria-labelledby="jobs-title">
       <h1 id="jobs-title">Jobs</h1>
       <form
-        class="filters"
+        class="card filters"
         onSubmit={(event) => {
           event.preventDefault();
           if (search.trim()) window.location.hash = `#/jobs/${encodeURIComponent(search.trim())}`;
@@ -65,33 +65,42 @@ export function JobsPage() {
         <label>
           Job id <input value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
         </label>
-        <button type="submit">Open</button>
+        <button type="submit" class="primary">
+          Open
+        </button>
       </form>
       {error && (
         <p role="alert" class="error">
           {error}
         </p>
       )}
-      <div class="scroll">
-        <table>
+      <div class="card scroll">
+        <table class="stacking">
           <TableHead columns={["Job", "Type", "Status", "Schedule", "Next run"]} />
           <tbody>
             {(page?.jobs ?? []).map((job) => (
               <tr key={job.jobId}>
-                <td>
+                <td data-label="Job">
                   <a href={`#/jobs/${encodeURIComponent(job.jobId)}`}>{job.jobId}</a>
                 </td>
-                <td>{job.type}</td>
-                <td class={`status-${job.status}`}>{job.status}</td>
-                <td>{scheduleText(job)}</td>
-                <td>{job.nextRunAt ?? "-"}</td>
+                <td data-label="Type" class="mono">
+                  {job.type}
+                </td>
+                <td data-label="Status">
+                  <span class={`badge status-${job.status}`}>{job.status}</span>
+                </td>
+                <td data-label="Schedule">{scheduleText(job)}</td>
+                <td data-label="Next run" class="mono">
+                  {job.nextRunAt ?? "-"}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
+        {page?.jobs.length === 0 && <p class="muted">No jobs match.</p>}
       </div>
-      <p>
-        {page?.jobs.length ?? 0} job(s) on this page{" "}
+      <p class="pager">
+        <span class="muted">{page?.jobs.length ?? 0} job(s) on this page</span>
         <button
           type="button"
           disabled={cursors.length === 0}

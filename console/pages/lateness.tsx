@@ -24,11 +24,27 @@ export function LatenessPage() {
           : `${series.minutes.length} minute(s); latest p50 ${series.p50.at(-1)} ms, p99 ${series.p99.at(-1)} ms`,
       );
       if (!chart.current || series.minutes.length === 0) return;
+      // The axes and lines in the page's colours, light or dark (uPlot draws on a canvas).
+      const colour = (name: string) =>
+        getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+      const axis = {
+        stroke: colour("--muted"),
+        grid: { stroke: colour("--border") },
+        ticks: { stroke: colour("--border") },
+      };
       plot = new uPlot(
         {
-          width: Math.min(900, chart.current.clientWidth || 340),
+          width: Math.min(1100, chart.current.clientWidth || 320),
           height: 260,
-          series: [{}, { label: "p50 (ms)", stroke: "#2a6" }, { label: "p99 (ms)", stroke: "#c33" }],
+          axes: [axis, axis],
+          // The history's own span, a few minutes either side when short (uPlot would range a
+          // single point over years).
+          scales: { x: { time: true, auto: false, range: xRangeOf(series.minutes) } },
+          series: [
+            {},
+            { label: "p50 (ms)", stroke: colour("--ok"), width: 2 },
+            { label: "p99 (ms)", stroke: colour("--bad"), width: 2 },
+          ],
         },
         [series.minutes, series.p50, series.p99],
         chart.current,
@@ -39,8 +55,20 @@ export function LatenessPage() {
   return (
     <section aria-labelledby="lateness-title">
       <h1 id="lateness-title">Start lateness</h1>
-      <p role="status">{summary}</p>
-      <div ref={chart} role="img" aria-label="Start lateness p50 and p99 per minute" />
+      <p role="status" class="message">
+        {summary}
+      </p>
+      <div class="card">
+        <div ref={chart} role="img" aria-label="Start lateness p50 and p99 per minute" />
+      </div>
     </section>
   );
+}
+
+/** The x axis's range, epoch seconds: the minutes shown, padded to at least ten minutes. */
+function xRangeOf(minutes: readonly number[]): uPlot.Range.MinMax {
+  const first = minutes[0] ?? 0;
+  const last = minutes.at(-1) ?? first;
+  const pad = Math.max(0, 600 - (last - first)) / 2;
+  return [first - pad, last + pad];
 }

@@ -8,7 +8,7 @@ import {
 import { isoDuration } from "./duration";
 import { formatInstant } from "./instant";
 import { isUnsentAhead, type Job, JobStatus, type JobSummary } from "./job";
-import { type Run, runKeyOf } from "./run";
+import { type Run, RunStatus, runKeyOf } from "./run";
 import { nextFiring, type Schedule } from "./schedule/schedule";
 
 /**
@@ -57,12 +57,14 @@ export function runView(run: Run): RunResponse {
     fence: run.fence,
     startedAt: optionalInstant(run.startedAt),
     leaseExpiresAt: optionalInstant(run.leaseExpiresAt),
+    retryAt: run.status === RunStatus.Pending ? optionalInstant(run.retryAt) : undefined,
     finishedAt: optionalInstant(run.finishedAt),
     error: run.error,
     // A record standing for a long backlog of missed firings: scheduledFor through missedThrough.
     missedCount: run.missedCount,
     missedThrough: optionalInstant(run.missedThrough),
     origin: run.origin,
+    replays: run.replays,
     failedAttempts: run.failedAttempts?.map((a) => ({
       attempt: a.attempt,
       fence: a.fence,

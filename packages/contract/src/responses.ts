@@ -46,6 +46,9 @@ const runFields = {
   fence: z.int(),
   startedAt: instant.optional(),
   leaseExpiresAt: instant.optional(),
+  retryAt: instant
+    .optional()
+    .meta({ description: "A run waiting to retry: not started again before this instant" }),
   finishedAt: instant.optional(),
   error: z.string().optional().meta({ description: "Last error, or why the run was missed" }),
   missedCount: z.int().optional().meta({
@@ -57,6 +60,9 @@ const runFields = {
     .meta({ description: "The last firing a backlog's missed record stands for" }),
   origin: z.enum(["manual", "backfill"]).optional().meta({
     description: "A run asked for by hand: manual (trigger) or backfill; absent for the schedule's own runs",
+  }),
+  replays: z.int().optional().meta({
+    description: "How often it was replayed (from the dead letters, or re-run by a resume); absent if never",
   }),
   failedAttempts: z
     .array(
