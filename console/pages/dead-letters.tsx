@@ -53,25 +53,27 @@ export function DeadLettersPage() {
         </button>
       </div>
       <div class="card scroll">
-        <table class="stacking">
+        <table class="stacking" role="table">
           <TableHead columns={["Run", "Type", "Scheduled for", "Attempt", "Error", "Replay"]} />
-          <tbody>
+          <tbody role="rowgroup">
             {shown.map((letter) => (
-              <tr key={letter.runId}>
-                <td data-label="Run">
+              <tr role="row" key={letter.runId}>
+                <td role="cell" data-label="Run">
                   <a href={`#/jobs/${encodeURIComponent(letter.jobId)}`}>{letter.runKey}</a>
                 </td>
-                <td data-label="Type" class="mono">
+                <td role="cell" data-label="Type" class="mono">
                   {letter.type}
                 </td>
-                <td data-label="Scheduled for" class="mono">
+                <td role="cell" data-label="Scheduled for" class="mono">
                   {letter.scheduledFor}
                 </td>
-                <td data-label="Attempt">{letter.attempt}</td>
-                <td data-label="Error" class="attempt-error">
+                <td role="cell" data-label="Attempt">
+                  {letter.attempt}
+                </td>
+                <td role="cell" data-label="Error" class="attempt-error">
                   {letter.error ?? ""}
                 </td>
-                <td data-label="Replay">
+                <td role="cell" data-label="Replay">
                   <button
                     type="button"
                     aria-label={`Replay ${letter.runKey}`}

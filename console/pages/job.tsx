@@ -19,6 +19,7 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
   const [runsCursor, setRunsCursor] = useState<string | undefined>();
   const [message, setMessage] = useState("");
   const [cron, setCron] = useState("");
+  const [loadingOlder, setLoadingOlder] = useState(false);
 
   const load = useCallback(async () => {
     try {
@@ -68,12 +69,16 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
     return done;
   };
   const olderRuns = async () => {
+    if (loadingOlder) return; // a second click while the page comes would add it twice
+    setLoadingOlder(true);
     try {
       const page = await client.listRuns(jobId, { limit: RUNS_PAGE, cursor: runsCursor });
       setRuns([...runs, ...page.runs]);
       setRunsCursor(page.cursor);
     } catch (e) {
       setMessage(messageOf(e));
+    } finally {
+      setLoadingOlder(false);
     }
   };
   if (!job)
@@ -116,7 +121,10 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
           <h2 id="job-facts">Schedule</h2>
           <dl class="facts">
             <dt>Type</dt>
-            <dd class="mono">{job.type}</dd>
+            <dd>
+              <span class="mono">{job.type}</span>
+              {job.target && <span class="muted"> (a push job: the scheduler delivers its runs)</span>}
+            </dd>
             <dt>Status</dt>
             <dd id="job-status">
               <span class={`badge status-${job.status}`}>{job.status}</span>
@@ -167,14 +175,13 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
       {preview && (
         <section class="card" aria-labelledby="job-next">
           <h2 id="job-next">Next runs</h2>
+          {preview.runs.length === 0 && <p class="muted">None: every run this job will have is made.</p>}
           <ul>
             {preview.runs.map((run) => (
               <li key={run.at}>
                 <span class="mono">{run.at}</span>
-                {/* The job's local time, where its zone is not UTC. */}
-                {run.local.replace(/Z$/, "") !== run.at.replace(/Z$/, "") && (
-                  <span class="muted"> ({run.local})</span>
-                )}
+                {/* The job's local time, where it is not UTC's (offset zero says nothing new). */}
+                {!/(Z|[+-]00:00)$/.test(run.local) && <span class="muted"> ({run.local})</span>}
                 {run.dst ? ` DST: ${run.dst}` : ""}
                 {run.jitter ? ` jitter ${run.jitter}` : ""}
               </li>
@@ -184,10 +191,10 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
       )}
       <section class="card" aria-labelledby="job-runs">
         <h2 id="job-runs">Runs</h2>
-        <RunTimelineList runs={runs} />
+        <RunTimelineList runs={runs} now={Date.now()} />
         {runsCursor !== undefined && (
           <p class="pager">
-            <button type="button" onClick={() => void olderRuns()}>
+            <button type="button" disabled={loadingOlder} onClick={() => void olderRuns()}>
               Older runs
             </button>
           </p>

@@ -31,7 +31,7 @@ export function LabelsCard({
       ? "Key: 1-64 of letters, digits and . _ : / -, starting with a letter or digit"
       : !LABEL_VALUE.test(v)
         ? "Value: up to 128 of letters, digits and . _ : / @ + -"
-        : !(k in job.labels) && entries.length >= MAX_LABELS
+        : !Object.hasOwn(job.labels, k) && entries.length >= MAX_LABELS
           ? `A job has at most ${MAX_LABELS} labels`
           : "";
     setProblem(why);

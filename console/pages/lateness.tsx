@@ -36,10 +36,22 @@ export function LatenessPage() {
         {
           width: Math.min(1100, chart.current.clientWidth || 320),
           height: 260,
-          axes: [axis, axis],
+          axes: [
+            // Hours and minutes in UTC, a label every 70 px at least (uPlot's default puts a
+            // date and a time on two lines, which overlap their neighbours on a short range).
+            {
+              ...axis,
+              space: 70,
+              values: (_plot, splits) => splits.map((s) => new Date(s * 1000).toISOString().slice(11, 16)),
+              label: "UTC",
+            },
+            axis,
+          ],
           // The history's own span, a few minutes either side when short (uPlot would range a
           // single point over years).
           scales: { x: { time: true, auto: false, range: xRangeOf(series.minutes) } },
+          // In UTC, as every other instant on the console, not the browser's zone.
+          tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
           series: [
             {},
             { label: "p50 (ms)", stroke: colour("--ok"), width: 2 },

@@ -1,20 +1,29 @@
 import type { RunResponse } from "@jobsched/contract";
-import { type AttemptLine, durationText, runTimeline } from "../run-timeline";
+import { type AttemptLine, clockText, durationText, runTimeline } from "../run-timeline";
 
 /** A job's runs, newest first, each as a bar and its attempts in order (see run-timeline.ts). */
-export function RunTimelineList({ runs }: { readonly runs: readonly RunResponse[] }) {
+export function RunTimelineList({
+  runs,
+  now,
+}: {
+  readonly runs: readonly RunResponse[];
+  readonly now: number;
+}) {
   if (runs.length === 0) return <p class="muted">No runs yet.</p>;
   return (
     <ol class="timeline" aria-label="Runs">
       {runs.map((run) => (
-        <RunEntry key={run.runId} run={run} />
+        <RunEntry key={run.runId} run={run} now={now} />
       ))}
     </ol>
   );
 }
 
-function RunEntry({ run }: { readonly run: RunResponse }) {
-  const timeline = runTimeline(run);
+/** Where a piece of the bar starts: never so far right that its least width leaves the bar. */
+const left = (at: number) => `min(${at * 100}%, calc(100% - 3px))`;
+
+function RunEntry({ run, now }: { readonly run: RunResponse; readonly now: number }) {
+  const timeline = runTimeline(run, now);
   return (
     <li class="run" data-run-key={run.runKey}>
       <div class="run-head">
@@ -23,7 +32,6 @@ function RunEntry({ run }: { readonly run: RunResponse }) {
         </time>
         <span class={`badge status-${run.status}`}>{run.status}</span>
         {run.origin && <span class="tag">{run.origin}</span>}
-        {run.replays === undefined ? null : <span class="tag">replayed</span>}
         <span class="muted">
           attempt {run.attempt} · fence {run.fence}
         </span>
@@ -34,12 +42,10 @@ function RunEntry({ run }: { readonly run: RunResponse }) {
             // The bar's pieces never move once drawn: their order is their identity.
             key={i}
             class={`segment segment-${segment.kind}`}
-            style={{ left: `${segment.from * 100}%`, width: `${(segment.to - segment.from) * 100}%` }}
+            style={{ left: left(segment.from), width: `${(segment.to - segment.from) * 100}%` }}
           />
         ))}
-        {timeline.retry && (
-          <span class="marker" style={{ left: `calc(${timeline.retry.at * 100}% - 2px)` }} />
-        )}
+        {timeline.retry && <span class="marker" style={{ left: left(timeline.retry.at) }} />}
       </div>
       {timeline.span > 0 && (
         <div class="scale muted" aria-hidden="true">
@@ -48,15 +54,23 @@ function RunEntry({ run }: { readonly run: RunResponse }) {
         </div>
       )}
       <ol class="attempts">
-        {timeline.unlisted > 0 && (
-          <li class="muted">
-            {timeline.unlisted} earlier attempt(s) not listed: a lease that lapsed (a worker that stopped
-            answering) is not recorded, and only the last 10 failures are kept.
+        {timeline.lines.map((line) => (
+          <AttemptItem key={`${line.attempt}-${line.startedAt}`} line={line} />
+        ))}
+        {timeline.unlistedFences && (
+          <li class="muted unlisted">
+            Not listed: the lease(s) with fence {timeline.unlistedFences}. A lease that lapsed or was given
+            back, the attempt that ended a round before a replay, and failures beyond the last 10 are not
+            recorded.
           </li>
         )}
-        {timeline.lines.map((line) => (
-          <AttemptItem key={line.fence} line={line} />
-        ))}
+        {run.replays !== undefined && (
+          <li class="muted">
+            Replayed {run.replays} time(s)
+            {run.replayedAt ? `, last at ${run.replayedAt}` : ""}
+            {run.replayedBy ? ` by ${run.replayedBy}` : ""}.
+          </li>
+        )}
         {timeline.retry && (
           <li class="muted">
             Retry waits until +{durationText(timeline.retry.after)} after its scheduled time.
@@ -64,8 +78,12 @@ function RunEntry({ run }: { readonly run: RunResponse }) {
         )}
         {timeline.ending && (
           <li>
-            {timeline.ending.status}
-            {timeline.ending.reason ? `: ${timeline.ending.reason}` : ""}
+            <span class={`badge status-${timeline.ending.status}`}>{timeline.ending.status}</span>
+            {timeline.ending.reason && (
+              <>
+                : <bdi>{timeline.ending.reason}</bdi>
+              </>
+            )}
           </li>
         )}
         {run.status === "pending" && !timeline.retry && <li class="muted">Not started.</li>}
@@ -80,24 +98,47 @@ function RunEntry({ run }: { readonly run: RunResponse }) {
 }
 
 function AttemptItem({ line }: { readonly line: AttemptLine }) {
+  const fence =
+    line.fence === undefined
+      ? `fence ${line.runFence - 1} or ${line.runFence}: a cancel that revokes a lease raises its fence`
+      : `fence ${line.fence}`;
   const start =
-    line.startedAfter === undefined ? "start not recorded" : `started +${durationText(line.startedAfter)}`;
-  const end = line.outcome === "running" ? "running" : `${line.outcome}${tookText(line.took)}`;
+    line.startedAt === undefined || line.startedAfter === undefined ? (
+      "start not recorded"
+    ) : (
+      <>
+        started{" "}
+        <time class="mono" dateTime={new Date(line.startedAt).toISOString()}>
+          {clockText(line.startedAt)}
+        </time>{" "}
+        (+{durationText(line.startedAfter)})
+      </>
+    );
   return (
     <li class="attempt" data-outcome={line.outcome}>
-      <strong>Attempt {line.attempt}</strong> <span class="muted">(fence {line.fence})</span>: {start},{" "}
-      <span class={`badge status-${line.outcome}`}>{end}</span>
-      {line.error && <span class="attempt-error">: {line.error}</span>}
+      <strong>Attempt {line.attempt}</strong> <span class="muted">({fence})</span>: {start},{" "}
+      <span class={`badge status-${line.outcome}`}>{outcomeText(line)}</span>
+      {line.error && (
+        <span class="attempt-error">
+          : <bdi>{line.error}</bdi>
+        </span>
+      )}
     </li>
   );
 }
 
 /**
- * How long an attempt took. A lease is handed over up to about 26 s before the instant it starts
- * the run; a worker that reports before that instant did not hold it as the lease asks, and the
- * timeline says so rather than print a negative duration.
+ * How an attempt ended and how long it took. A lease is handed over up to about 26 s before the
+ * instant it starts the run; a worker that reports before that instant did not hold it as the
+ * lease asks, and the line says so rather than print a negative duration.
  */
-function tookText(took: number | undefined): string {
-  if (took === undefined) return "";
-  return took < 0 ? ` ${durationText(-took)} before its start instant` : ` after ${durationText(took)}`;
+function outcomeText(line: AttemptLine): string {
+  if (line.outcome === "running")
+    return line.leaseUntil === undefined ? "running" : `running, lease until ${clockText(line.leaseUntil)}`;
+  const { took } = line;
+  const verb = line.outcome === "lapsed" ? "lease lapsed" : line.outcome;
+  if (took === undefined) return verb;
+  return took < 0
+    ? `${verb} ${durationText(-took)} before its start instant`
+    : `${verb} after ${durationText(took)}`;
 }

@@ -6,7 +6,10 @@ import { AWS_TARGET_TIMEOUT_SECONDS, type JobResponse } from "@jobsched/contract
  */
 export function TargetFacts({ job }: { readonly job: JobResponse }) {
   const { target } = job;
-  const delivery = `${job.delivery}, up to ${job.maxAttempts} attempt(s), backoff ${job.retry.base} to ${job.retry.cap}`;
+  const delivery =
+    job.delivery === "at-most-once"
+      ? "at-most-once: one attempt, never retried (a lapsed lease is recorded lost)"
+      : `at-least-once, up to ${job.maxAttempts} attempt(s), backoff ${job.retry.base} to ${job.retry.cap}`;
   if (!target)
     return (
       <dl class="facts" id="job-delivery">
@@ -36,7 +39,8 @@ export function TargetFacts({ job }: { readonly job: JobResponse }) {
           <dt>Invocation</dt>
           <dd>
             POST of the run's envelope, signed with the tenant's webhook secret (Standard Webhooks); a 2xx
-            within {target.timeoutSeconds} s succeeds, at most {target.concurrency} at a time
+            within {target.timeoutSeconds} s succeeds, at most {target.concurrency} at a time per dispatcher
+            instance
           </dd>
         </>
       )}

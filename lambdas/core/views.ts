@@ -65,6 +65,8 @@ export function runView(run: Run): RunResponse {
     missedThrough: optionalInstant(run.missedThrough),
     origin: run.origin,
     replays: run.replays,
+    replayedAt: optionalInstant(run.replayedAt),
+    replayedBy: run.replayedBy,
     failedAttempts: run.failedAttempts?.map((a) => ({
       attempt: a.attempt,
       fence: a.fence,

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { createJobResponse, leasesResponse, runsPageResponse } from "@jobsched/contract";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -55,6 +55,8 @@ beforeAll(async () => {
       "--no-first-run",
     ],
   });
+  // Only this run's screenshots: a page renamed or dropped leaves no stale picture behind.
+  rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
 });
 afterAll(async () => {
@@ -119,6 +121,17 @@ async function retriedJob(type: string): Promise<{ jobId: string; runKey: string
   await complete(second, { result: "succeeded" });
   return { jobId, runKey: first.runKey };
 }
+
+/**
+ * Elements whose content is wider than they are and that hide or scroll it sideways (a clipped
+ * id, a table scrolled inside its card): at 360 px there should be none. The run bar clips on
+ * purpose (its pieces are placed inside it), and a 1 px element is hidden but for screen readers.
+ */
+const CLIPPED_SIDEWAYS = `[...document.querySelectorAll("body *")]
+  .filter((e) => !e.classList.contains("track") && e.clientWidth > 1) // not the bar, nor what is hidden for screens
+  .filter((e) => ["auto", "scroll", "hidden", "clip"].includes(getComputedStyle(e).overflowX))
+  .filter((e) => e.scrollWidth > e.clientWidth + 1)
+  .map((e) => e.tagName.toLowerCase() + (e.className ? "." + e.className : ""))`;
 
 /** The page's body background, as a brightness from 0 (black) to 255 (white). */
 async function backgroundBrightness(page: Page): Promise<number> {
@@ -270,10 +283,10 @@ describe("the console in Chromium", () => {
       await attempts.evaluateAll((items) => items.map((item) => item.getAttribute("data-outcome"))),
     ).toEqual(["failed", "succeeded"]);
     expect(await attempts.nth(0).textContent()).toMatch(
-      /^Attempt 1 \(fence 1\): started \+.*failed after .*billing answered 503$/,
+      /^Attempt 1 \(fence 1\): started \d\d:\d\d:\d\d\.\d{3}Z \(\+.*\), failed after .*: billing answered 503$/,
     );
     expect(await attempts.nth(1).textContent()).toMatch(
-      /^Attempt 2 \(fence 2\): started \+.*succeeded after /,
+      /^Attempt 2 \(fence 2\): started \d\d:\d\d:\d\d\.\d{3}Z \(\+.*\), succeeded after /,
     );
     // The bar: waiting (if it started late at all), then the failed attempt, then the successful one.
     const segments = page.locator(`li.run[data-run-key="${runKey}"] .segment`);
@@ -330,6 +343,19 @@ describe("the console in Chromium", () => {
       retryable: false,
       error: "no such customer",
     });
+    // A run waiting to retry (an hour's backoff), and one whose lease a worker holds now.
+    const retrying = await createJob({
+      type: "shot-retrying",
+      runAt: soon(),
+      retry: { base: "PT1H", cap: "PT2H" },
+    });
+    await complete(await leaseOne("shot-retrying"), {
+      result: "failed",
+      retryable: true,
+      error: "rate limited",
+    });
+    const running = await createJob({ type: "shot-running", runAt: soon(), leaseSeconds: 600 });
+    await leaseOne("shot-running");
 
     const has =
       (selector: string, count = 1) =>
@@ -345,6 +371,8 @@ describe("the console in Chromium", () => {
         hash: `#/jobs/${dead}`,
         ready: has("li.attempt[data-outcome='dead-lettered']"),
       },
+      { name: "job-retrying", hash: `#/jobs/${retrying}`, ready: has(".run .marker") },
+      { name: "job-running", hash: `#/jobs/${running}`, ready: has(".segment-running") },
       { name: "dead-letters", hash: "#/dead-letters", ready: has("button[aria-label^='Replay ']") },
       { name: "lateness", hash: "#/lateness", ready: has("canvas") },
     ];
@@ -360,6 +388,8 @@ describe("the console in Chromium", () => {
             "document.documentElement.scrollWidth - window.innerWidth",
           );
           expect(overflow, `${name} scrolls sideways at ${width} px (${scheme})`).toBeLessThanOrEqual(0);
+          if (width === 360)
+            expect(await page.evaluate<string[]>(CLIPPED_SIDEWAYS), `${name}, ${scheme}`).toEqual([]);
           const brightness = await backgroundBrightness(page);
           if (scheme === "dark") expect(brightness, name).toBeLessThan(60);
           else expect(brightness, name).toBeGreaterThan(200);

@@ -15,6 +15,9 @@ import { runView } from "../views";
 export function deadLetterView(run: Run): DeadLetterResponse {
   return {
     ...runView(run),
+    // Not in the dead-letter index's projection (its entries stay small): a run's failed
+    // attempts are on its job's runs (decision 0062). Left out here too, so every store agrees.
+    failedAttempts: undefined,
     jobId: run.jobId,
     type: run.type,
     deadLetteredAt: run.finishedAt === undefined ? undefined : formatInstant(run.finishedAt),

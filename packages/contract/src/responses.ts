@@ -64,6 +64,8 @@ const runFields = {
   replays: z.int().optional().meta({
     description: "How often it was replayed (from the dead letters, or re-run by a resume); absent if never",
   }),
+  replayedAt: instant.optional().meta({ description: "The last replay's instant" }),
+  replayedBy: z.string().optional().meta({ description: "Who asked for the last replay" }),
   failedAttempts: z
     .array(
       z.object({
@@ -77,7 +79,7 @@ const runFields = {
     .optional()
     .meta({
       description:
-        "Earlier attempts that failed and were retried, oldest first (the last 10); the run's own fields are its latest attempt's. An attempt whose lease lapsed is not listed",
+        "Earlier attempts that failed and were retried, oldest first (the last 10); the run's own fields are its latest attempt's. Not listed: an attempt whose lease lapsed or was given back, and the attempt that ended a round before a replay. On a job's runs, not in the dead-letter listing",
     }),
 };
 export const runResponse = z.object(runFields).meta({ id: "Run" });
