@@ -107,6 +107,8 @@ describe("a run's failed attempts", () => {
       ),
     );
     expect(errorExcerpt("short")).toBe("short");
+    // A cut that would fall inside a surrogate pair drops the whole character.
+    expect(errorExcerpt(`${"a".repeat(198)}😀b`)).toBe(`${"a".repeat(198)}…`);
   });
 
   it("stay far inside DynamoDB's item limit at the worst: a hundred attempts of 4,096 four-byte characters", () => {

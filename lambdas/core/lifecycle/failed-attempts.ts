@@ -1,21 +1,19 @@
+import { excerpt } from "../excerpt";
 import type { FailedAttempt, Run } from "../run";
 
 /**
  * How many failed attempts a run keeps, and how much of each one's error (decision 0062). A
  * job may allow 100 attempts and an error may be 4,096 characters: kept whole, a run's item
  * could pass DynamoDB's 400 KB item limit, and every write to it would cost a unit a KB.
- * Bounded, the list takes at most about 8.5 KB (10 entries of 200 characters of up to 4
- * bytes, and their numbers).
+ * Bounded, the list takes at most about 6.5 KB (10 entries of 200 UTF-16 units, at most 3 bytes
+ * of UTF-8 each, and their numbers).
  */
 export const FAILED_ATTEMPTS_KEPT = 10;
 export const FAILED_ATTEMPT_ERROR_CHARS = 200;
 
-/** The beginning of an error, whole characters (code points), marked when cut. */
+/** The beginning of an error, as the run keeps it. */
 export function errorExcerpt(error: string): string {
-  const chars = Array.from(error);
-  return chars.length <= FAILED_ATTEMPT_ERROR_CHARS
-    ? error
-    : `${chars.slice(0, FAILED_ATTEMPT_ERROR_CHARS - 1).join("")}…`;
+  return excerpt(error, FAILED_ATTEMPT_ERROR_CHARS);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { CreateJobsItemResponse, CreateJobsResponse } from "@jobsched/contract";
 import { QuotaExceededError } from "../../core/errors";
+import { excerpt } from "../../core/excerpt";
 import type { BatchItemOutcome } from "../../core/use-cases/create-jobs";
 import { statusOf } from "./error-middleware";
 
@@ -25,8 +26,6 @@ export function batchResponse(outcomes: readonly BatchItemOutcome[]): CreateJobs
  */
 export const MAX_ITEM_MESSAGE_CHARS = 1_024;
 export const MAX_ITEM_FIELD_CHARS = 256;
-
-const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
 function itemResponse(outcome: BatchItemOutcome): CreateJobsItemResponse {
   const { index } = outcome;
@@ -55,8 +54,8 @@ function itemResponse(outcome: BatchItemOutcome): CreateJobsItemResponse {
         status,
         error: {
           code,
-          message: cut(`${field}: ${said}`, MAX_ITEM_MESSAGE_CHARS),
-          field: cut(field, MAX_ITEM_FIELD_CHARS),
+          message: excerpt(`${field}: ${said}`, MAX_ITEM_MESSAGE_CHARS),
+          field: excerpt(field, MAX_ITEM_FIELD_CHARS),
         },
         ...(retryAfter === undefined ? {} : { retryAfter }),
       };
