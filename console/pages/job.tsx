@@ -1,4 +1,4 @@
-import type { JobResponse, Preview, RunResponse } from "@jobsched/contract";
+import { JOB_RECENT_RUNS, type JobResponse, type Preview, type RunResponse } from "@jobsched/contract";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { client, messageOf } from "../api";
 import { scheduleText } from "./jobs";
@@ -16,20 +16,20 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
   const [job, setJob] = useState<JobResponse | undefined>();
   const [preview, setPreview] = useState<Preview | undefined>();
   const [runs, setRuns] = useState<RunResponse[]>([]);
-  const [runsCursor, setRunsCursor] = useState<string | undefined>();
+  // Where "Older runs" goes on: not asked yet (the job's answer holds the newest runs), a
+  // listing's cursor, or none left.
+  const [older, setOlder] = useState<{ readonly cursor?: string } | undefined>();
   const [message, setMessage] = useState("");
   const [cron, setCron] = useState("");
   const [loadingOlder, setLoadingOlder] = useState(false);
 
   const load = useCallback(async () => {
     try {
-      const [j, page] = await Promise.all([
-        client.getJob(jobId),
-        client.listRuns(jobId, { limit: RUNS_PAGE }),
-      ]);
+      // The job's answer carries its newest runs: the page lists runs only when asked for older.
+      const j = await client.getJob(jobId);
       setJob(j);
-      setRuns(page.runs);
-      setRunsCursor(page.cursor);
+      setRuns(j.runs);
+      setOlder(j.runs.length >= JOB_RECENT_RUNS ? {} : undefined);
       setCron(j.cron ?? "");
       if (j.status === "active" || j.status === "paused") {
         setPreview(
@@ -72,9 +72,17 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
     if (loadingOlder) return; // a second click while the page comes would add it twice
     setLoadingOlder(true);
     try {
-      const page = await client.listRuns(jobId, { limit: RUNS_PAGE, cursor: runsCursor });
-      setRuns([...runs, ...page.runs]);
-      setRunsCursor(page.cursor);
+      // The listing starts at the newest runs, which are shown already: page on past them.
+      const shown = new Set(runs.map((run) => run.runId));
+      let cursor = older?.cursor;
+      let added: RunResponse[] = [];
+      do {
+        const page = await client.listRuns(jobId, { limit: RUNS_PAGE, ...(cursor ? { cursor } : {}) });
+        added = page.runs.filter((run) => !shown.has(run.runId));
+        cursor = page.cursor;
+      } while (added.length === 0 && cursor !== undefined);
+      setRuns([...runs, ...added]);
+      setOlder(cursor === undefined ? undefined : { cursor });
     } catch (e) {
       setMessage(messageOf(e));
     } finally {
@@ -192,7 +200,7 @@ export function JobPage({ jobId }: { readonly jobId: string }) {
       <section class="card" aria-labelledby="job-runs">
         <h2 id="job-runs">Runs</h2>
         <RunTimelineList runs={runs} now={Date.now()} />
-        {runsCursor !== undefined && (
+        {older !== undefined && (
           <p class="pager">
             <button type="button" disabled={loadingOlder} onClick={() => void olderRuns()}>
               Older runs

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
-import { createJobResponse, leasesResponse, runsPageResponse } from "@jobsched/contract";
+import { createJobResponse, JOB_RECENT_RUNS, leasesResponse, runsPageResponse } from "@jobsched/contract";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleServer, startConsoleServer } from "../../cli/console/console-server";
@@ -295,6 +295,45 @@ describe("the console in Chromium", () => {
       "segment segment-failed",
       "segment segment-succeeded",
     ]);
+    await page.close();
+  });
+
+  it("shows the job's newest runs from its own answer, and older ones page by page when asked", async () => {
+    const jobId = await createJob({ type: "browser-older", cron: "* * * * *" });
+    await api.tenantA("POST", `/api/v1/jobs/${jobId}/backfill`, {
+      body: {
+        from: new Date(Date.now() - 45 * 60_000).toISOString(),
+        to: new Date(Date.now() - 2 * 60_000).toISOString(),
+      },
+    });
+    const page = await openPage();
+    await page.goto(`${consoleServer.openUrl}#/jobs/${jobId}`);
+    const runs = page.locator("li.run");
+    await expect.poll(() => runs.count(), PATIENCE).toBe(JOB_RECENT_RUNS);
+    const older = page.getByRole("button", { name: "Older runs" });
+    while ((await older.count()) > 0 && (await older.isEnabled())) {
+      const before = await runs.count();
+      await older.click();
+      await expect.poll(() => runs.count(), PATIENCE).toBeGreaterThan(before);
+      if ((await runs.count()) > 200) throw new Error("paging does not end");
+    }
+    // Every run the API lists, each once, newest first.
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const answer = bodyOf(
+        runsPageResponse,
+        await api.tenantA(
+          "GET",
+          `/api/v1/jobs/${jobId}/runs${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`,
+        ),
+      );
+      listed.push(...answer.runs.map((run) => run.runKey));
+      cursor = answer.cursor;
+    } while (cursor !== undefined);
+    expect(listed.length).toBeGreaterThan(40);
+    const shown = await runs.evaluateAll((items) => items.map((item) => item.getAttribute("data-run-key")));
+    expect(shown).toEqual(listed);
     await page.close();
   });
 

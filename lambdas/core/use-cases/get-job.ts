@@ -1,3 +1,4 @@
+import { JOB_RECENT_RUNS } from "@jobsched/contract";
 import type { Caller } from "../caller";
 import type { SchedulerDeps } from "../deps";
 import { NotFoundError } from "../errors";
@@ -9,7 +10,8 @@ import type { Run } from "../run";
 import { jobView } from "../views";
 import { aheadSentThroughOf } from "./sweep-ahead";
 
-export const RECENT_RUNS = 20;
+/** The job's answer carries its newest runs, as many as the contract says. */
+export const RECENT_RUNS = JOB_RECENT_RUNS;
 
 /** One of the caller's jobs, as stored; another tenant's job is not found, as a missing one is. */
 async function storedCallersJob(

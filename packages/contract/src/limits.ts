@@ -19,3 +19,6 @@ export const DEFAULT_TARGET_CONCURRENCY = 10;
  * goes on running, so longer functions need `invocation: "async"` (decision 0033).
  */
 export const AWS_TARGET_TIMEOUT_SECONDS = 15;
+
+/** How many of its newest runs a job's own answer (GET /api/v1/jobs/{jobId}) carries. */
+export const JOB_RECENT_RUNS = 20;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JOB_RECENT_RUNS } from "./limits.js";
 import {
   Delivery,
   DstPolicy,
@@ -169,7 +170,9 @@ export const jobResponse = z
         fields: z.array(z.string()).optional().meta({ description: "The fields an update changed" }),
       }),
     ),
-    runs: z.array(runResponse).meta({ description: "The most recent runs, newest first" }),
+    runs: z.array(runResponse).meta({
+      description: `The ${JOB_RECENT_RUNS} most recent runs, newest first (GET .../runs pages through all)`,
+    }),
   })
   .meta({ id: "Job" });
 export type JobResponse = z.output<typeof jobResponse>;
